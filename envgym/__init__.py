@@ -1,0 +1,49 @@
+"""envgym: an agentic environment gym and benchmark suite.
+
+    import envgym
+    env = envgym.make("tool/retail-v1")
+    obs, info = await env.reset(seed=0)
+"""
+
+from __future__ import annotations
+
+from envgym.clock import Clock, SimClock, SystemClock
+from envgym.env import Env, StepResult
+from envgym.errors import EnvgymError
+from envgym.registry import EnvSpec, list_envs, make, register, spec
+from envgym.task import TaskSpec, load_suite, load_tasks
+from envgym.types import (
+    Action,
+    Observation,
+    Outcome,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Verdict,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Action",
+    "Clock",
+    "Env",
+    "EnvSpec",
+    "EnvgymError",
+    "Observation",
+    "Outcome",
+    "SimClock",
+    "StepResult",
+    "SystemClock",
+    "TaskSpec",
+    "ToolCall",
+    "ToolResult",
+    "Usage",
+    "Verdict",
+    "list_envs",
+    "load_suite",
+    "load_tasks",
+    "make",
+    "register",
+    "spec",
+]

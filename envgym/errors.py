@@ -1,0 +1,88 @@
+"""Errors, typed by the boundary they crossed.
+
+Every exception envgym raises derives from :class:`EnvgymError` and, where one fits, from the builtin
+it resembles, so ``except KeyError`` or ``except TimeoutError`` keeps working for callers that do not
+know envgym::
+
+    EnvgymError
+    ├── SpecError(ValueError)            a task file, spec or config is invalid (names file/line/field)
+    ├── RegistryError(KeyError)          an env id is malformed, unknown (did-you-mean) or registered twice
+    │   └── PluginError(ImportError)     an entry-point plug-in failed to load
+    ├── EnvError(RuntimeError)           the environment broke (not the agent's fault)
+    │   ├── ResetNeeded                  step() before reset(), or after the episode ended
+    │   ├── EnvClosed                    any call after close()
+    │   └── StepTimeout(TimeoutError)    a step exceeded its deadline
+    ├── SandboxError(RuntimeError)       a sandbox could not start, exec or copy
+    ├── PolicyError(RuntimeError)        an agent failed to produce an action (endpoint down, model crash)
+    │   └── PolicyTimeout(TimeoutError)
+    ├── VerifierError(RuntimeError)      grading itself failed (judge unreachable, bad verifier spec at run time)
+    └── RecordError(ValueError)          a result file is corrupt beyond the torn last line resume repairs
+
+An agent's *invalid action* is never an exception: it becomes ``Observation.last_action_error`` and the
+episode goes on. A *broken episode* becomes a result record with outcome ``infra_error``; the run goes on.
+"""
+
+from __future__ import annotations
+
+
+class EnvgymError(Exception):
+    """Root of every error envgym raises."""
+
+
+class SpecError(EnvgymError, ValueError):
+    """Invalid task file, spec or configuration. The message names the file, line and field."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        where = ":".join(str(p) for p in (path, line) if p is not None)
+        prefix = f"{where}: " if where else ""
+        suffix = f" (field {field!r})" if field else ""
+        super().__init__(f"{prefix}{message}{suffix}")
+        self.path, self.line, self.field = path, line, field
+
+
+class RegistryError(EnvgymError, KeyError):
+    """Malformed, unknown or duplicate environment id."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message; show it as written.
+        return str(self.args[0]) if self.args else ""
+
+
+class PluginError(RegistryError, ImportError):
+    """An ``envgym.environments`` entry point could not be loaded."""
+
+
+class EnvError(EnvgymError, RuntimeError):
+    """The environment failed; the episode is an infra error, not an agent failure."""
+
+
+class ResetNeeded(EnvError):
+    """``step`` was called before ``reset`` or after the episode ended."""
+
+
+class EnvClosed(EnvError):
+    """The environment was used after ``close``."""
+
+
+class StepTimeout(EnvError, TimeoutError):
+    """A step (environment or agent) exceeded its deadline."""
+
+
+class SandboxError(EnvgymError, RuntimeError):
+    """A sandbox could not be started, executed in, copied from or stopped."""
+
+
+class PolicyError(EnvgymError, RuntimeError):
+    """The agent could not produce an action (unreachable endpoint, model failure)."""
+
+
+class PolicyTimeout(PolicyError, TimeoutError):
+    """The agent did not answer within its deadline."""
+
+
+class VerifierError(EnvgymError, RuntimeError):
+    """Grading failed for a reason that is not the agent's (judge unreachable, broken check)."""
+
+
+class RecordError(EnvgymError, ValueError):
+    """A result file is corrupt in a way resume cannot repair."""

@@ -1,0 +1,119 @@
+"""Task specifications and task files.
+
+A :class:`TaskSpec` is one task as data: the env id, the instruction, the initial state, limits, the
+verifier specs and the reference solution. Its identity is its content hash. Task files are JSON Lines
+(``tasks/<suite>/*.jsonl``), one task a line; a bad line raises :class:`SpecError` naming the file, the
+line and the field. Suites are the folders of the installed ``envgym_tasks`` data package, or any path.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from envgym.errors import SpecError
+from envgym.types import SCHEMA_VERSION, Action, FrozenModel, Limits, content_hash
+from envgym.verify.spec import VerifierSpec
+
+Split = Literal["train", "test", "dev"]
+
+
+class TaskSpec(FrozenModel):
+    """One task. Grading fields (``verifiers``, ``solution``) are never shown to the agent."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$")
+    env_id: str
+    split: Split = "test"
+    instruction: str
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    limits: Limits = Limits()
+    verifiers: tuple[VerifierSpec, ...] = Field(min_length=1)
+    solution: tuple[Action, ...] | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @functools.cached_property
+    def hash(self) -> str:
+        """Content hash: the task's identity in records and resume."""
+        return content_hash(self.model_dump(mode="json"))
+
+
+def _describe(error: ValidationError) -> tuple[str, str]:
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"])
+    return first["msg"], field
+
+
+def load_tasks(path: str | Path) -> list[TaskSpec]:
+    """Read one JSONL task file. Blank lines and lines starting with ``//`` are skipped."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read task file: {exc.strerror}", path=str(path)) from exc
+    tasks: list[TaskSpec] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("//"):
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=str(path), line=number) from exc
+        try:
+            task = TaskSpec.model_validate(raw)
+        except ValidationError as exc:
+            message, field = _describe(exc)
+            raise SpecError(message, path=str(path), line=number, field=field) from exc
+        if task.id in seen:
+            raise SpecError(f"duplicate task id {task.id!r} (first on line {seen[task.id]})",
+                            path=str(path), line=number, field="id")
+        seen[task.id] = number
+        tasks.append(task)
+    return tasks
+
+
+def write_tasks(path: str | Path, tasks: Iterable[TaskSpec]) -> None:
+    """Write tasks as JSONL, one per line, in the given order."""
+    lines = [json.dumps(t.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False) for t in tasks]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def suites_root() -> Path:
+    return Path(str(resources.files("envgym_tasks")))
+
+
+def list_suites() -> list[str]:
+    """Names of the bundled suites (folders of ``tasks/`` holding JSONL files)."""
+    root = suites_root()
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+
+
+def load_suite(name: str, *, split: str | None = None) -> list[TaskSpec]:
+    """Tasks of a bundled suite, a folder, or one JSONL file; optionally one split only."""
+    candidate = Path(name)
+    if candidate.suffix == ".jsonl" or candidate.is_dir():
+        files = [candidate] if candidate.suffix == ".jsonl" else sorted(candidate.glob("*.jsonl"))
+    else:
+        folder = suites_root() / name
+        if not folder.is_dir():
+            import difflib
+
+            known = list_suites()
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known suites: {', '.join(known)}"
+            raise SpecError(f"unknown suite {name!r}{hint}")
+        files = sorted(folder.glob("*.jsonl"))
+    if not files:
+        raise SpecError(f"no task files in {name!r}")
+    tasks = [task for file in files for task in load_tasks(file)]
+    if split is not None:
+        tasks = [t for t in tasks if t.split == split]
+    return tasks

@@ -1,0 +1,174 @@
+"""The data that crosses envgym's boundaries: actions, observations, outcomes, usage, verdicts.
+
+Everything here is a frozen pydantic model with ``extra="forbid"``: data, no behaviour. Actions follow
+OpenAI's chat format (a message text and/or function tool calls whose ``arguments`` are the raw JSON
+string the model produced, so malformed JSON survives to become an error observation). Observations carry
+tool results and ``last_action_error``: an agent's bad action is an observation, never an exception.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import itertools
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class FrozenModel(BaseModel):
+    """Base of every envgym data model: immutable, strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: the input of every content hash."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def content_hash(value: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``value``."""
+    return "sha256:" + hashlib.sha256(canonical_json(value).encode()).hexdigest()
+
+
+_call_ids = itertools.count()
+
+
+class ToolCall(FrozenModel):
+    """One OpenAI-style function call. ``arguments`` is the raw JSON text, exactly as produced."""
+
+    id: str = Field(default_factory=lambda: f"call_{next(_call_ids)}")
+    name: str
+    arguments: str = "{}"
+
+    @classmethod
+    def of(cls, name: str, /, **arguments: Any) -> ToolCall:
+        """Build a call from Python values (the arguments are serialised to JSON)."""
+        return cls(name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+class Action(FrozenModel):
+    """What an agent does in one step: tool calls, a message to the user, or both.
+
+    A message without tool calls is the agent's final answer and ends a tool-use episode.
+    """
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @classmethod
+    def say(cls, text: str) -> Action:
+        return cls(text=text)
+
+    @classmethod
+    def call(cls, name: str, /, **arguments: Any) -> Action:
+        return cls(tool_calls=(ToolCall.of(name, **arguments),))
+
+    @property
+    def is_final(self) -> bool:
+        return not self.tool_calls
+
+
+class ToolResult(FrozenModel):
+    """The environment's answer to one tool call; ``error`` is set when the call was rejected."""
+
+    call_id: str
+    name: str
+    content: str
+    error: str | None = None
+
+
+class Observation(FrozenModel):
+    """What the agent sees after reset or a step. Families may subclass to add fields."""
+
+    text: str = ""
+    tool_results: tuple[ToolResult, ...] = ()
+    last_action_error: str | None = None
+
+
+class Outcome(enum.StrEnum):
+    """How an episode ended. ``infra_error`` is counted apart from failures everywhere."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    TRUNCATED = "truncated"
+    INFRA_ERROR = "infra_error"
+
+
+class Usage(FrozenModel):
+    """Model usage accumulated by an agent."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            calls=self.calls + other.calls,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class Timing(FrozenModel):
+    """Seconds spent in an episode, split between the environment and the agent."""
+
+    started_at: float = 0.0
+    wall_s: float = 0.0
+    env_s: float = 0.0
+    agent_s: float = 0.0
+
+
+class Limits(FrozenModel):
+    """Per-task bounds. ``None`` means no bound."""
+
+    max_steps: int = Field(default=30, ge=1)
+    episode_timeout_s: float | None = Field(default=300.0, gt=0)
+    step_timeout_s: float | None = Field(default=120.0, gt=0)
+
+
+class CriterionResult(FrozenModel):
+    """One graded criterion inside a verdict."""
+
+    name: str
+    score: float = Field(ge=0.0, le=1.0)
+    weight: float = 1.0
+    passed: bool
+    detail: str = ""
+
+
+class Verdict(FrozenModel):
+    """The grade of one episode: a score in [0, 1], pass/fail, the breakdown and the evidence."""
+
+    score: float = Field(ge=0.0, le=1.0)
+    passed: bool
+    criteria: tuple[CriterionResult, ...] = ()
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def combine(cls, verdicts: list[Verdict], *, mode: str = "all") -> Verdict:
+        """Merge verdicts: ``all`` passes iff every one passes (score = product), ``any`` iff one does."""
+        if not verdicts:
+            return cls(score=1.0, passed=True)
+        criteria = tuple(c for v in verdicts for c in v.criteria)
+        evidence = {k: v for verdict in verdicts for k, v in verdict.evidence.items()}
+        if mode == "any":
+            best = max(verdicts, key=lambda v: (v.passed, v.score))
+            return cls(score=best.score, passed=best.passed, criteria=criteria, evidence=evidence)
+        score = 1.0
+        for verdict in verdicts:
+            score *= verdict.score
+        return cls(score=score, passed=all(v.passed for v in verdicts), criteria=criteria, evidence=evidence)

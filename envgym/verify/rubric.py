@@ -1,0 +1,91 @@
+"""The rubric verifier: weighted criteria, each a programmatic check or an LLM judge.
+
+Checks: ``answer`` (the final message), ``sql`` (a query on the final store), ``called`` (a tool was called
+with matching arguments), ``llm_judge`` (an OpenAI-compatible endpoint answers a grading question about
+the transcript and must end with ``VERDICT: PASS``). Score = weighted mean of criterion scores; pass iff
+score >= ``pass_threshold``. A judge that cannot be reached raises :class:`VerifierError` (an infra error,
+never a silent zero).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from importlib import resources
+
+import httpx
+
+from envgym.errors import VerifierError
+from envgym.types import CriterionResult, Verdict
+from envgym.verify.answer import answer_matches
+from envgym.verify.context import JudgeConfig, VerifyContext
+from envgym.verify.matching import args_match, value_matches
+from envgym.verify.spec import AnswerSpec, CalledCheck, LLMJudgeCheck, RubricSpec, SqlCheck
+
+_VERDICT = re.compile(r"VERDICT:\s*(PASS|FAIL)", re.IGNORECASE)
+
+
+def render_transcript(ctx: VerifyContext) -> str:
+    lines = [f"{c.index}. {c.name}({json.dumps(c.arguments, sort_keys=True)}) -> "
+             f"{'ok' if c.ok else 'error: ' + (c.error or '')}" for c in ctx.calls]
+    lines.append(f"FINAL ANSWER: {ctx.final_answer or '(none)'}")
+    return "\n".join(lines)
+
+
+async def ask_judge(check: LLMJudgeCheck, ctx: VerifyContext) -> tuple[bool, str]:
+    config = ctx.judge
+    if check.base_url:
+        config = JudgeConfig(base_url=check.base_url, model=check.model or (config.model if config else "judge"),
+                             api_key=config.api_key if config else None)
+    if config is None:
+        raise VerifierError("an llm_judge criterion needs a judge endpoint (eval --judge-url/--judge-model)")
+    template = resources.files("envgym_verifiers").joinpath(check.template).read_text(encoding="utf-8")
+    prompt = template.format(question=check.question, transcript=render_transcript(ctx))
+    body = {"model": check.model or config.model, "temperature": 0,
+            "messages": [{"role": "user", "content": prompt}]}
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    url = config.base_url.rstrip("/") + "/chat/completions"
+    last: Exception | None = None
+    async with httpx.AsyncClient(timeout=config.timeout_s) as client:
+        for attempt in range(config.retries + 1):
+            try:
+                response = await client.post(url, json=body, headers=headers)
+                if response.status_code >= 500 or response.status_code == 429:
+                    raise httpx.HTTPStatusError("retryable", request=response.request, response=response)
+                response.raise_for_status()
+                content = response.json()["choices"][0]["message"]["content"] or ""
+                found = _VERDICT.findall(content)
+                if not found:
+                    return False, f"judge gave no verdict: {content[-200:]!r}"
+                return found[-1].upper() == "PASS", content[-300:]
+            except (httpx.HTTPError, KeyError, ValueError) as exc:
+                last = exc
+                await asyncio.sleep(0.2 * 2**attempt)
+    raise VerifierError(f"LLM judge at {url} failed after {config.retries + 1} attempts: {last!r}")
+
+
+async def _check(check: AnswerSpec | SqlCheck | CalledCheck | LLMJudgeCheck, ctx: VerifyContext) -> tuple[bool, str]:
+    if isinstance(check, AnswerSpec):
+        return answer_matches(check, ctx.final_answer)
+    if isinstance(check, CalledCheck):
+        hits = sum(1 for c in ctx.calls if c.name == check.tool and c.ok and args_match(check.args, c.arguments))
+        return hits >= check.min_times, f"{check.tool} called {hits}x (need {check.min_times})"
+    if isinstance(check, SqlCheck):
+        if ctx.state is None:
+            raise VerifierError("a sql check needs a store to query")
+        rows = await asyncio.to_thread(ctx.state.query, check.query)
+        value = next(iter(rows[0].values())) if rows else None
+        return value_matches(check.expected, value), f"query gave {value!r}, expected {check.expected!r}"
+    return await ask_judge(check, ctx)
+
+
+async def verify_rubric(spec: RubricSpec, ctx: VerifyContext) -> Verdict:
+    results = await asyncio.gather(*(_check(c.check, ctx) for c in spec.criteria))
+    criteria = tuple(
+        CriterionResult(name=c.name, score=float(ok), weight=c.weight, passed=ok, detail=detail)
+        for c, (ok, detail) in zip(spec.criteria, results, strict=True)
+    )
+    total = sum(c.weight for c in criteria)
+    score = sum(c.score * c.weight for c in criteria) / total
+    return Verdict(score=score, passed=score >= spec.pass_threshold - 1e-9, criteria=criteria)

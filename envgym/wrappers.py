@@ -1,0 +1,124 @@
+"""Wrappers ``make`` puts around every env: order enforcing and a step limit.
+
+``OrderEnforcing`` turns misuse into typed errors (:class:`ResetNeeded` for a step before reset or after
+the episode ended, :class:`EnvClosed` after close). ``TimeLimit`` truncates an episode after the task's
+``limits.max_steps`` (or the spec's ``max_episode_steps``) and grades it then, so a truncated episode still
+carries a verdict and a reward.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envgym.env import Env, EnvState, StepResult
+from envgym.errors import EnvClosed, ResetNeeded
+from envgym.task import TaskSpec
+from envgym.types import Action, Observation, Verdict
+
+
+class Wrapper(Env):
+    """Forwards everything to ``env``; subclasses override what they change."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    @property
+    def unwrapped(self) -> Env:
+        return self.env.unwrapped
+
+    @property
+    def spec(self):  # type: ignore[override]
+        return self.env.spec
+
+    @property
+    def task(self) -> TaskSpec | None:  # type: ignore[override]
+        return self.env.task
+
+    @property
+    def needs_sandbox(self) -> bool:  # type: ignore[override]
+        return self.env.needs_sandbox
+
+    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        return await self.env.reset(task=task, seed=seed, options=options)
+
+    async def step(self, action: Action) -> StepResult:
+        return await self.env.step(action)
+
+    async def verify(self) -> Verdict:
+        return await self.env.verify()
+
+    async def close(self) -> None:
+        await self.env.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}{self.env!r}>"
+
+
+class OrderEnforcing(Wrapper):
+    """Raises ResetNeeded / EnvClosed on out-of-order calls."""
+
+    def __init__(self, env: Env) -> None:
+        super().__init__(env)
+        self.state = EnvState.CREATED
+
+    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        if self.state is EnvState.CLOSED:
+            raise EnvClosed("reset() on a closed env")
+        result = await self.env.reset(task=task, seed=seed, options=options)
+        self.state = EnvState.RUNNING
+        return result
+
+    async def step(self, action: Action) -> StepResult:
+        if self.state is EnvState.CLOSED:
+            raise EnvClosed("step() on a closed env")
+        if self.state is not EnvState.RUNNING:
+            when = "before reset()" if self.state is EnvState.CREATED else "after the episode ended"
+            raise ResetNeeded(f"step() called {when}; call reset() first")
+        result = await self.env.step(action)
+        if result.terminated or result.truncated:
+            self.state = EnvState.DONE
+        return result
+
+    async def verify(self) -> Verdict:
+        if self.state is EnvState.CREATED:
+            raise ResetNeeded("verify() before reset()")
+        return await self.env.verify()
+
+    async def close(self) -> None:
+        if self.state is not EnvState.CLOSED:
+            self.state = EnvState.CLOSED
+            await self.env.close()
+
+
+class TimeLimit(Wrapper):
+    """Truncates after ``max_steps`` (the task's limit wins over the spec's) and grades the episode."""
+
+    def __init__(self, env: Env, max_steps: int | None = None) -> None:
+        super().__init__(env)
+        self.max_steps = max_steps
+        self._limit: int | None = max_steps
+        self.elapsed_steps = 0
+
+    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        obs, info = await self.env.reset(task=task, seed=seed, options=options)
+        self.elapsed_steps = 0
+        current = self.env.task
+        self._limit = current.limits.max_steps if current is not None else self.max_steps
+        return obs, info
+
+    async def step(self, action: Action) -> StepResult:
+        obs, reward, terminated, truncated, info = await self.env.step(action)
+        self.elapsed_steps += 1
+        if not terminated and not truncated and self._limit is not None and self.elapsed_steps >= self._limit:
+            verdict = await self.env.verify()
+            info = {**info, "verdict": verdict, "truncated_by": "max_steps"}
+            return StepResult(obs, verdict.score, False, True, info)
+        return StepResult(obs, reward, terminated, truncated, info)

@@ -1,0 +1,20 @@
+"""envgym's tool-use family, a plug-in registered through the ``envgym.environments`` entry point.
+
+Each domain is a module of ``envgym_tool.domains`` exporting ``DOMAIN``; its tasks are the bundled suite
+``tool-<domain>``.
+"""
+
+from __future__ import annotations
+
+from envgym.registry import register
+
+DOMAINS = {
+    "retail": "A shop's customers, orders, products, returns and refunds.",
+    "assistant": "A personal assistant's calendar, email and contacts.",
+}
+
+
+def register_all() -> None:
+    for domain, description in DOMAINS.items():
+        register(f"tool/{domain}-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": domain},
+                 suites=(f"tool-{domain}",), max_episode_steps=30, description=description)

@@ -1,0 +1,1 @@
+"""Tool-use domains; each module exports ``DOMAIN``."""

@@ -1,0 +1,1 @@
+"""Published leaderboard data and the static site template (data, not code)."""

@@ -1,0 +1,1 @@
+"""Task data: one folder per suite of JSONL task files (see tasks/README.md)."""

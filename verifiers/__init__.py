@@ -1,0 +1,1 @@
+"""Grading assets: judge prompt templates and reusable rubric definitions (data, not code)."""
