@@ -24,6 +24,21 @@ from envgym.types import (
 
 __version__ = "0.1.0"
 
+
+def _register_with_gymnasium() -> None:
+    import warnings
+
+    from envgym.errors import PluginError
+    from envgym.gym import register_gymnasium_envs
+
+    try:
+        register_gymnasium_envs()
+    except PluginError as exc:  # a broken third-party plug-in must not make envgym unimportable
+        warnings.warn(f"{exc}; its ids are not registered with Gymnasium", RuntimeWarning, stacklevel=2)
+
+
+_register_with_gymnasium()
+
 __all__ = [
     "Action",
     "Clock",

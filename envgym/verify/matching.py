@@ -21,7 +21,8 @@ def value_matches(expected: Any, actual: Any) -> bool:
             return actual is not None and str(expected["$contains"]).lower() in str(actual).lower()
         if "$approx" in expected:
             try:
-                return math.isclose(float(actual), float(expected["$approx"]), abs_tol=float(expected.get("$tol", 1e-6)))
+                tolerance = float(expected.get("$tol", 1e-6))
+                return math.isclose(float(actual), float(expected["$approx"]), abs_tol=tolerance)
             except (TypeError, ValueError):
                 return False
         if "$in" in expected:

@@ -8,7 +8,9 @@ Four criteria, each reported by name in the verdict:
 - ``no_collateral_writes``: no successful write left unmatched (unless ``allow_collateral``).
 - ``final_state``: the store equals the one the reference solution produces (tables diffed row by row).
 
-The episode passes iff every criterion passes; the score is the fraction of criteria passed.
+The episode passes iff every criterion passes, and the score is binary (1 or 0): a half-right write set is
+a wrong end state, and partial credit for doing nothing would reward the null agent. The per-criterion
+breakdown says what went wrong.
 """
 
 from __future__ import annotations
@@ -95,6 +97,5 @@ async def verify_write_action(spec: WriteActionSpec, ctx: VerifyContext) -> Verd
             detail=f"differs in: {', '.join(state_diff)}" if state_diff else "matches the reference"))
         evidence["state_diff"] = state_diff
     passed = all(c.passed for c in criteria)
-    score = sum(c.score for c in criteria) / len(criteria)
-    return Verdict(score=1.0 if passed else min(score, 0.99), passed=passed, criteria=tuple(criteria),
+    return Verdict(score=float(passed), passed=passed, criteria=tuple(criteria),
                    evidence=evidence)

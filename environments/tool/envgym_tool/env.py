@@ -134,7 +134,7 @@ class ToolEnv(Env):
         self._conn: sqlite3.Connection | None = None
         self._calls: list[CallRecord] = []
         self._final_answer: str | None = None
-        self.tool_schemas = [t.schema() for t in self.domain.tools]
+        self.tool_schemas = self.domain.schemas
 
     @property
     def db_path(self) -> Path | None:

@@ -18,6 +18,7 @@ Tools see earlier calls of the episode through ``ctx.calls`` (e.g. "identity ver
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -110,3 +111,8 @@ class Domain:
         if len(names) != len(set(names)):
             raise ValueError(f"domain {self.name}: duplicate tool names")
         object.__setattr__(self, "by_name", {t.name: t for t in self.tools})
+
+    @functools.cached_property
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function schemas of every tool (computed once per domain)."""
+        return [t.schema() for t in self.tools]

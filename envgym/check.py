@@ -1,0 +1,147 @@
+"""``envgym check``: prove an environment keeps the contract and its tasks pass the admission gates.
+
+Contract checks (on the env's first task): reset returns an Observation and OpenAI tool schemas; reset with
+the same task and seed is deterministic; observations and tasks survive a JSON round trip with the same
+hash; a malformed action (empty, unknown tool, bad JSON) is an error observation, not an exception; the
+order-enforcing wrapper raises ResetNeeded after the episode and EnvClosed after close; Gymnasium's own
+``check_env`` passes on the sync facade. Admission gates (on every task of the env's suites): the oracle
+scores 1 and passes, the null agent scores 0 and fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from dataclasses import dataclass, field
+
+from envgym.agents.baseline import NullAgent, OracleAgent
+from envgym.errors import EnvClosed, ResetNeeded
+from envgym.registry import make, spec
+from envgym.rollout import run_episode
+from envgym.task import TaskSpec, load_suite
+from envgym.types import Action, Observation, Outcome, ToolCall
+
+
+@dataclass
+class CheckReport:
+    env_id: str
+    passed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    gate_failures: list[tuple[str, str]] = field(default_factory=list)
+    tasks: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.gate_failures
+
+    def expect(self, name: str, condition: bool, detail: str = "") -> None:
+        if condition:
+            self.passed.append(name)
+        else:
+            self.failed.append((name, detail))
+
+
+def env_tasks(env_id: str) -> list[TaskSpec]:
+    return [t for suite in spec(env_id).suites for t in load_suite(suite) if t.env_id == env_id]
+
+
+async def _contract(env_id: str, task: TaskSpec, report: CheckReport) -> None:
+    async with make(env_id) as env:
+        obs, info = await env.reset(task=task, seed=0)
+        report.expect("reset returns an Observation", isinstance(obs, Observation), type(obs).__name__)
+        tools = info.get("tools", [])
+        report.expect("tools are OpenAI function schemas", all(
+            t.get("type") == "function" and t["function"].get("name") and
+            t["function"].get("parameters", {}).get("type") == "object" for t in tools), str(tools)[:200])
+        again, info2 = await env.reset(task=task, seed=0)
+        report.expect("reset is deterministic", again == obs and info2.get("tools") == tools)
+        report.expect("observation JSON round trip",
+                      type(obs).model_validate_json(obs.model_dump_json()) == obs)
+        back = TaskSpec.model_validate_json(task.model_dump_json())
+        report.expect("task JSON round trip keeps the hash", back == task and back.hash == task.hash)
+        for label, action in (("empty action", Action()),
+                              ("unknown tool", Action(tool_calls=(ToolCall(name="__no_such_tool__"),))),
+                              ("bad JSON arguments", Action(tool_calls=(
+                                  ToolCall(name=tools[0]["function"]["name"] if tools else "x", arguments="{oops"),)))):
+            try:
+                result = await env.step(action)
+            except Exception as exc:
+                report.expect(f"{label} is an error observation", False, f"raised {exc!r}")
+                continue
+            report.expect(f"{label} is an error observation",
+                          result.observation.last_action_error is not None and not result.terminated,
+                          str(result.observation)[:200])
+        result = await env.step(Action(text=""))
+        report.expect("a final message ends the episode with a verdict",
+                      result.terminated and "verdict" in result.info)
+        try:
+            await env.step(Action(text=""))
+            report.expect("step after the end raises ResetNeeded", False, "no error")
+        except ResetNeeded:
+            report.expect("step after the end raises ResetNeeded", True)
+    try:
+        await env.reset(task=task)
+        report.expect("reset after close raises EnvClosed", False, "no error")
+    except EnvClosed:
+        report.expect("reset after close raises EnvClosed", True)
+
+
+def _gymnasium_check(env_id: str, report: CheckReport) -> None:
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    from envgym.gym import gym_id
+
+    env = gymnasium.make(gym_id(env_id)).unwrapped
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env, skip_render_check=True)
+        messages = [str(w.message) for w in caught]
+        report.expect("gymnasium check_env passes", True)
+        report.expect("gymnasium check_env gives no warnings", not messages, "; ".join(messages)[:300])
+    except Exception as exc:
+        report.expect("gymnasium check_env passes", False, repr(exc)[:300])
+    finally:
+        env.close()
+
+
+async def _gates(env_id: str, tasks: list[TaskSpec], report: CheckReport, concurrency: int) -> None:
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def gate(task: TaskSpec) -> None:
+        async with semaphore, make(env_id) as env:
+            oracle = await run_episode(env, OracleAgent(task), task, seed=0)
+            if not (oracle.outcome is Outcome.SUCCESS and oracle.reward == 1.0):
+                report.gate_failures.append((task.id, f"oracle: {oracle.outcome.value} score {oracle.reward}"
+                                                      f" {_why(oracle)}"))
+            null = await run_episode(env, NullAgent(), task, seed=0)
+            if null.reward != 0.0 or null.outcome is Outcome.SUCCESS or null.outcome is Outcome.INFRA_ERROR:
+                report.gate_failures.append((task.id, f"null: {null.outcome.value} score {null.reward}"))
+
+    await asyncio.gather(*(gate(t) for t in tasks))
+
+
+def _why(trajectory) -> str:
+    if trajectory.error:
+        return trajectory.error.splitlines()[0]
+    if trajectory.verdict:
+        return "; ".join(f"{c.name}: {c.detail}" for c in trajectory.verdict.criteria if not c.passed)
+    return ""
+
+
+async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True,
+                concurrency: int = 8) -> CheckReport:
+    report = CheckReport(env_id=env_id)
+    tasks = env_tasks(env_id)
+    report.tasks = len(tasks)
+    report.expect("the env ships tasks with reference solutions",
+                  bool(tasks) and all(t.solution is not None for t in tasks), f"{len(tasks)} tasks")
+    if not tasks:
+        return report
+    await _contract(env_id, tasks[0], report)
+    if gymnasium_check:
+        await asyncio.to_thread(_gymnasium_check, env_id, report)
+    if gates:
+        await _gates(env_id, tasks, report, concurrency)
+    return report

@@ -1,0 +1,207 @@
+"""The ``envgym`` command line.
+
+    envgym list                                  environments and bundled suites
+    envgym check ENV_ID... | --all               contract checks and admission gates (oracle 1, null 0)
+    envgym tasks validate FILE...                validate task files (errors name file, line and field)
+    envgym eval --suite S --agent A --out DIR    evaluate (resumable: rerun the same command)
+    envgym leaderboard build RUN_DIR... --out DIR
+
+Errors a user can fix (bad ids, bad task files, unknown agents) print one clear line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from envgym.errors import EnvgymError
+
+console = Console(stderr=True)
+out = Console()
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from envgym.registry import list_envs, spec
+    from envgym.task import list_suites, load_suite
+
+    table = Table(title="environments")
+    for column in ("id", "suites", "description"):
+        table.add_column(column)
+    for env_id in list_envs(args.family):
+        s = spec(env_id)
+        table.add_row(env_id, ", ".join(s.suites), s.description)
+    out.print(table)
+    suites = Table(title="suites")
+    for column in ("suite", "tasks", "train", "test"):
+        suites.add_column(column)
+    for name in list_suites():
+        tasks = load_suite(name)
+        suites.add_row(name, str(len(tasks)), str(sum(t.split == "train" for t in tasks)),
+                       str(sum(t.split == "test" for t in tasks)))
+    out.print(suites)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from envgym.check import check
+    from envgym.registry import list_envs
+
+    ids = list_envs() if args.all else args.env_ids
+    if not ids:
+        raise EnvgymError("name an env id or pass --all")
+    ok = True
+    for env_id in ids:
+        report = asyncio.run(check(env_id, gates=not args.no_gates, concurrency=args.concurrency))
+        ok &= report.ok
+        table = Table(title=f"{env_id}: {report.tasks} tasks")
+        table.add_column("check")
+        table.add_column("result")
+        for name in report.passed:
+            table.add_row(name, "[green]ok[/]")
+        for name, detail in report.failed:
+            table.add_row(name, f"[red]FAILED[/] {detail}")
+        gates = "[green]all pass[/]" if not report.gate_failures else f"[red]{len(report.gate_failures)} failed[/]"
+        if not args.no_gates:
+            table.add_row("admission gates (oracle 1, null 0)", gates)
+        out.print(table)
+        for task_id, why in report.gate_failures:
+            out.print(f"  [red]gate failed[/] {task_id}: {why}")
+    return 0 if ok else 1
+
+
+def _cmd_tasks_validate(args: argparse.Namespace) -> int:
+    from envgym.registry import spec
+    from envgym.task import load_tasks
+
+    total = 0
+    for path in args.files:
+        tasks = load_tasks(path)
+        for task in tasks:
+            spec(task.env_id)
+        total += len(tasks)
+        out.print(f"{path}: {len(tasks)} tasks ok")
+    out.print(f"{total} tasks valid")
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from envgym.agents import parse_agent
+    from envgym.eval import EvalConfig, JudgeSettings, evaluate
+
+    agent = parse_agent(args.agent, base_url=args.base_url, api_key_env=args.api_key_env,
+                        max_new_tokens=args.max_new_tokens)
+    judge = JudgeSettings(base_url=args.judge_url, model=args.judge_model) if args.judge_url else None
+    config = EvalConfig(suites=tuple(args.suite), split=None if args.split == "all" else args.split, agent=agent,
+                        runs=args.runs, seed=args.seed, limit=args.limit, judge=judge)
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
+                        disable=args.quiet)
+    bar = progress.add_task(f"eval {args.agent}", total=None, stats="")
+    counts = {"success": 0, "failure": 0, "truncated": 0, "infra_error": 0}
+
+    def on_plan(planned: int, skipped: int) -> None:
+        progress.update(bar, total=planned, completed=skipped)
+        if skipped:
+            console.print(f"resuming: {skipped} of {planned} episodes already recorded")
+
+    def on_record(record) -> None:
+        counts[record.outcome.value] += 1
+        progress.update(bar, advance=1, stats=" ".join(f"{k}={v}" for k, v in counts.items() if v))
+
+    try:
+        with progress:
+            summary = asyncio.run(evaluate(config, args.out, concurrency=args.concurrency, on_record=on_record,
+                                           on_plan=on_plan))
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted[/]: finished episodes are recorded in {args.out}; "
+                      "run the same command again to resume")
+        return 130
+    if summary.torn_repaired:
+        console.print("[yellow]repaired a torn last record line left by an earlier crash[/]")
+    out.print(f"run {summary.run_id} in {summary.run_dir}: ran {summary.ran}, skipped {summary.skipped} "
+              f"of {summary.planned}; " + ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())))
+    return 0
+
+
+def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
+    from envgym.leaderboard import build_leaderboard, write_leaderboard
+
+    board = build_leaderboard([Path(p) for p in args.run_dirs])
+    paths = write_leaderboard(board, Path(args.out))
+    for suite, entries in board.suites.items():
+        table = Table(title=suite)
+        for column in ("agent", "success", "95% CI", "episodes", "infra errors", "mean steps"):
+            table.add_column(column)
+        for e in entries:
+            table.add_row(e.agent_id, f"{e.success_rate:.1%}", f"[{e.ci_low:.2f}, {e.ci_high:.2f}]",
+                          str(e.episodes), str(e.infra_errors), f"{e.mean_steps:.1f}")
+        out.print(table)
+    out.print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="envgym", description="An agentic environment gym and benchmark suite.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list environments and suites")
+    p.add_argument("--family")
+    p.set_defaults(fn=_cmd_list)
+
+    p = sub.add_parser("check", help="contract checks and admission gates")
+    p.add_argument("env_ids", nargs="*")
+    p.add_argument("--all", action="store_true", help="check every registered env")
+    p.add_argument("--no-gates", action="store_true", help="skip the oracle/null gates")
+    p.add_argument("--concurrency", type=int, default=8)
+    p.set_defaults(fn=_cmd_check)
+
+    p = sub.add_parser("tasks", help="task files")
+    tasks_sub = p.add_subparsers(dest="tasks_command", required=True)
+    v = tasks_sub.add_parser("validate", help="validate JSONL task files")
+    v.add_argument("files", nargs="+")
+    v.set_defaults(fn=_cmd_tasks_validate)
+
+    p = sub.add_parser("eval", help="evaluate an agent on suites (resumable)")
+    p.add_argument("--suite", action="append", required=True, help="bundled suite name or JSONL path (repeatable)")
+    p.add_argument("--split", default="test", help="train, test, dev or all (default: test)")
+    p.add_argument("--agent", required=True, help="oracle | null | random[:SEED] | openai:MODEL | hf[:GGUF]")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
+    p.add_argument("--api-key-env", help="environment variable holding the endpoint's API key")
+    p.add_argument("--max-new-tokens", type=int, help="generation budget per step for --agent hf")
+    p.add_argument("--concurrency", type=int, default=8, help="episodes in flight at once")
+    p.add_argument("--runs", type=int, default=1, help="K episodes per task (pass@k, pass^k)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, help="only the first N tasks of each suite")
+    p.add_argument("--judge-url", help="OpenAI-compatible endpoint for LLM-judge criteria")
+    p.add_argument("--judge-model", default="judge")
+    p.add_argument("--out", required=True, help="run directory (rerun the same command to resume)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(fn=_cmd_eval)
+
+    p = sub.add_parser("leaderboard", help="build leaderboards from run directories")
+    lb_sub = p.add_subparsers(dest="leaderboard_command", required=True)
+    b = lb_sub.add_parser("build", help="aggregate runs into JSON, Markdown and HTML")
+    b.add_argument("run_dirs", nargs="+")
+    b.add_argument("--out", required=True)
+    b.set_defaults(fn=_cmd_leaderboard_build)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except EnvgymError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Evaluation runs: fan episodes out under a concurrency bound, record each, resume after any stop.
+
+A run lives in one directory::
+
+    run.json            the run's id, its typed config and config hash, the agent's description
+    records.jsonl       one ResultRecord per finished episode (append-only, fsync'd)
+    trajectories.jsonl  the matching trajectories (actions, observations, verdicts) for re-grading
+
+Running the same command again resumes: episodes with a record are skipped, a torn last line is cut off
+(kept beside as ``records.jsonl.torn``), and episodes recorded as ``infra_error`` are retried as a new
+attempt whose record supersedes the old one. A directory holding a run with another config is refused
+rather than mixed. Ctrl-C cancels every episode, closes every env and the agent factory, and leaves only
+whole records behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from envgym import __version__ as _version
+from envgym.agent import AgentFactory
+from envgym.agents import AgentConfig, agent_id, build_factory
+from envgym.env import Env
+from envgym.errors import EnvgymError, SpecError
+from envgym.record import JsonlWriter, ResultRecord, latest, read_records
+from envgym.registry import make, parse_id, spec
+from envgym.rollout import run_episode
+from envgym.task import TaskSpec, load_suite
+from envgym.trajectory import Trajectory
+from envgym.types import FrozenModel, Outcome, content_hash
+
+
+class JudgeSettings(FrozenModel):
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+
+
+class EvalConfig(FrozenModel):
+    """Everything that decides an evaluation's results (its hash goes into every record)."""
+
+    suites: tuple[str, ...] = Field(min_length=1)
+    split: str | None = "test"
+    agent: AgentConfig
+    runs: int = Field(default=1, ge=1)
+    """K: episodes per task (pass@k / pass^k need K > 1)."""
+    seed: int = 0
+    limit: int | None = Field(default=None, ge=1)
+    """Evaluate only the first N tasks of each suite."""
+    judge: JudgeSettings | None = None
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.model_dump(mode="json"))
+
+
+@dataclass
+class EvalSummary:
+    run_dir: Path
+    run_id: str
+    planned: int
+    skipped: int
+    outcomes: Counter[str] = field(default_factory=Counter)
+    torn_repaired: bool = False
+
+    @property
+    def ran(self) -> int:
+        return sum(self.outcomes.values())
+
+
+ProgressHook = Callable[[ResultRecord], None]
+
+
+def _episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
+    return int(content_hash([config.seed, task.hash, run_index]).removeprefix("sha256:")[:8], 16)
+
+
+def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory) -> dict[str, Any]:
+    meta_path = run_dir / "run.json"
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if meta.get("config_hash") != config.hash:
+            raise SpecError(f"{run_dir} holds a run with a different configuration "
+                            f"({meta.get('config_hash')} != {config.hash}); choose another --out or delete it")
+        return meta
+    run_dir.mkdir(parents=True, exist_ok=True)
+    meta = {"run_id": uuid.uuid4().hex[:12], "config": config.model_dump(mode="json"), "config_hash": config.hash,
+            "agent_id": agent_id(config.agent), "agent": factory.describe(), "suites": list(config.suites),
+            "envgym_version": _version, "created_at": time.time()}
+    tmp = meta_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(meta, indent=2))
+    tmp.replace(meta_path)
+    return meta
+
+
+def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
+    """(suite, task) pairs of the run, in order; raises SpecError for unknown suites or bad task files."""
+    pairs = []
+    for suite in config.suites:
+        tasks = load_suite(suite, split=config.split)
+        if config.limit is not None:
+            tasks = tasks[: config.limit]
+        if not tasks:
+            raise SpecError(f"suite {suite!r} has no tasks in split {config.split!r}")
+        pairs.extend((Path(suite).stem if suite.endswith(".jsonl") else suite, t) for t in tasks)
+    for env_id in sorted({t.env_id for _, t in pairs}):
+        try:
+            spec(env_id)
+        except KeyError as exc:
+            raise SpecError(f"a task names env {env_id!r}: {exc}") from exc
+    return pairs
+
+
+async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int = 8,
+                   factory: AgentFactory | None = None, on_record: ProgressHook | None = None,
+                   on_plan: Callable[[int, int], None] | None = None) -> EvalSummary:
+    """Run (or resume) an evaluation into ``run_dir``; returns what happened."""
+    run_dir = Path(run_dir)
+    pairs = plan(config)
+    factory = factory or build_factory(config.agent)
+    try:
+        meta = _load_or_create_run(run_dir, config, factory)
+        existing, torn = read_records(run_dir / "records.jsonl", repair=True)
+        previous = {r.key: r for r in latest(existing)}
+        todo: list[tuple[str, TaskSpec, int, int]] = []
+        for suite, task in pairs:
+            for k in range(config.runs):
+                old = previous.get((task.hash, k))
+                if old is None:
+                    todo.append((suite, task, k, 1))
+                elif old.outcome is Outcome.INFRA_ERROR:
+                    todo.append((suite, task, k, old.attempt + 1))
+        summary = EvalSummary(run_dir=run_dir, run_id=meta["run_id"], planned=len(pairs) * config.runs,
+                              skipped=len(pairs) * config.runs - len(todo), torn_repaired=torn)
+        if on_plan:
+            on_plan(summary.planned, summary.skipped)
+        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record)
+        return summary
+    finally:
+        await factory.aclose()
+
+
+async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFactory,
+                    todo: list[tuple[str, TaskSpec, int, int]], run_dir: Path, concurrency: int,
+                    summary: EvalSummary, on_record: ProgressHook | None) -> None:
+    queue: asyncio.Queue[tuple[str, TaskSpec, int, int]] = asyncio.Queue()
+    for job in todo:
+        queue.put_nowait(job)
+    records = JsonlWriter(run_dir / "records.jsonl")
+    trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
+    judge_kwargs: dict[str, Any] = {}
+    if config.judge is not None:
+        import os
+
+        from envgym.verify import JudgeConfig
+
+        key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
+        judge_kwargs["judge"] = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
+
+    async def worker() -> None:
+        envs: dict[str, Env] = {}
+        try:
+            while not queue.empty():
+                suite, task, run_index, attempt = queue.get_nowait()
+                env = envs.get(task.env_id)
+                if env is None:
+                    env = envs[task.env_id] = make(task.env_id, **judge_kwargs)
+                seed = _episode_seed(config, task, run_index)
+                try:
+                    agent = factory.create(task)
+                except EnvgymError as exc:
+                    trajectory = Trajectory(task_id=task.id, task_hash=task.hash, env_id=task.env_id, seed=seed,
+                                            outcome=Outcome.INFRA_ERROR, error=f"{type(exc).__name__}: {exc}",
+                                            error_type=type(exc).__name__)
+                else:
+                    trajectory = await run_episode(env, agent, task, seed=seed)
+                record = ResultRecord.from_trajectory(
+                    trajectory, run_id=meta["run_id"], suite=suite, split=task.split,
+                    env_version=parse_id(task.env_id)[2], agent_id=meta["agent_id"], agent=meta["agent"],
+                    config_hash=config.hash, run_index=run_index, attempt=attempt, envgym_version=_version,
+                    created_at=time.time())
+                await trajectories.append(trajectory)
+                await records.append(record)
+                summary.outcomes[record.outcome.value] += 1
+                if on_record:
+                    on_record(record)
+        finally:
+            for env in envs.values():
+                await env.close()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, min(concurrency, len(todo)))):
+                group.create_task(worker())
+    finally:
+        records.close()
+        trajectories.close()

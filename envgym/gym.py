@@ -1,0 +1,126 @@
+"""The Gymnasium facade: every envgym id as a synchronous ``gymnasium.Env``.
+
+``import envgym`` registers each id ``family/name-vN`` with Gymnasium as ``envgym/family-name-vN``
+(Gymnasium's grammar allows one namespace), so::
+
+    env = gymnasium.make("envgym/tool-retail-v1")
+    obs, info = env.reset(seed=0)                  # obs: the Observation as canonical JSON text
+    obs, reward, terminated, truncated, info = env.step('{"name": "get_order", "arguments": {"order_id": "o1"}}')
+
+Actions are text: a JSON tool call ``{"name", "arguments"}``, a JSON action ``{"text", "tool_calls"}``, or
+any other string as the final message; ``Action`` objects are accepted too. The async env runs on a private
+event loop in a background thread, so the facade also works inside programs that already run a loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import gymnasium
+from gymnasium import spaces
+
+from envgym.env import Env
+from envgym.registry import list_envs, make
+from envgym.types import Action, Observation, ToolCall, canonical_json
+
+T = TypeVar("T")
+GYM_NAMESPACE = "envgym"
+
+
+def gym_id(env_id: str) -> str:
+    """``tool/retail-v1`` -> ``envgym/tool-retail-v1``."""
+    return f"{GYM_NAMESPACE}/{env_id.replace('/', '-')}"
+
+
+class AnyText(spaces.Text):
+    """A text space holding any string up to ``max_length`` (Gymnasium's Text limits the charset)."""
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+
+def parse_action(action: Any, step: int) -> Action:
+    """Turn a facade action (Action, dict, JSON text or plain text) into an Action."""
+    if isinstance(action, Action):
+        return action
+    if isinstance(action, str):
+        try:
+            action = json.loads(action)
+        except json.JSONDecodeError:
+            return Action(text=action)
+        if not isinstance(action, dict):
+            return Action(text=json.dumps(action))
+    if isinstance(action, dict):
+        if "name" in action:
+            args = action.get("arguments", {})
+            raw = args if isinstance(args, str) else json.dumps(args)
+            return Action(tool_calls=(ToolCall(id=f"call_{step}_0", name=str(action["name"]), arguments=raw),))
+        calls = []
+        for i, call in enumerate(action.get("tool_calls", [])):
+            args = call.get("arguments", {})
+            calls.append(ToolCall(id=call.get("id", f"call_{step}_{i}"), name=call["name"],
+                                  arguments=args if isinstance(args, str) else json.dumps(args)))
+        return Action(text=action.get("text"), tool_calls=tuple(calls))
+    raise TypeError(f"unsupported action type {type(action).__name__}")
+
+
+def observation_text(obs: Observation) -> str:
+    return canonical_json(obs.model_dump(mode="json"))
+
+
+class GymnasiumEnv(gymnasium.Env[str, str]):
+    """A synchronous ``gymnasium.Env`` over an async envgym env."""
+
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - Gymnasium's convention
+
+    def __init__(self, env_id: str, **kwargs: Any) -> None:
+        self.env_id = env_id
+        self.observation_space = AnyText(max_length=10_000_000)
+        self.action_space = AnyText(max_length=100_000)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"envgym:{env_id}", daemon=True)
+        self._thread.start()
+        self._env: Env = make(env_id, **kwargs)
+        self._steps = 0
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    @property
+    def async_env(self) -> Env:
+        return self._env
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        task = (options or {}).get("task")
+        obs, info = self._run(self._env.reset(task=task, seed=seed, options=options))
+        self._steps = 0
+        return observation_text(obs), info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._steps += 1
+        obs, reward, terminated, truncated, info = self._run(self._env.step(parse_action(action, self._steps)))
+        return observation_text(obs), float(reward), terminated, truncated, info
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            self._run(self._env.close())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+            self._loop.close()
+
+
+def register_gymnasium_envs() -> None:
+    """Register every envgym id with Gymnasium (idempotent)."""
+    for env_id in list_envs():
+        name = gym_id(env_id)
+        if name not in gymnasium.registry:
+            gymnasium.register(id=name, entry_point="envgym.gym:GymnasiumEnv", kwargs={"env_id": env_id},
+                               disable_env_checker=True)

@@ -1,0 +1,139 @@
+"""Result records: one JSON line per finished episode, appended and fsync'd.
+
+A :class:`ResultRecord` is everything the leaderboard needs about an episode, schema-versioned: the task
+(id, content hash, suite, split), the env id and version, the agent (id, model, settings), the run's
+config hash, the seed and run index, the attempt number, the outcome and verdict, usage and timing, and
+the error of an infra failure. Files are append-only; each record is one ``write`` followed by ``fsync``,
+so a crash can leave at most a torn last line, which :func:`read_records` detects and (with ``repair``)
+cuts off. A corrupt line anywhere else is a :class:`RecordError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from envgym.errors import RecordError
+from envgym.trajectory import Trajectory
+from envgym.types import SCHEMA_VERSION, FrozenModel, Outcome, Timing, Usage, Verdict
+
+
+class ResultRecord(FrozenModel):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str
+    task_id: str
+    task_hash: str
+    suite: str
+    split: str
+    env_id: str
+    env_version: int
+    agent_id: str
+    agent: dict[str, Any] = Field(default_factory=dict)
+    config_hash: str
+    seed: int | None = None
+    run_index: int = 0
+    attempt: int = 1
+    outcome: Outcome
+    score: float
+    passed: bool
+    verdict: Verdict | None = None
+    steps: int
+    usage: Usage = Usage()
+    timing: Timing = Timing()
+    error: str | None = None
+    error_type: str | None = None
+    image_digest: str | None = None
+    envgym_version: str = ""
+    created_at: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """Identity of the episode slot within a run: a rerun's record for the same key supersedes."""
+        return self.task_hash, self.run_index
+
+    @classmethod
+    def from_trajectory(cls, trajectory: Trajectory, **fields: Any) -> ResultRecord:
+        verdict = trajectory.verdict
+        return cls(task_id=trajectory.task_id, task_hash=trajectory.task_hash, env_id=trajectory.env_id,
+                   seed=trajectory.seed, outcome=trajectory.outcome, score=trajectory.reward,
+                   passed=bool(verdict and verdict.passed and trajectory.outcome is not Outcome.INFRA_ERROR),
+                   verdict=verdict, steps=len(trajectory.steps), usage=trajectory.usage, timing=trajectory.timing,
+                   error=trajectory.error, error_type=trajectory.error_type, **fields)
+
+
+class JsonlWriter:
+    """Append-only JSONL with one fsync'd write per line; writes are serialised and off the event loop."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = asyncio.Lock()
+
+    def _write(self, data: bytes) -> None:
+        os.write(self._fd, data)
+        os.fsync(self._fd)
+
+    async def append(self, model: FrozenModel) -> None:
+        data = (model.model_dump_json() + "\n").encode()
+        async with self._lock:
+            await asyncio.to_thread(self._write, data)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def read_jsonl(path: str | Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], bool]:
+    """Lines of a JSONL file as dicts, and whether a torn last line was found (and cut off if ``repair``)."""
+    path = Path(path)
+    if not path.exists():
+        return [], False
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # empty when the file ends with a newline
+    rows: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number == len(lines) and not tail:
+                tail = line  # a last line that is complete but garbled counts as torn too
+                break
+            raise RecordError(f"{path}:{number}: corrupt record ({exc.msg}); not a torn last line") from exc
+    torn = bool(tail.strip())
+    if torn and repair:
+        keep = data[: data.rfind(tail)]
+        backup = path.with_suffix(path.suffix + ".torn")
+        backup.write_bytes(tail)
+        with open(path, "r+b") as handle:
+            handle.truncate(len(keep))
+            os.fsync(handle.fileno())
+    return rows, torn
+
+
+def read_records(path: str | Path, *, repair: bool = False) -> tuple[list[ResultRecord], bool]:
+    rows, torn = read_jsonl(path, repair=repair)
+    records = []
+    for number, row in enumerate(rows, start=1):
+        try:
+            records.append(ResultRecord.model_validate(row))
+        except ValidationError as exc:
+            raise RecordError(f"{path}: record {number} does not match the schema: {exc.errors()[0]['msg']}") from exc
+    return records, torn
+
+
+def latest(records: list[ResultRecord]) -> list[ResultRecord]:
+    """The last attempt per (task, run index): reruns of infra errors supersede the failed attempt."""
+    by_key: dict[tuple[str, int], ResultRecord] = {}
+    for record in records:
+        by_key[record.key] = record
+    return list(by_key.values())

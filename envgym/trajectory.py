@@ -1,0 +1,44 @@
+"""Trajectories: what happened in one episode, step by step, as data.
+
+A :class:`Trajectory` is written by the rollout loop and read by records, the leaderboard and trainers.
+``token_data`` holds token-level segments (prompt ids, completion ids, logprobs, policy version) when the
+agent records them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from envgym.types import Action, FrozenModel, Observation, Outcome, Timing, Usage, Verdict
+
+
+class StepRecord(FrozenModel):
+    index: int
+    action: Action
+    observation: Observation
+    reward: float
+    agent_s: float
+    env_s: float
+
+
+class Trajectory(FrozenModel):
+    task_id: str
+    task_hash: str
+    env_id: str
+    seed: int | None = None
+    initial_observation: Observation | None = None
+    steps: tuple[StepRecord, ...] = ()
+    outcome: Outcome
+    verdict: Verdict | None = None
+    reward: float = 0.0
+    usage: Usage = Usage()
+    timing: Timing = Timing()
+    error: str | None = None
+    error_type: str | None = None
+    token_data: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def final_answer(self) -> str | None:
+        return next((s.action.text for s in reversed(self.steps) if s.action.is_final), None)

@@ -1,0 +1,20 @@
+"""Shared fixtures: asyncio debug mode, the fake ``test/notes-v1`` env and its tasks."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("PYTHONASYNCIODEBUG", "1")  # slow callbacks and never-awaited coroutines show up
+
+import pytest  # noqa: E402
+
+import envgym  # noqa: E402
+from fakes import NOTES, notes_tasks  # noqa: E402
+
+if "test/notes-v1" not in envgym.registry._registry:
+    envgym.register("test/notes-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": NOTES}, max_episode_steps=10)
+
+
+@pytest.fixture
+def notes():
+    return notes_tasks()

@@ -1,0 +1,114 @@
+"""Fakes for kernel tests: a tiny ``notes`` tool domain with hand-made tasks, and scripted agents.
+
+The real domains live in ``environments/tool``; these keep kernel tests independent of their content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel, Field
+
+from envgym.agent import Agent
+from envgym.errors import PolicyError
+from envgym.task import TaskSpec
+from envgym.types import Action, Observation
+from envgym.verify.spec import AnswerSpec, ExpectedWrite, WriteActionSpec
+from envgym_tool.toolkit import Domain, NoArgs, PolicyViolation, ToolContext, ToolFailure, tool
+
+
+class NoteId(BaseModel):
+    note_id: int = Field(description="the note's id")
+
+
+class NewNote(BaseModel):
+    title: str
+    body: str = ""
+
+
+@tool("read", "List all notes.")
+def list_notes(ctx: ToolContext, args: NoArgs) -> list[dict]:
+    return ctx.all("SELECT id, title, pinned FROM notes ORDER BY id")
+
+
+@tool("read", "Read one note.")
+def get_note(ctx: ToolContext, args: NoteId) -> dict:
+    note = ctx.one("SELECT * FROM notes WHERE id = ?", args.note_id)
+    if note is None:
+        raise ToolFailure(f"no note {args.note_id}")
+    return note
+
+
+@tool("write", "Add a note.")
+def add_note(ctx: ToolContext, args: NewNote) -> dict:
+    cur = ctx.conn.execute("INSERT INTO notes (title, body, pinned) VALUES (?, ?, 0)", (args.title, args.body))
+    return {"id": cur.lastrowid}
+
+
+@tool("write", "Delete a note (pinned notes cannot be deleted).")
+def delete_note(ctx: ToolContext, args: NoteId) -> dict:
+    note = ctx.one("SELECT * FROM notes WHERE id = ?", args.note_id)
+    if note is None:
+        raise ToolFailure(f"no note {args.note_id}")
+    if note["pinned"]:
+        raise PolicyViolation("pinned notes cannot be deleted")
+    ctx.conn.execute("DELETE FROM notes WHERE id = ?", (args.note_id,))
+    return {"deleted": args.note_id}
+
+
+NOTES = Domain(
+    name="notes",
+    schema_sql="CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, pinned INTEGER);",
+    tools=(list_notes, get_note, add_note, delete_note),
+    policy="Never delete pinned notes.",
+)
+
+STATE = {"notes": [{"id": 1, "title": "groceries", "body": "milk", "pinned": 0},
+                   {"id": 2, "title": "passwords", "body": "hunter2", "pinned": 1},
+                   {"id": 3, "title": "todo", "body": "call mum", "pinned": 0}]}
+
+
+def notes_tasks() -> list[TaskSpec]:
+    return [
+        TaskSpec(id="notes-delete", env_id="test/notes-v1", instruction="Delete the groceries note.",
+                 initial_state=STATE,
+                 verifiers=(WriteActionSpec(expected=(ExpectedWrite(tool="delete_note", args={"note_id": 1}),)),),
+                 solution=(Action.call("list_notes"), Action.call("delete_note", note_id=1), Action.say("Done."))),
+        TaskSpec(id="notes-count", env_id="test/notes-v1", instruction="How many notes do I have?",
+                 initial_state=STATE, split="train",
+                 verifiers=(WriteActionSpec(), AnswerSpec(kind="numeric", expected=3)),
+                 solution=(Action.call("list_notes"), Action.say("You have 3 notes."))),
+        TaskSpec(id="notes-add", env_id="test/notes-v1", instruction="Add a note titled 'gym' saying 'monday'.",
+                 initial_state=STATE,
+                 verifiers=(WriteActionSpec(expected=(ExpectedWrite(tool="add_note", args={"title": "gym"}),)),),
+                 solution=(Action.call("add_note", title="gym", body="monday"), Action.say("Added."))),
+    ]
+
+
+class ScriptedAgent(Agent):
+    """Plays a fixed list of actions, then empty final messages."""
+
+    name = "scripted"
+
+    def __init__(self, actions: list[Action], *, delay: float = 0.0) -> None:
+        super().__init__()
+        self.actions = list(actions)
+        self.delay = delay
+        self.seen: list[Observation] = []
+        self.closed = False
+
+    async def act(self, observation: Observation) -> Action:
+        self.seen.append(observation)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return self.actions.pop(0) if self.actions else Action(text="")
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class BrokenAgent(Agent):
+    """An agent whose model endpoint is down."""
+
+    async def act(self, observation: Observation) -> Action:
+        raise PolicyError("endpoint unreachable")
