@@ -82,7 +82,7 @@ def load_tasks(path: str | Path) -> list[TaskSpec]:
 
 def write_tasks(path: str | Path, tasks: Iterable[TaskSpec]) -> None:
     """Write tasks as JSONL, one per line, in the given order."""
-    lines = [json.dumps(t.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False) for t in tasks]
+    lines = [json.dumps(t.model_dump(mode="json"), ensure_ascii=False) for t in tasks]
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

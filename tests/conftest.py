@@ -6,13 +6,20 @@ import os
 
 os.environ.setdefault("PYTHONASYNCIODEBUG", "1")  # slow callbacks and never-awaited coroutines show up
 
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402
 
 import envgym  # noqa: E402
+from envgym.task import write_tasks  # noqa: E402
 from fakes import NOTES, notes_tasks  # noqa: E402
 
+NOTES_SUITE = Path(tempfile.mkdtemp(prefix="envgym-tests-")) / "notes.jsonl"
+write_tasks(NOTES_SUITE, notes_tasks())
 if "test/notes-v1" not in envgym.registry._registry:
-    envgym.register("test/notes-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": NOTES}, max_episode_steps=10)
+    envgym.register("test/notes-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": NOTES},
+                    suites=(str(NOTES_SUITE),), max_episode_steps=10)
 
 
 @pytest.fixture
