@@ -117,10 +117,15 @@ class GymnasiumEnv(gymnasium.Env[str, str]):
             self._loop.close()
 
 
+def register_gymnasium_id(env_id: str) -> None:
+    """Make ``gymnasium.make(gym_id(env_id))`` build the sync facade (idempotent)."""
+    name = gym_id(env_id)
+    if name not in gymnasium.registry:
+        gymnasium.register(id=name, entry_point="envgym.gym:GymnasiumEnv", kwargs={"env_id": env_id},
+                           disable_env_checker=True)
+
+
 def register_gymnasium_envs() -> None:
-    """Register every envgym id with Gymnasium (idempotent)."""
+    """Register every envgym id, loading all plug-ins, with Gymnasium."""
     for env_id in list_envs():
-        name = gym_id(env_id)
-        if name not in gymnasium.registry:
-            gymnasium.register(id=name, entry_point="envgym.gym:GymnasiumEnv", kwargs={"env_id": env_id},
-                               disable_env_checker=True)
+        register_gymnasium_id(env_id)

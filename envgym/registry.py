@@ -71,6 +71,9 @@ def register(env_id: str, entry_point: str, *, kwargs: dict[str, Any] | None = N
     spec_ = EnvSpec(id=env_id, entry_point=entry_point, kwargs=kwargs or {}, suites=suites,
                     max_episode_steps=max_episode_steps, description=description)
     _registry[env_id] = spec_
+    from envgym.gym import register_gymnasium_id
+
+    register_gymnasium_id(env_id)
     return spec_
 
 

@@ -1,0 +1,97 @@
+import asyncio
+from collections import Counter
+
+import pytest
+
+from conftest import NOTES_SUITE
+from envgym.agents import NullConfig, OracleConfig
+from envgym.agents.baseline import OracleFactory
+from envgym.errors import PolicyError, SpecError
+from envgym.eval import EvalConfig, evaluate
+from envgym.record import latest, read_records
+from envgym.types import Outcome
+from fakes import ScriptedAgent
+
+
+def _config(**changes):
+    return EvalConfig(suites=(str(NOTES_SUITE),), split=None, agent=OracleConfig(), **changes)
+
+
+async def test_oracle_run_records_every_episode(tmp_path):
+    summary = await evaluate(_config(runs=2), tmp_path / "run", concurrency=4)
+    records, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert summary.planned == 6 and summary.ran == 6 and summary.outcomes == Counter(success=6)
+    assert len({r.key for r in records}) == 6
+    assert {r.config_hash for r in records} == {_config(runs=2).hash}
+    assert all(r.agent_id == "oracle" and r.env_version == 1 for r in records)
+    assert (tmp_path / "run" / "trajectories.jsonl").read_text().count("\n") == 6
+    again = await evaluate(_config(runs=2), tmp_path / "run", concurrency=4)
+    assert again.ran == 0 and again.skipped == 6
+
+
+async def test_other_config_in_same_dir_is_refused(tmp_path):
+    await evaluate(_config(), tmp_path / "run")
+    with pytest.raises(SpecError, match="different configuration"):
+        await evaluate(EvalConfig(suites=(str(NOTES_SUITE),), split=None, agent=NullConfig()), tmp_path / "run")
+
+
+class SlowOracle(OracleFactory):
+    def create(self, task):
+        return ScriptedAgent(list(task.solution), delay=0.1)
+
+
+async def test_interrupted_run_resumes_without_duplicates(tmp_path):
+    run = asyncio.create_task(evaluate(_config(runs=4), tmp_path / "run", concurrency=2, factory=SlowOracle()))
+    await asyncio.sleep(0.5)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    partial, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert 0 < len(partial) < 12
+    summary = await evaluate(_config(runs=4), tmp_path / "run", concurrency=3)
+    records, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert summary.skipped == len(partial) and summary.ran == 12 - len(partial)
+    assert len(records) == 12 and len({r.key for r in records}) == 12
+
+
+async def test_torn_line_is_repaired_and_rerun(tmp_path):
+    await evaluate(_config(), tmp_path / "run")
+    path = tmp_path / "run" / "records.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][:30])
+    summary = await evaluate(_config(), tmp_path / "run")
+    assert summary.torn_repaired and summary.ran == 1
+    records, torn = read_records(path)
+    assert not torn and len(records) == 3
+
+
+class FlakyFactory(OracleFactory):
+    """The first episode of every task fails to get an agent (endpoint down), later ones work."""
+
+    def __init__(self, broken):
+        self.broken = broken
+
+    def create(self, task):
+        if self.broken:
+            raise PolicyError("endpoint down")
+        return super().create(task)
+
+
+async def test_infra_errors_are_retried_on_rerun(tmp_path):
+    first = await evaluate(_config(), tmp_path / "run", factory=FlakyFactory(broken=True))
+    assert first.outcomes == Counter(infra_error=3)
+    second = await evaluate(_config(), tmp_path / "run", factory=FlakyFactory(broken=False))
+    assert second.ran == 3 and second.outcomes == Counter(success=3)
+    records, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert len(records) == 6
+    final = latest(records)
+    assert {r.outcome for r in final} == {Outcome.SUCCESS} and {r.attempt for r in final} == {2}
+
+
+async def test_unknown_suite_and_env_are_clear(tmp_path):
+    with pytest.raises(SpecError, match="unknown suite"):
+        await evaluate(EvalConfig(suites=("tool-retial",), agent=OracleConfig()), tmp_path / "x")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(NOTES_SUITE.read_text().replace("test/notes-v1", "test/nots-v1"))
+    with pytest.raises(SpecError, match="did you mean 'test/notes-v1'"):
+        await evaluate(EvalConfig(suites=(str(bad),), split=None, agent=OracleConfig()), tmp_path / "y")

@@ -1,0 +1,44 @@
+import json
+import warnings
+
+import gymnasium
+from gymnasium.utils.env_checker import check_env
+
+from envgym.gym import gym_id, parse_action
+
+
+def test_gymnasium_make_and_check_env():
+    env = gymnasium.make(gym_id("test/notes-v1"))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_sync_episode_through_gymnasium(notes):
+    env = gymnasium.make("envgym/test-notes-v1")
+    try:
+        obs, info = env.reset(options={"task": notes[0]})
+        assert json.loads(obs)["text"] == notes[0].instruction
+        assert {t["function"]["name"] for t in info["tools"]} >= {"delete_note"}
+        obs, reward, terminated, truncated, _ = env.step('{"name": "delete_note", "arguments": {"note_id": 1}}')
+        assert not terminated and json.loads(obs)["tool_results"][0]["error"] is None
+        obs, reward, terminated, truncated, info = env.step("Deleted it.")
+        assert terminated and reward == 1.0 and info["verdict"].passed
+    finally:
+        env.close()
+
+
+def test_bundled_envs_are_registered_with_gymnasium():
+    assert "envgym/tool-retail-v1" in gymnasium.registry
+    assert "envgym/tool-assistant-v1" in gymnasium.registry
+
+
+def test_parse_action_forms():
+    assert parse_action("plain words", 1).text == "plain words"
+    call = parse_action({"name": "x", "arguments": {"a": 1}}, 2).tool_calls[0]
+    assert (call.name, json.loads(call.arguments), call.id) == ("x", {"a": 1}, "call_2_0")
+    both = parse_action('{"text": "hi", "tool_calls": [{"name": "y", "arguments": "{bad"}]}', 3)
+    assert both.text == "hi" and both.tool_calls[0].arguments == "{bad"

@@ -1,0 +1,68 @@
+import asyncio
+
+import envgym
+from envgym.agents.baseline import NullAgent, OracleAgent
+from envgym.rollout import run_episode
+from envgym.types import Action, Outcome
+from fakes import BrokenAgent, ScriptedAgent
+
+
+async def test_oracle_succeeds_null_fails(notes):
+    async with envgym.make("test/notes-v1") as env:
+        for task in notes:
+            good = await run_episode(env, OracleAgent(task), task)
+            assert good.outcome is Outcome.SUCCESS and good.reward == 1.0
+            assert good.task_hash == task.hash and len(good.steps) == len(task.solution)
+            bad = await run_episode(env, NullAgent(), task)
+            assert bad.outcome is Outcome.FAILURE and bad.reward == 0.0
+
+
+async def test_agent_failure_is_infra_error_and_agent_closed(notes):
+    async with envgym.make("test/notes-v1") as env:
+        trajectory = await run_episode(env, BrokenAgent(), notes[0])
+    assert trajectory.outcome is Outcome.INFRA_ERROR
+    assert trajectory.error_type == "PolicyError" and "unreachable" in trajectory.error
+
+
+async def test_agent_step_timeout_is_infra_error(notes):
+    task = notes[0].model_copy(update={"limits": notes[0].limits.model_copy(update={"step_timeout_s": 0.05})})
+    agent = ScriptedAgent([Action.say("late")], delay=1.0)
+    async with envgym.make("test/notes-v1") as env:
+        trajectory = await run_episode(env, agent, task)
+    assert trajectory.outcome is Outcome.INFRA_ERROR and trajectory.error_type == "PolicyTimeout"
+    assert agent.closed
+
+
+async def test_episode_deadline_truncates_and_grades(notes):
+    limits = notes[0].limits.model_copy(update={"episode_timeout_s": 0.3, "step_timeout_s": None})
+    task = notes[0].model_copy(update={"limits": limits})
+    agent = ScriptedAgent([Action.call("delete_note", note_id=1)] + [Action.call("list_notes")] * 50, delay=0.05)
+    async with envgym.make("test/notes-v1") as env:
+        trajectory = await run_episode(env, agent, task)
+    # the deadline hit before a final answer; the write was right, so the graded state passes
+    assert trajectory.outcome is Outcome.SUCCESS and trajectory.verdict.passed
+    assert 1 <= len(trajectory.steps) < 10
+
+
+async def test_cancellation_propagates_and_closes_agent(notes):
+    agent = ScriptedAgent([Action.call("list_notes")] * 100, delay=0.05)
+    async with envgym.make("test/notes-v1") as env:
+        episode = asyncio.create_task(run_episode(env, agent, notes[0]))
+        await asyncio.sleep(0.12)
+        episode.cancel()
+        try:
+            await episode
+            raise AssertionError("cancellation was swallowed")
+        except asyncio.CancelledError:
+            pass
+    assert agent.closed
+
+
+async def test_env_bug_is_infra_error(notes, monkeypatch):
+    async with envgym.make("test/notes-v1") as env:
+        async def broken_step(action):
+            raise ZeroDivisionError("bug in env")
+
+        monkeypatch.setattr(env.unwrapped, "step", broken_step)
+        trajectory = await run_episode(env, ScriptedAgent([Action.say("x")]), notes[0])
+    assert trajectory.outcome is Outcome.INFRA_ERROR and "ZeroDivisionError" in trajectory.error

@@ -1,0 +1,78 @@
+import json
+
+import pytest
+
+from envgym.errors import SpecError
+from envgym.task import TaskSpec, load_suite, load_tasks, write_tasks
+from fakes import notes_tasks
+
+
+def test_round_trip_keeps_hash(tmp_path):
+    tasks = notes_tasks()
+    path = tmp_path / "t.jsonl"
+    write_tasks(path, tasks)
+    loaded = load_tasks(path)
+    assert loaded == tasks
+    assert [t.hash for t in loaded] == [t.hash for t in tasks]
+    assert all(t.hash.startswith("sha256:") for t in tasks)
+    assert len({t.hash for t in tasks}) == len(tasks)
+
+
+def test_hash_changes_with_content():
+    task = notes_tasks()[0]
+    assert task.model_copy(update={"instruction": "other"}).hash != task.hash
+
+
+def _write_lines(path, lines):
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_bad_json_names_file_and_line(tmp_path):
+    good = json.dumps(notes_tasks()[0].model_dump(mode="json"))
+    path = tmp_path / "bad.jsonl"
+    _write_lines(path, [good, "{not json"])
+    with pytest.raises(SpecError, match=r"bad\.jsonl:2: invalid JSON"):
+        load_tasks(path)
+
+
+def test_bad_field_names_field(tmp_path):
+    raw = notes_tasks()[0].model_dump(mode="json")
+    raw["limits"]["max_steps"] = "many"
+    path = tmp_path / "bad.jsonl"
+    _write_lines(path, ["", json.dumps(raw)])
+    with pytest.raises(SpecError) as info:
+        load_tasks(path)
+    assert "bad.jsonl:2" in str(info.value)
+    assert info.value.field == "limits.max_steps"
+
+
+def test_unknown_field_and_duplicate_id(tmp_path):
+    raw = notes_tasks()[0].model_dump(mode="json")
+    path = tmp_path / "bad.jsonl"
+    _write_lines(path, [json.dumps({**raw, "surprise": 1})])
+    with pytest.raises(SpecError, match="surprise"):
+        load_tasks(path)
+    _write_lines(path, [json.dumps(raw), json.dumps(raw)])
+    with pytest.raises(SpecError, match="duplicate task id"):
+        load_tasks(path)
+
+
+def test_missing_file_and_unknown_suite(tmp_path):
+    with pytest.raises(SpecError, match="cannot read"):
+        load_tasks(tmp_path / "nope.jsonl")
+    with pytest.raises(SpecError, match="unknown suite"):
+        load_suite("no-such-suite")
+
+
+def test_suite_split_filter(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write_tasks(path, notes_tasks())
+    assert {t.split for t in load_suite(str(path), split="train")} == {"train"}
+    assert len(load_suite(str(path))) == 3
+
+
+def test_task_requires_a_verifier():
+    raw = notes_tasks()[0].model_dump(mode="json")
+    raw["verifiers"] = []
+    with pytest.raises(ValueError):
+        TaskSpec.model_validate(raw)

@@ -1,0 +1,163 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from envgym.errors import VerifierError
+from envgym.verify import CallRecord, JudgeConfig, VerifyContext, verify, verify_one
+from envgym.verify.matching import args_match, value_matches
+from envgym.verify.spec import (
+    AllOfSpec,
+    AnswerSpec,
+    AnyOfSpec,
+    CalledCheck,
+    Criterion,
+    ExpectedWrite,
+    LLMJudgeCheck,
+    RubricSpec,
+    SqlCheck,
+    WriteActionSpec,
+)
+
+
+class Table:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def snapshot(self):
+        return {"t": sorted(self.rows, key=repr)}
+
+    def query(self, sql):
+        return [{"n": len(self.rows)}]
+
+
+def _write(i, name, **args):
+    return CallRecord(index=i, name=name, kind="write", arguments=args, ok=True)
+
+
+def _ctx(calls, answer=None, state=None, expected=None, judge=None):
+    return VerifyContext(calls=calls, final_answer=answer, state=state, expected_state=expected, judge=judge)
+
+
+def test_matchers():
+    assert value_matches({"$regex": "^ord_\\d+$"}, "ORD_12")
+    assert value_matches({"$approx": 10, "$tol": 0.5}, 10.4) and not value_matches({"$approx": 10}, 10.4)
+    assert value_matches({"$in": ["a", "b"]}, "B") and value_matches({"$any": True}, None)
+    assert value_matches({"$contains": "refund"}, "Full REFUND issued")
+    assert value_matches(" Alice ", "alice") and value_matches(3, 3.0) and not value_matches(True, 2)
+    assert value_matches(True, 1)  # SQLite stores booleans as integers
+    assert args_match({"a": 1}, {"a": 1, "b": 2}) and not args_match({"a": 1}, {"b": 2})
+    with pytest.raises(ValueError, match="unknown matcher"):
+        value_matches({"$nope": 1}, 1)
+
+
+async def test_write_action_reports_missing_forbidden_collateral_by_name():
+    spec = WriteActionSpec(expected=(ExpectedWrite(tool="refund", args={"order": "o1"}),), forbidden=("delete_all",))
+    calls = [_write(0, "refund", order="o2"), _write(1, "delete_all"), _write(2, "email", to="x")]
+    verdict = await verify_one(spec, _ctx(calls))
+    assert not verdict.passed and verdict.score == 0.0
+    assert verdict.evidence["missing_writes"] == ["refund"]
+    assert verdict.evidence["forbidden_writes"] == ["delete_all"]
+    assert verdict.evidence["collateral_writes"] == ["refund", "email"]
+    failed = {c.name for c in verdict.criteria if not c.passed}
+    assert failed == {"expected_writes", "no_forbidden_writes", "no_collateral_writes"}
+
+
+async def test_write_action_order_and_failed_calls():
+    spec = WriteActionSpec(expected=(ExpectedWrite(tool="a"), ExpectedWrite(tool="b")), ordered=True)
+    assert not (await verify_one(spec, _ctx([_write(0, "b"), _write(1, "a")]))).passed
+    assert (await verify_one(spec, _ctx([_write(0, "a"), _write(1, "b")]))).passed
+    rejected = CallRecord(index=2, name="c", kind="write", arguments={}, ok=False, error="policy violation")
+    unordered = spec.model_copy(update={"ordered": False})
+    assert (await verify_one(unordered, _ctx([_write(0, "b"), _write(1, "a"), rejected]))).passed
+
+
+async def test_final_state_diff():
+    spec = WriteActionSpec(ignore_fields=("t.ts",))
+    same = await verify_one(spec, _ctx([], state=Table([{"id": 1, "ts": 5}]), expected=Table([{"id": 1, "ts": 9}])))
+    assert same.passed
+    differ = await verify_one(spec, _ctx([], state=Table([{"id": 1}, {"id": 2}]), expected=Table([{"id": 1}])))
+    assert not differ.passed and differ.evidence["state_diff"]["t"]["unexpected"] == [{"id": 2}]
+
+
+@pytest.mark.parametrize(("kind", "expected", "answer", "ok"), [
+    ("exact", "Paris", " paris ", True),
+    ("exact", "Paris", "It is Paris", False),
+    ("contains", "shipped", "It has already SHIPPED.", True),
+    ("regex", r"cannot|can't", "I can't do that", True),
+    ("numeric", 1234.5, "The total is $1,234.50.", True),
+    ("numeric", 12, "about 13", False),
+    ("contains", "x", None, False),
+])
+async def test_answer(kind, expected, answer, ok):
+    verdict = await verify_one(AnswerSpec(kind=kind, expected=expected), _ctx([], answer=answer))
+    assert verdict.passed is ok and verdict.score == float(ok)
+
+
+async def test_rubric_weights_and_checks():
+    spec = RubricSpec(pass_threshold=0.7, criteria=(
+        Criterion(name="looked up", weight=3, check=CalledCheck(tool="get", args={"id": 1})),
+        Criterion(name="count", weight=1, check=SqlCheck(query="SELECT count(*) AS n FROM t", expected=2)),
+        Criterion(name="said", weight=1, check=AnswerSpec(kind="contains", expected="done")),
+    ))
+    calls = [CallRecord(index=0, name="get", kind="read", arguments={"id": 1}, ok=True)]
+    verdict = await verify_one(spec, _ctx(calls, answer="done", state=Table([{"id": 1}])))
+    assert verdict.score == pytest.approx(4 / 5) and verdict.passed
+    assert [c.passed for c in verdict.criteria] == [True, False, True]
+
+
+async def test_combinators():
+    yes, no = AnswerSpec(kind="contains", expected="a"), AnswerSpec(kind="contains", expected="z")
+    assert (await verify_one(AnyOfSpec(verifiers=(no, yes)), _ctx([], answer="a"))).passed
+    assert not (await verify_one(AllOfSpec(verifiers=(no, yes)), _ctx([], answer="a"))).passed
+    assert not (await verify([yes, no], _ctx([], answer="a"))).passed
+
+
+class Judge(BaseHTTPRequestHandler):
+    replies: list = []
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Judge.seen.append(body)
+        status, text = Judge.replies.pop(0)
+        payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def judge_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Judge)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+async def test_llm_judge_over_http(judge_server):
+    Judge.replies[:] = [(500, "overloaded"), (200, "Looks right.\nVERDICT: PASS"), (200, "VERDICT: FAIL")]
+    Judge.seen.clear()
+    spec = RubricSpec(criteria=(Criterion(name="polite", check=LLMJudgeCheck(question="Was the agent polite?")),))
+    ctx = _ctx([_write(0, "email", to="bob")], answer="Thanks!", judge=JudgeConfig(base_url=judge_server, model="m"))
+    assert (await verify_one(spec, ctx)).passed  # retried past the 500
+    prompt = Judge.seen[-1]["messages"][0]["content"]
+    assert "Was the agent polite?" in prompt and "email" in prompt and "Thanks!" in prompt
+    assert not (await verify_one(spec, ctx)).passed
+
+
+async def test_unreachable_judge_is_a_verifier_error():
+    spec = RubricSpec(criteria=(Criterion(name="x", check=LLMJudgeCheck(question="?")),))
+    ctx = _ctx([], answer="a", judge=JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", retries=1, timeout_s=2))
+    with pytest.raises(VerifierError, match="failed after 2 attempts"):
+        await verify_one(spec, ctx)
+    with pytest.raises(VerifierError, match="needs a judge endpoint"):
+        await verify_one(spec, _ctx([], answer="a"))
