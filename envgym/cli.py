@@ -93,13 +93,14 @@ def _cmd_tasks_validate(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from envgym.agents import parse_agent
-    from envgym.eval import EvalConfig, JudgeSettings, evaluate
+    from envgym.eval import EvalConfig, JudgeSettings, evaluate, plan
 
     agent = parse_agent(args.agent, base_url=args.base_url, api_key_env=args.api_key_env,
                         max_new_tokens=args.max_new_tokens)
     judge = JudgeSettings(base_url=args.judge_url, model=args.judge_model) if args.judge_url else None
     config = EvalConfig(suites=tuple(args.suite), split=None if args.split == "all" else args.split, agent=agent,
                         runs=args.runs, seed=args.seed, limit=args.limit, judge=judge)
+    plan(config)  # bad suites, task files or env ids fail here, before anything starts
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
                         disable=args.quiet)

@@ -1,0 +1,60 @@
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from conftest import NOTES_SUITE
+from envgym import cli
+
+
+@pytest.fixture
+def screen(monkeypatch):
+    """Render CLI output to fixed-width consoles; returns a reader of (stdout, stderr)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(cli, "out", Console(file=stdout, width=160, color_system=None))
+    monkeypatch.setattr(cli, "console", Console(file=stderr, width=160, color_system=None))
+    return lambda: (stdout.getvalue(), stderr.getvalue())
+
+
+def test_list_shows_envs_and_suites(screen):
+    assert cli.main(["list"]) == 0
+    stdout, _ = screen()
+    assert "tool/retail-v1" in stdout and "tool/assistant-v1" in stdout
+
+
+def test_eval_then_resume_then_leaderboard(screen, tmp_path):
+    args = ["eval", "--suite", str(NOTES_SUITE), "--split", "all", "--agent", "oracle", "--out", str(tmp_path / "run")]
+    assert cli.main(args) == 0
+    assert "ran 3, skipped 0 of 3" in screen()[0]
+    assert cli.main(args) == 0
+    assert "ran 0, skipped 3 of 3" in screen()[0]
+    assert cli.main(["leaderboard", "build", str(tmp_path / "run"), "--out", str(tmp_path / "lb")]) == 0
+    board = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())
+    assert "notes" in json.dumps(board)
+    assert (tmp_path / "lb" / "index.html").exists() and (tmp_path / "lb" / "leaderboard.md").exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["eval", "--suite", "tool-retial", "--agent", "oracle", "--out", "x"], "did you mean 'tool-retail'"),
+    (["eval", "--suite", "tool-retail", "--agent", "orcale", "--out", "x"], "did you mean 'oracle'"),
+    (["eval", "--suite", "tool-retail", "--agent", "openai", "--out", "x"], "needs a model"),
+    (["check", "tool/retial-v1"], "did you mean 'tool/retail-v1'"),
+])
+def test_user_errors_are_one_clear_line(screen, argv, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv) == 2
+    _, stderr = screen()
+    assert message in stderr and "Traceback" not in stderr
+
+
+def test_tasks_validate_names_line_and_field(screen, tmp_path):
+    lines = NOTES_SUITE.read_text().splitlines()
+    broken = json.loads(lines[1])
+    broken["split"] = "holdout"
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([lines[0], json.dumps(broken)]) + "\n")
+    assert cli.main(["tasks", "validate", str(path)]) == 2
+    assert "t.jsonl:2" in screen()[1] and "split" in screen()[1]
+    assert cli.main(["tasks", "validate", str(NOTES_SUITE)]) == 0
+    assert "3 tasks valid" in screen()[0]
