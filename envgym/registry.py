@@ -4,7 +4,9 @@
 wrappers; ``spec`` returns the registration; ``list_envs`` lists ids. Plug-ins (this repository's families
 included) declare a callable in the entry-point group ``envgym.environments`` named after their family;
 it is loaded the first time an id of that family is asked for, and a plug-in that fails to load raises
-:class:`PluginError`, never silently disappears. Unknown ids get a did-you-mean.
+:class:`PluginError`, never silently disappears. Unknown ids get a did-you-mean. ``import envgym`` loads
+every plug-in to register its ids with Gymnasium, so a hook must import envgym inside its body, not at
+the top of its module.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ Each domain is a module of ``envgym_tool.domains`` exporting ``DOMAIN``; its tas
 
 from __future__ import annotations
 
-from envgym.registry import register
-
 DOMAINS = {
     "retail": "A shop's customers, orders, products, returns and refunds.",
     "assistant": "A personal assistant's calendar, email and contacts.",
@@ -15,6 +13,9 @@ DOMAINS = {
 
 
 def register_all() -> None:
+    # Imported here: the hook may run while ``import envgym`` itself is still in progress.
+    from envgym.registry import register
+
     for domain, description in DOMAINS.items():
         register(f"tool/{domain}-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": domain},
                  suites=(f"tool-{domain}",), max_episode_steps=30, description=description)
