@@ -1,0 +1,1 @@
+"""Generators of the bundled tool-use task suites."""
