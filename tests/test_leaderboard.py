@@ -221,8 +221,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 async def chromium() -> AsyncIterator[object]:
     """Debian's headless Chromium through Playwright's async API (Playwright's download is never used)."""
     executable = shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    if executable is None:  # a failure, not a skip: `make test` installs it (sandboxes/host-setup.sh)
+        pytest.fail("Debian's chromium is not installed: run `bash sandboxes/host-setup.sh`")
     from playwright.async_api import async_playwright  # the [web]/[dev] extra, only for this test
 
     async with async_playwright() as playwright:
