@@ -204,8 +204,12 @@ def test_reads_leave_the_store_untouched_and_free_slots_skip_cancelled_events():
         ToolCall.of("find_free_slots", date="2025-03-14", duration_minutes=60),
         ToolCall.of("find_free_slots", date="2025-03-10", duration_minutes=30),
         ToolCall.of("get_profile"),
+        ToolCall.of("search_emails", sender="Carla Jensen", unread_only=True),
+        ToolCall.of("search_contacts"),
     )
     assert all(r.ok for r in records) and after == run_calls()[2]
+    assert [e["id"] for e in json.loads(results[5].content)] == ["em_21", "em_7"]
+    assert len(json.loads(results[6].content)) == 14
     assert json.loads(results[0].content)["is_read"] is False
     assert json.loads(results[2].content)["free"] == [{"start": "2025-03-14T08:00", "end": "2025-03-14T09:30"},
                                                       {"start": "2025-03-14T09:45", "end": "2025-03-14T19:00"}]

@@ -215,11 +215,11 @@ def get_profile(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
 
 
 class SearchContacts(Args):
-    query: str = Field(min_length=1, max_length=100,
-                       description="Text found in the contact's name, email address or company.")
+    query: str = Field(default="", max_length=100,
+                       description="Text in the contact's name, email address or company; empty lists all.")
 
 
-@tool("read", "Find contacts whose name, email address or company contains the query (case-insensitive).")
+@tool("read", "Contacts whose name, email address or company contains the query (case-insensitive).")
 def search_contacts(ctx: ToolContext, args: SearchContacts) -> list[dict[str, Any]]:
     like = f"%{args.query.strip()}%"
     return ctx.all("SELECT * FROM contacts WHERE name LIKE ? OR email LIKE ? OR company LIKE ? ORDER BY id",
@@ -273,18 +273,20 @@ class SearchEmails(Args):
     query: str = Field(default="", max_length=100, description="Text in the subject or body; empty for all.")
     folder: Literal["inbox", "sent", "archive", "all"] = Field(default="inbox", description="Folder to search.")
     sender: str | None = Field(default=None, max_length=200,
-                               description="Only mail whose sender address contains this text.")
+                               description="Only mail whose sender's address or contact name contains this text.")
     unread_only: bool = Field(default=False, description="Only unread mail.")
 
 
 @tool("read", "Summaries of matching emails, newest first. Does not change read flags.")
 def search_emails(ctx: ToolContext, args: SearchEmails) -> list[dict[str, Any]]:
     like = f"%{args.query.strip()}%"
+    who = f"%{(args.sender or '').strip()}%"
     rows = ctx.all(
-        "SELECT id, thread_id, folder, sender, subject, sent_at, is_read FROM emails "
-        "WHERE (subject LIKE ? OR body LIKE ?) AND (? = 'all' OR folder = ?) AND sender LIKE ? "
-        "AND (? = 0 OR is_read = 0) ORDER BY sent_at DESC, id DESC",
-        like, like, args.folder, args.folder, f"%{args.sender or ''}%", int(args.unread_only))
+        "SELECT e.id, e.thread_id, e.folder, e.sender, c.name AS sender_name, e.subject, e.sent_at, e.is_read "
+        "FROM emails e LEFT JOIN contacts c ON c.email = e.sender "
+        "WHERE (e.subject LIKE ? OR e.body LIKE ?) AND (? = 'all' OR e.folder = ?) "
+        "AND (e.sender LIKE ? OR c.name LIKE ?) AND (? = 0 OR e.is_read = 0) ORDER BY e.sent_at DESC, e.id DESC",
+        like, like, args.folder, args.folder, who, who, int(args.unread_only))
     for row in rows:
         row["is_read"] = bool(row["is_read"])
     return rows
