@@ -1,0 +1,1 @@
+"""Time model for time-evolving environments (see the modules of this package)."""
