@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import itertools
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
 
@@ -35,15 +34,23 @@ def content_hash(value: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
-_call_ids = itertools.count()
-
-
 class ToolCall(FrozenModel):
-    """One OpenAI-style function call. ``arguments`` is the raw JSON text, exactly as produced."""
+    """One OpenAI-style function call. ``arguments`` is the raw JSON text, exactly as produced.
 
-    id: str = Field(default_factory=lambda: f"call_{next(_call_ids)}")
+    Without an explicit ``id``, the id is derived from the name and arguments, so task files built in
+    code are reproducible (the same call always gets the same id and the task the same hash).
+    """
+
+    id: str = ""
     name: str
     arguments: str = "{}"
+
+    @model_validator(mode="after")
+    def _default_id(self) -> ToolCall:
+        if not self.id:
+            digest = hashlib.sha256(f"{self.name}\0{self.arguments}".encode()).hexdigest()[:12]
+            object.__setattr__(self, "id", f"call_{digest}")
+        return self
 
     @classmethod
     def of(cls, name: str, /, **arguments: Any) -> ToolCall:
@@ -164,7 +171,10 @@ class Verdict(FrozenModel):
         if not verdicts:
             return cls(score=1.0, passed=True)
         criteria = tuple(c for v in verdicts for c in v.criteria)
-        evidence = {k: v for verdict in verdicts for k, v in verdict.evidence.items()}
+        evidence: dict[str, Any] = {}
+        for i, verdict in enumerate(verdicts):
+            for key, value in verdict.evidence.items():
+                evidence[key if key not in evidence else f"{key}#{i}"] = value
         if mode == "any":
             best = max(verdicts, key=lambda v: (v.passed, v.score))
             return cls(score=best.score, passed=best.passed, criteria=criteria, evidence=evidence)

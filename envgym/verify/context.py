@@ -17,6 +17,18 @@ Rows = list[dict[str, Any]]
 Snapshot = dict[str, Rows]
 
 
+def drop_fields(snapshot: Snapshot, ignore: tuple[str, ...] | list[str]) -> Snapshot:
+    """The snapshot without the ``table.column`` fields in ``ignore``, rows re-sorted."""
+    if not ignore:
+        return snapshot
+    drop: dict[str, set[str]] = {}
+    for item in ignore:
+        table, _, column = item.partition(".")
+        drop.setdefault(table, set()).add(column)
+    return {table: sorted(({k: v for k, v in row.items() if k not in drop.get(table, ())} for row in rows), key=repr)
+            for table, rows in snapshot.items()}
+
+
 class CallRecord(FrozenModel):
     """One tool call as the environment executed (or rejected) it."""
 

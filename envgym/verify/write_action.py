@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from envgym.types import CriterionResult, Verdict
-from envgym.verify.context import CallRecord, Snapshot, VerifyContext
+from envgym.verify.context import CallRecord, Snapshot, VerifyContext, drop_fields
 from envgym.verify.matching import args_match
 from envgym.verify.spec import WriteActionSpec
 
@@ -41,20 +41,6 @@ def _match_writes(spec: WriteActionSpec, writes: list[CallRecord]) -> tuple[list
             used.add(hit)
             floor = hit
     return matched, [w for i, w in enumerate(writes) if i not in used]
-
-
-def _strip(snapshot: Snapshot, ignore: tuple[str, ...]) -> Snapshot:
-    if not ignore:
-        return snapshot
-    drop: dict[str, set[str]] = {}
-    for item in ignore:
-        table, _, column = item.partition(".")
-        drop.setdefault(table, set()).add(column)
-    out: Snapshot = {}
-    for table, rows in snapshot.items():
-        cols = drop.get(table, set())
-        out[table] = sorted(({k: v for k, v in r.items() if k not in cols} for r in rows), key=repr)
-    return out
 
 
 def diff_states(actual: Snapshot, expected: Snapshot, *, limit: int = 10) -> dict[str, Any]:
@@ -89,8 +75,8 @@ async def verify_write_action(spec: WriteActionSpec, ctx: VerifyContext) -> Verd
         "missing_writes": missing, "forbidden_writes": forbidden, "collateral_writes": collateral,
     }
     if spec.compare_final_state and ctx.expected_state is not None and ctx.state is not None:
-        actual = _strip(ctx.state.snapshot(), spec.ignore_fields)
-        expected = _strip(ctx.expected_state.snapshot(), spec.ignore_fields)
+        actual = drop_fields(ctx.state.snapshot(), spec.ignore_fields)
+        expected = drop_fields(ctx.expected_state.snapshot(), spec.ignore_fields)
         state_diff = diff_states(actual, expected)
         criteria.append(CriterionResult(
             name="final_state", score=float(not state_diff), passed=not state_diff,

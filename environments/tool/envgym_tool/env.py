@@ -29,6 +29,7 @@ from envgym.errors import EnvError, SpecError
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation, ToolCall, ToolResult, Verdict
 from envgym.verify import CallRecord, JudgeConfig, VerifyContext, verify
+from envgym.verify.context import drop_fields
 from envgym_tool import store
 from envgym_tool.toolkit import Domain, PolicyViolation, ToolContext, ToolFailure
 
@@ -115,7 +116,9 @@ def _execute(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
         raise EnvError(f"tool {call.name} crashed: {exc!r}") from exc
     conn.execute("COMMIT")
     content = json.dumps(result, ensure_ascii=False, default=str, sort_keys=True)
-    return CallRecord(index=index, name=call.name, kind=tool.kind, arguments=raw, ok=True), content
+    # Validated arguments (defaults filled in), so expected writes can match a default the agent left out.
+    record = CallRecord(index=index, name=call.name, kind=tool.kind, arguments=args.model_dump(mode="json"), ok=True)
+    return record, content
 
 
 class ToolEnv(Env):
@@ -173,7 +176,9 @@ class ToolEnv(Env):
         if self._conn is None or self.task is None:
             raise EnvError("verify() without an open episode")
         task, conn = self.task, self._conn
-        actual = await asyncio.to_thread(lambda: CapturedState(store.SqliteState(conn).snapshot(), conn))
+        ignore = self.domain.ignore_fields
+        actual = await asyncio.to_thread(
+            lambda: CapturedState(drop_fields(store.SqliteState(conn).snapshot(), ignore), conn))
         expected = await self._expected_state(task)
         ctx = VerifyContext(calls=list(self._calls), final_answer=self._final_answer, state=actual,
                             expected_state=expected, judge=self.judge)
@@ -189,7 +194,7 @@ class ToolEnv(Env):
             self._expected_cache[key] = cached
             while len(self._expected_cache) > 512:
                 self._expected_cache.popitem(last=False)
-        return Snapshot(cached)
+        return Snapshot(drop_fields(cached, self.domain.ignore_fields))
 
     def _replay_solution(self, task: TaskSpec) -> dict[str, Any]:
         conn = store.create(":memory:", self.domain.schema_sql, task.initial_state)
