@@ -1,0 +1,42 @@
+import pytest
+
+import envgym
+from conftest import NOTES_SUITE
+from envgym.check import check
+from envgym.task import write_tasks
+from envgym.types import Action
+from fakes import NOTES, notes_tasks
+
+
+async def test_fake_env_passes_contract_and_gates():
+    report = await check("test/notes-v1")
+    assert report.ok, (report.failed, report.gate_failures)
+    assert report.tasks == 3 and "gymnasium check_env passes" in report.passed
+
+
+@pytest.mark.parametrize("env_id", ["tool/retail-v1", "tool/assistant-v1"])
+async def test_bundled_tool_envs_pass(env_id):
+    report = await check(env_id, gymnasium_check=False)
+    assert report.ok, (report.failed, report.gate_failures[:5])
+    assert report.tasks >= 30
+
+
+async def test_gates_catch_a_wrong_solution_and_a_free_pass(tmp_path):
+    good, count, add = notes_tasks()
+    wrong = good.model_copy(update={"solution": (Action.call("delete_note", note_id=3), Action.say("Done."))})
+    free = count.model_copy(update={"verifiers": count.verifiers[:1]})  # no answer check: null passes
+    path = tmp_path / "broken.jsonl"
+    write_tasks(path, [wrong, free, add])
+    envgym.register("test/broken-notes-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": NOTES}, suites=(str(path),))
+    try:
+        bad = [t.model_copy(update={"env_id": "test/broken-notes-v1"}) for t in (wrong, free, add)]
+        write_tasks(path, bad)
+        report = await check("test/broken-notes-v1", gymnasium_check=False)
+    finally:
+        envgym.registry._registry.pop("test/broken-notes-v1")
+    failures = dict(report.gate_failures)
+    assert not report.ok
+    assert failures[wrong.id].startswith("oracle: failure")
+    assert failures[free.id].startswith("null: success")
+    assert add.id not in failures
+    assert NOTES_SUITE.exists()
