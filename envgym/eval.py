@@ -121,6 +121,11 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
     return pairs
 
 
+def _persist(trajectories: JsonlWriter, trajectory: Trajectory, records: JsonlWriter, record: ResultRecord) -> None:
+    trajectories.write_sync(trajectory)
+    records.write_sync(record)
+
+
 async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int = 8,
                    factory: AgentFactory | None = None, on_record: ProgressHook | None = None,
                    on_plan: Callable[[int, int], None] | None = None) -> EvalSummary:
@@ -167,6 +172,8 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
         key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
         judge_kwargs["judge"] = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
 
+    write_lock = asyncio.Lock()
+
     async def worker() -> None:
         envs: dict[str, Env] = {}
         try:
@@ -189,8 +196,8 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                     env_version=parse_id(task.env_id)[2], agent_id=meta["agent_id"], agent=meta["agent"],
                     config_hash=config.hash, run_index=run_index, attempt=attempt, envgym_version=_version,
                     created_at=time.time())
-                await trajectories.append(trajectory)
-                await records.append(record)
+                async with write_lock:  # one thread hop; the record (the commit marker) after its trajectory
+                    await asyncio.to_thread(_persist, trajectories, trajectory, records, record)
                 summary.outcomes[record.outcome.value] += 1
                 if on_record:
                     on_record(record)

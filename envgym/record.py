@@ -75,14 +75,14 @@ class JsonlWriter:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = asyncio.Lock()
 
-    def _write(self, data: bytes) -> None:
-        os.write(self._fd, data)
+    def write_sync(self, model: FrozenModel) -> None:
+        """Append one line and fsync it, blocking: call it from a worker thread."""
+        os.write(self._fd, (model.model_dump_json() + "\n").encode())
         os.fsync(self._fd)
 
     async def append(self, model: FrozenModel) -> None:
-        data = (model.model_dump_json() + "\n").encode()
         async with self._lock:
-            await asyncio.to_thread(self._write, data)
+            await asyncio.to_thread(self.write_sync, model)
 
     def close(self) -> None:
         if self._fd >= 0:

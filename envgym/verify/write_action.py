@@ -15,6 +15,7 @@ breakdown says what went wrong.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from envgym.types import CriterionResult, Verdict
@@ -43,16 +44,23 @@ def _match_writes(spec: WriteActionSpec, writes: list[CallRecord]) -> tuple[list
     return matched, [w for i, w in enumerate(writes) if i not in used]
 
 
+def _row_key(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(row.items()))
+
+
 def diff_states(actual: Snapshot, expected: Snapshot, *, limit: int = 10) -> dict[str, Any]:
     """Per table: rows only in the actual store and rows only in the expected one (at most ``limit``)."""
+    if actual == expected:
+        return {}
     diff: dict[str, Any] = {}
     for table in sorted(set(actual) | set(expected)):
-        a = [repr(sorted(r.items())) for r in actual.get(table, [])]
-        e = [repr(sorted(r.items())) for r in expected.get(table, [])]
-        extra = [r for r in actual.get(table, []) if repr(sorted(r.items())) not in e]
-        missing = [r for r in expected.get(table, []) if repr(sorted(r.items())) not in a]
-        if extra or missing:
-            diff[table] = {"unexpected": extra[:limit], "missing": missing[:limit]}
+        a = Counter(_row_key(r) for r in actual.get(table, []))
+        e = Counter(_row_key(r) for r in expected.get(table, []))
+        if a == e:
+            continue
+        extra = [dict(k) for k in (a - e).elements()]
+        missing = [dict(k) for k in (e - a).elements()]
+        diff[table] = {"unexpected": extra[:limit], "missing": missing[:limit]}
     return diff
 
 

@@ -146,10 +146,8 @@ class ToolEnv(Env):
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         chosen = self._choose_task(task, seed)
-        await self._release()
-        self._dir = Path(tempfile.mkdtemp(prefix="envgym-tool-", dir=self._workdir_root))
-        self._conn = await asyncio.to_thread(store.create, self._dir / "store.sqlite", self.domain.schema_sql,
-                                             chosen.initial_state)
+        # One worker-thread hop per reset: drop the last episode's store, create this one's.
+        self._conn, self._dir = await asyncio.to_thread(self._fresh_store, chosen)
         self.task = chosen
         self._calls = []
         self._final_answer = None
@@ -197,7 +195,8 @@ class ToolEnv(Env):
         return Snapshot(drop_fields(cached, self.domain.ignore_fields))
 
     def _replay_solution(self, task: TaskSpec) -> dict[str, Any]:
-        conn = store.create(":memory:", self.domain.schema_sql, task.initial_state)
+        conn = store.create(":memory:", self.domain.schema_sql, task.initial_state,
+                            template_key=(self.domain.name, task.hash))
         try:
             calls: list[CallRecord] = []
             for action in task.solution or ():
@@ -206,13 +205,25 @@ class ToolEnv(Env):
         finally:
             conn.close()
 
-    async def _release(self) -> None:
+    def _fresh_store(self, task: TaskSpec) -> tuple[sqlite3.Connection, Path]:
+        self._release_sync()
+        directory = Path(tempfile.mkdtemp(prefix="envgym-tool-", dir=self._workdir_root))
+        try:
+            conn = store.create(directory / "store.sqlite", self.domain.schema_sql, task.initial_state,
+                                template_key=(self.domain.name, task.hash))
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        return conn, directory
+
+    def _release_sync(self) -> None:
         conn, directory = self._conn, self._dir
         self._conn = self._dir = None
         if conn is not None:
-            await asyncio.to_thread(conn.close)
+            conn.close()
         if directory is not None:
-            await asyncio.to_thread(shutil.rmtree, directory, True)
+            shutil.rmtree(directory, ignore_errors=True)
 
     async def close(self) -> None:
-        await self._release()
+        if self._conn is not None or self._dir is not None:
+            await asyncio.to_thread(self._release_sync)

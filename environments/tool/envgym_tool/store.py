@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,39 @@ def connect(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
-def create(path: str | Path, schema_sql: str, initial_state: dict[str, Any],
-           *, journal: str = "MEMORY") -> sqlite3.Connection:
-    """Create the store at ``path`` (``:memory:`` allowed) and load the initial rows in one transaction."""
-    conn = connect(path)
-    conn.execute(f"PRAGMA journal_mode = {journal}")
+_templates: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+
+
+def create(path: str | Path, schema_sql: str, initial_state: dict[str, Any], *,
+           template_key: tuple[str, str] | None = None) -> sqlite3.Connection:
+    """Create the store at ``path`` (``:memory:`` allowed) holding the initial rows.
+
+    With a ``template_key`` (e.g. domain name and task hash) the first build is kept as a serialised
+    database image and later stores with the same key are written from it: a file copy, not a reload.
+    """
+    image = _templates.get(template_key) if template_key else None
+    if image is None:
+        built = _build(":memory:", schema_sql, initial_state)
+        image = built.serialize()
+        built.close()
+        if template_key:
+            _templates[template_key] = image
+            while len(_templates) > 256:
+                _templates.popitem(last=False)
+    if str(path) == ":memory:":
+        conn = connect(":memory:")
+        conn.deserialize(image)
+    else:
+        Path(path).write_bytes(image)
+        conn = connect(path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA journal_mode = MEMORY")
     conn.execute("PRAGMA synchronous = OFF")
+    return conn
+
+
+def _build(path: str | Path, schema_sql: str, initial_state: dict[str, Any]) -> sqlite3.Connection:
+    conn = connect(path)
     conn.executescript(schema_sql)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.execute("BEGIN")
@@ -37,7 +65,7 @@ def create(path: str | Path, schema_sql: str, initial_state: dict[str, Any],
                 cols = ", ".join(f'"{c}"' for c in row)
                 marks = ", ".join("?" for _ in row)
                 try:
-                    conn.execute(f'INSERT INTO "{table}" ({cols}) VALUES ({marks})', list(row.values()))
+                    conn.execute(f'INSERT INTO "{table}" ({cols}) VALUES ({marks})', tuple(row.values()))
                 except sqlite3.Error as exc:
                     raise SpecError(f"bad row for table {table!r}: {exc}", field=f"initial_state.{table}") from exc
         conn.execute("COMMIT")
