@@ -18,9 +18,11 @@ from envgym.verify.spec import (
     AnswerSpec,
     AnyOfSpec,
     RubricSpec,
+    TimedWriteSpec,
     VerifierSpec,
     WriteActionSpec,
 )
+from envgym.verify.timed import verify_timed
 from envgym.verify.write_action import verify_write_action
 
 __all__ = ["CallRecord", "JudgeConfig", "StateView", "VerifyContext", "verify", "verify_one"]
@@ -33,6 +35,8 @@ async def verify_one(spec: VerifierSpec, ctx: VerifyContext) -> Verdict:
         return await verify_answer(spec, ctx.final_answer)
     if isinstance(spec, RubricSpec):
         return await verify_rubric(spec, ctx)
+    if isinstance(spec, TimedWriteSpec):
+        return await verify_timed(spec, ctx)
     if isinstance(spec, AllOfSpec | AnyOfSpec):
         children = await asyncio.gather(*(verify_one(child, ctx) for child in spec.verifiers))
         return Verdict.combine(list(children), mode="all" if isinstance(spec, AllOfSpec) else "any")

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from envgym.types import FrozenModel
+from envgym.verify.timed import TimedWriteSpec
 
 
 class ExpectedWrite(FrozenModel):
@@ -113,7 +114,7 @@ class AnyOfSpec(FrozenModel):
 
 
 VerifierSpec = Annotated[
-    WriteActionSpec | AnswerSpec | RubricSpec | AllOfSpec | AnyOfSpec, Field(discriminator="type")
+    WriteActionSpec | AnswerSpec | RubricSpec | AllOfSpec | AnyOfSpec | TimedWriteSpec, Field(discriminator="type")
 ]
 AllOfSpec.model_rebuild()
 AnyOfSpec.model_rebuild()

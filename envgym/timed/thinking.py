@@ -1,0 +1,110 @@
+"""Thinking costs time: how far a timed world's clock moves while the agent decides.
+
+A policy is typed configuration (a discriminated union on ``type``), recorded in every timeline. Before an
+action takes effect the world runs for ``policy.cost(sample)`` virtual seconds, where the sample holds what
+the env could observe about the decision:
+
+- ``none``: 0 s (the world waits for the agent; the classic turn-based setting);
+- ``fixed``: ``seconds`` per step, whatever the agent did (the default, 2 s: deterministic for any agent);
+- ``tokens``: ``base_s + seconds_per_token * completion tokens + seconds_per_prompt_token * prompt tokens``
+  of the usage spent on this action. The env learns it from ``step(action, usage=...)`` or from a usage
+  source attached with ``env.attach_usage(lambda: agent.usage)`` (cumulative; the env takes differences).
+  Without either it charges ``base_s`` and records ``usage_known: false``;
+- ``wall``: the wall-clock seconds between the env returning the previous step and receiving this action,
+  times ``scale`` (the env's injected clock measures them; inject a SimClock to test it);
+- ``recorded``: the charges of a recorded run, step by step (then 0): how a run is replayed and re-graded.
+
+Real-time mode (``TimedEnv(realtime=True)``) is not a policy: there the world's clock *is* the wall clock
+(scaled by ``speed``), so thinking, waiting and the env's own work all cost what they cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from envgym.types import FrozenModel, Usage
+
+
+@dataclass(frozen=True)
+class ThinkingSample:
+    """What the env observed about one decision."""
+
+    step: int
+    wall_s: float
+    usage: Usage | None
+
+
+class NoThinkingCost(FrozenModel):
+    type: Literal["none"] = "none"
+
+    def cost(self, sample: ThinkingSample) -> float:
+        return 0.0
+
+
+class FixedThinkingCost(FrozenModel):
+    type: Literal["fixed"] = "fixed"
+    seconds: float = Field(default=2.0, ge=0)
+
+    def cost(self, sample: ThinkingSample) -> float:
+        return self.seconds
+
+
+class TokenThinkingCost(FrozenModel):
+    type: Literal["tokens"] = "tokens"
+    seconds_per_token: float = Field(default=0.02, ge=0)
+    """Decode speed: 0.02 s/token is 50 tokens/s."""
+    seconds_per_prompt_token: float = Field(default=0.0, ge=0)
+    base_s: float = Field(default=0.0, ge=0)
+
+    def cost(self, sample: ThinkingSample) -> float:
+        if sample.usage is None:
+            return self.base_s
+        return (self.base_s + self.seconds_per_token * sample.usage.completion_tokens
+                + self.seconds_per_prompt_token * sample.usage.prompt_tokens)
+
+
+class WallThinkingCost(FrozenModel):
+    type: Literal["wall"] = "wall"
+    scale: float = Field(default=1.0, ge=0)
+
+    def cost(self, sample: ThinkingSample) -> float:
+        return max(0.0, sample.wall_s) * self.scale
+
+
+class RecordedThinkingCost(FrozenModel):
+    type: Literal["recorded"] = "recorded"
+    charges: tuple[float, ...] = ()
+
+    def cost(self, sample: ThinkingSample) -> float:
+        return self.charges[sample.step] if sample.step < len(self.charges) else 0.0
+
+
+ThinkingPolicy = Annotated[
+    NoThinkingCost | FixedThinkingCost | TokenThinkingCost | WallThinkingCost | RecordedThinkingCost,
+    Field(discriminator="type"),
+]
+_adapter: TypeAdapter[Any] = TypeAdapter(ThinkingPolicy)
+DEFAULT_THINKING = FixedThinkingCost()
+
+
+def thinking_policy(value: Any) -> Any:
+    """A policy from a policy, a dict, or a short string: ``none``, ``fixed:2``, ``tokens:0.02``, ``wall:1``."""
+    if value is None:
+        return DEFAULT_THINKING
+    if isinstance(value, str):
+        kind, _, number = value.partition(":")
+        field_name = {"fixed": "seconds", "tokens": "seconds_per_token", "wall": "scale"}.get(kind)
+        value = {"type": kind, **({field_name: float(number)} if number and field_name else {})}
+    if isinstance(value, dict):
+        return _adapter.validate_python(value)
+    return _adapter.validate_python(value.model_dump())
+
+
+def usage_delta(now: Usage, before: Usage) -> Usage:
+    """The usage spent between two cumulative readings."""
+    return Usage(prompt_tokens=now.prompt_tokens - before.prompt_tokens,
+                 completion_tokens=now.completion_tokens - before.completion_tokens,
+                 calls=now.calls - before.calls, cost_usd=now.cost_usd - before.cost_usd)
