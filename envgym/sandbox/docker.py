@@ -1,0 +1,458 @@
+"""The Docker backend: one hardened container per sandbox, driven without blocking the event loop.
+
+* Every Docker SDK call runs on a :class:`DockerEngine`'s own thread pool (``max_concurrency`` threads), so
+  concurrency is bounded and the loop never waits on a socket. Command output is read from the hijacked
+  exec connection with asyncio streams directly: a slow command costs no thread.
+* The container is created from :func:`~envgym.sandbox.profile.container_spec` (validated, hardened,
+  labelled for the reaper) and removed on ``stop``; nothing is ever pulled: a missing image raises
+  :class:`ImageMissing` naming ``envgym sandbox build``.
+* ``exec`` is one ``docker exec`` per command; ``session.exec`` goes through the in-container helper
+  (:mod:`envgym.sandbox.incontainer`) over one long-lived exec connection. File operations use the session.
+* Timeouts kill the command's whole tree (``ENVGYM_EXEC`` tag); a container that cannot be reached to do so
+  (paused) raises :class:`ExecTimeout` at the deadline; a container that died raises :class:`SandboxCrashed`.
+* A daemon that does not answer raises :class:`DaemonUnavailable` with how to start one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import io
+import json
+import secrets
+import struct
+import tarfile
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from envgym.sandbox import incontainer, tarsafe
+from envgym.sandbox.base import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, Command, ExecResult, Sandbox, SandboxState
+from envgym.sandbox.errors import (
+    START_DOCKER_HINT,
+    DaemonUnavailable,
+    ExecTimeout,
+    ImageMissing,
+    SandboxCrashed,
+    SandboxError,
+    SandboxFileNotFound,
+)
+from envgym.sandbox.profile import DEFAULT, SandboxProfile, container_spec
+from envgym.sandbox.reaper import default_run_id, owner_labels
+
+HELPER = Path(incontainer.__file__).read_text()
+KILL_GRACE_S = 10.0
+"""How long a timed-out command's tree kill may take before the sandbox is declared unreachable."""
+SESSION_GRACE_S = 5.0
+
+
+class DockerEngine:
+    """A Docker API client with a bounded thread pool; ``async with`` closes both."""
+
+    def __init__(self, base_url: str | None = None, *, max_concurrency: int = 8, timeout: float = 120) -> None:
+        self._base_url, self._timeout = base_url, timeout
+        self._executor = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="envgym-docker")
+        self._max = max_concurrency
+        self._api: Any = None
+        self._connecting: asyncio.Lock | None = None
+
+    async def api(self) -> Any:
+        if self._api is None:
+            self._connecting = self._connecting or asyncio.Lock()
+            async with self._connecting:
+                if self._api is None:
+                    self._api = await asyncio.get_running_loop().run_in_executor(self._executor, self._connect)
+        return self._api
+
+    def _connect(self) -> Any:
+        try:
+            import docker
+        except ImportError as exc:
+            raise DaemonUnavailable("the docker backend needs the Docker SDK: pip install 'envgym[docker]'") from exc
+        kwargs = {"base_url": self._base_url} if self._base_url else {}
+        try:
+            env = docker.utils.kwargs_from_env()
+            env.update(kwargs)
+            api = docker.APIClient(version="auto", timeout=self._timeout, max_pool_size=self._max, **env)
+        except docker.errors.DockerException as exc:
+            raise DaemonUnavailable(f"no Docker engine answers ({exc}); {START_DOCKER_HINT}") from None
+        return api
+
+    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``APIClient.<method>(*args, **kwargs)`` on the engine's thread pool."""
+        api = await self.api()
+        return await self.run(getattr(api, method), *args, **kwargs)
+
+    async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        import requests
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, partial(fn, *args, **kwargs))
+        except requests.exceptions.ConnectionError as exc:
+            raise DaemonUnavailable(f"the Docker engine stopped answering ({exc}); {START_DOCKER_HINT}") from None
+
+    async def hijack(self, exec_id: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Start an exec and return its raw, multiplexed stdio connection as asyncio streams."""
+        api = await self.api()
+
+        def start() -> Any:
+            res = api._post_json(api._url("/exec/{0}/start", exec_id), stream=True,
+                                 headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+                                 data={"Tty": False, "Detach": False})
+            api._raise_for_status(res)
+            sock = res.raw._fp.fp.raw._sock
+            dup = sock.dup()
+            res.close()
+            sock.close()
+            return dup
+
+        sock = await self.run(start)
+        return await asyncio.open_connection(sock=sock)
+
+    async def close(self) -> None:
+        if self._api is not None:
+            self._api.close()
+            self._api = None
+        await asyncio.to_thread(self._executor.shutdown)
+
+    async def __aenter__(self) -> DockerEngine:
+        await self.api()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def frames(reader: asyncio.StreamReader) -> AsyncIterator[tuple[int, bytes]]:
+    """Demultiplex Docker's stdio stream: (1 = stdout | 2 = stderr, bytes) until EOF."""
+    while True:
+        try:
+            header = await reader.readexactly(8)
+        except asyncio.IncompleteReadError:
+            return
+        stream, size = struct.unpack(">BxxxL", header)
+        try:
+            yield stream, await reader.readexactly(size)
+        except asyncio.IncompleteReadError as exc:
+            yield stream, exc.partial
+            return
+
+
+def _close(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):
+        writer.close()
+
+
+class DockerSandbox(Sandbox):
+    """A container started from ``image`` under ``profile``; see the module docstring."""
+
+    backend = "docker"
+
+    def __init__(self, image: str, profile: SandboxProfile = DEFAULT, *, engine: DockerEngine | None = None,
+                 run_id: str | None = None, labels: Mapping[str, str] | None = None) -> None:
+        super().__init__()
+        self.image, self.profile = image, profile
+        self.run_id = run_id or default_run_id()
+        self._own_engine = engine is None
+        self.engine = engine or DockerEngine()
+        self._labels = dict(labels or {})
+        self._docker_session: DockerSession | None = None
+        self._oom_seen = 0
+
+    async def _start(self) -> None:
+        import docker.errors
+
+        try:
+            await self.engine.call("inspect_image", self.image)
+        except docker.errors.ImageNotFound:
+            raise ImageMissing(f"image {self.image!r} is not built here (nothing is pulled); build it with "
+                               "`envgym sandbox build NAME` (sandboxes/NAME)") from None
+        labels = {**self._labels, **owner_labels(self.run_id, self.profile.lifetime_s)}
+        spec = container_spec(self.profile, self.image, labels)
+        api = await self.engine.api()
+        create = asyncio.ensure_future(self.engine.run(
+            lambda: api._result(api._post_json(api._url("/containers/create"), data=spec), True)))
+        try:
+            created = await asyncio.shield(create)
+        except asyncio.CancelledError:  # the thread finishes anyway: learn the id so that stop removes it
+            with contextlib.suppress(Exception):
+                self.id = (await create)["Id"][:12]
+            raise
+        self.id = created["Id"][:12]
+        await self.engine.call("start", self.id)
+
+    async def _stop(self) -> None:
+        import docker.errors
+
+        try:
+            if self._docker_session is not None:
+                await self._docker_session.close()
+            if self.id:
+                with contextlib.suppress(docker.errors.NotFound):
+                    try:
+                        await self.engine.call("remove_container", self.id, force=True, v=True)
+                    except docker.errors.APIError as exc:
+                        if exc.status_code != 409:  # 409: removal already in progress
+                            raise
+        finally:
+            if self._own_engine:
+                await self.engine.close()
+
+    # -- faults ------------------------------------------------------------------------------------------------
+    async def _status(self) -> str:
+        """The container's state: running, paused, exited, dead ... or 'gone'."""
+        import docker.errors
+
+        try:
+            info = await self.engine.call("inspect_container", self.id)
+        except docker.errors.NotFound:
+            return "gone"
+        return "paused" if info["State"].get("Paused") else info["State"]["Status"]
+
+    async def _crashed(self, during: str) -> SandboxCrashed:
+        status = await self._status()
+        self.state = SandboxState.FAILED
+        return SandboxCrashed(f"container {self.id} is {status} ({during})")
+
+    async def _create_exec(self, argv: list[str], *, deadline: float, stdin: bool = False, **kwargs: Any) -> str:
+        import docker.errors
+
+        while True:
+            try:
+                return (await self.engine.call("exec_create", self.id, argv, stdin=stdin, stdout=True, stderr=True,
+                                               **kwargs))["Id"]
+            except docker.errors.NotFound:
+                raise await self._crashed("gone when a command was sent") from None
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:
+                    raise SandboxError(f"docker exec failed: {exc.explanation}") from None
+                if "paused" not in str(exc.explanation):
+                    raise await self._crashed("not running when a command was sent") from None
+            if time.monotonic() >= deadline:  # frozen from the start: the deadline passes, then it's a timeout
+                raise ExecTimeout(f"container {self.id} is paused (frozen); the command never started")
+            await asyncio.sleep(0.2)
+
+    # -- exec --------------------------------------------------------------------------------------------------
+    async def _exec(self, cmd: Command, *, timeout: float, max_output: int, cwd: str | None, env: dict[str, str],  # noqa: ASYNC109 - the command's own deadline
+                    user: str | None) -> ExecResult:
+        token = secrets.token_hex(8)
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        start = time.monotonic()
+        deadline = start + timeout
+        exec_id = await self._create_exec(argv, deadline=deadline, workdir=cwd or self.profile.workdir,
+                                          user=user or "",
+                                          environment=[*(f"{k}={v}" for k, v in env.items()),
+                                                       f"{incontainer.TAG}={token}"])
+        reader, writer = await self.engine.hijack(exec_id)
+        out = {1: bytearray(), 2: bytearray()}
+        truncated = timed_out = False
+
+        async def collect() -> None:
+            nonlocal truncated
+            async for stream, data in frames(reader):
+                buf = out.get(stream)
+                if buf is None:
+                    continue
+                room = max_output - len(buf)
+                truncated |= len(data) > room
+                buf += data[:max(room, 0)]
+
+        reading = asyncio.ensure_future(collect())
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(reading), max(deadline - time.monotonic(), 0))
+            except TimeoutError:
+                timed_out = True
+                await self._kill_tree(token)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(reading), 2.0)
+        finally:
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
+            _close(writer)
+        info = await self.engine.call("exec_inspect", exec_id)
+        code = info.get("ExitCode")
+        if not timed_out and (code is None or code in (-1, 137)) and await self._status() != "running":
+            raise await self._crashed("died during the command")
+        oom = False
+        if code == 137 and not timed_out:
+            counter = await self._oom_counter()
+            oom, self._oom_seen = counter > self._oom_seen, counter
+        return ExecResult(exit_code=None if timed_out else code, stdout=out[1].decode(errors="replace"),
+                          stderr=out[2].decode(errors="replace"), truncated=truncated, timed_out=timed_out,
+                          oom_killed=oom, duration_s=time.monotonic() - start)
+
+    async def _kill_tree(self, token: str) -> None:
+        """Kill the tagged tree from inside; retried while the pids limit refuses a new process."""
+        give_up = time.monotonic() + KILL_GRACE_S
+        last = ""
+        while time.monotonic() < give_up:
+            status = await self._status()
+            if status == "paused":
+                raise ExecTimeout(f"container {self.id} is paused (frozen): the command could not be stopped")
+            if status != "running":
+                raise await self._crashed("died during the command")
+            try:
+                exec_id = await self._create_exec(["python3", "-c", HELPER, "kill", token], deadline=give_up)
+                reader, writer = await self.engine.hijack(exec_id)
+                try:
+                    async for _ in frames(reader):
+                        pass
+                finally:
+                    _close(writer)
+                if (await self.engine.call("exec_inspect", exec_id)).get("ExitCode") == 0:
+                    return
+                last = "the kill helper failed"
+            except SandboxError as exc:
+                last = str(exc)
+            await asyncio.sleep(0.2)
+        self.state = SandboxState.FAILED
+        raise ExecTimeout(f"container {self.id}: the timed-out command could not be stopped ({last})")
+
+    async def _oom_counter(self) -> int:
+        return int((await self._session().call({"op": "oom"}, timeout=10))["count"])
+
+    # -- session and files -------------------------------------------------------------------------------------
+    def _session(self) -> DockerSession:
+        if self._docker_session is None:
+            self._docker_session = DockerSession(self)
+        return self._docker_session
+
+    async def _write(self, path: str, data: bytes, mode: int) -> None:
+        await self._session().call({"op": "write", "path": path, "mode": mode,
+                                    "data": base64.b64encode(data).decode()}, timeout=DEFAULT_TIMEOUT)
+
+    async def _read(self, path: str, max_bytes: int) -> bytes:
+        reply = await self._session().call({"op": "read", "path": path, "max_bytes": max_bytes},
+                                           timeout=DEFAULT_TIMEOUT)
+        return base64.b64decode(reply["data"])
+
+    async def _copy_in(self, src: Path, dest: str) -> None:
+        def pack() -> bytes:
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                tar.add(src, arcname=src.name)
+            return buf.getvalue()
+
+        data = await asyncio.to_thread(pack)
+        await self._session().call({"op": "tar_in", "dest": dest, "data": base64.b64encode(data).decode()},
+                                   timeout=DEFAULT_TIMEOUT)
+
+    async def _copy_out(self, src: str, dest: Path, max_bytes: int) -> None:
+        reply = await self._session().call({"op": "tar_out", "path": src, "max_bytes": max_bytes},
+                                           timeout=DEFAULT_TIMEOUT)
+        await asyncio.to_thread(tarsafe.extract, base64.b64decode(reply["data"]), dest, max_bytes=max_bytes)
+
+
+class DockerSession:
+    """One long-lived helper process in the container, spoken to in JSON lines; requests are serialised."""
+
+    def __init__(self, sandbox: DockerSandbox) -> None:
+        self._sb = sandbox
+        self._lock = asyncio.Lock()
+        self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+        self._stderr = bytearray()
+
+    async def open(self) -> None:
+        """Start the helper now (a pool does this before handing a sandbox out)."""
+        async with self._lock:
+            await self._ensure(time.monotonic() + 60)
+
+    async def _ensure(self, deadline: float) -> asyncio.StreamWriter:
+        if self._conn is not None:
+            return self._conn[1]
+        exec_id = await self._sb._create_exec(["python3", "-u", "-c", HELPER, "serve"], deadline=deadline,
+                                              stdin=True)
+        reader, writer = await self._sb.engine.hijack(exec_id)
+        self._conn = (reader, writer)
+        self._lines = asyncio.Queue()
+        self._pump = asyncio.ensure_future(self._read_lines(reader, self._lines))
+        return writer
+
+    async def _read_lines(self, reader: asyncio.StreamReader, lines: asyncio.Queue[bytes | None]) -> None:
+        pending = b""
+        try:
+            async for stream, data in frames(reader):
+                if stream == 2:
+                    self._stderr = (self._stderr + data)[-4096:]
+                    continue
+                pending += data
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    lines.put_nowait(line)
+        finally:
+            lines.put_nowait(None)
+
+    async def _drop(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        if self._conn is not None:
+            _close(self._conn[1])
+        self._conn = self._pump = None
+
+    async def close(self) -> None:
+        await self._drop()
+
+    async def call(self, request: dict[str, Any], *, timeout: float) -> dict[str, Any]:  # noqa: ASYNC109 - the command's own deadline
+        """Send one request; its answer is due by ``timeout`` (+ a grace for the helper's own work)."""
+        deadline = time.monotonic() + timeout
+        async with self._lock:
+            self._sb._check()
+            writer = await self._ensure(deadline)
+            writer.write(json.dumps(request).encode() + b"\n")
+            line = await self._answer(deadline)
+        reply = json.loads(line)
+        if not reply["ok"]:
+            kind, message = reply["kind"], reply["error"]
+            if kind in ("FileNotFoundError", "NotADirectoryError"):
+                raise SandboxFileNotFound(f"{self._sb.id}: {message}")
+            raise SandboxError(f"{self._sb.id}: {request['op']} failed: {kind}: {message}")
+        return reply
+
+    async def _answer(self, deadline: float) -> bytes:
+        grace_end = deadline + SESSION_GRACE_S
+        checked = False
+        while True:
+            wait = (deadline + 0.5 if not checked else grace_end) - time.monotonic()
+            try:
+                line = await asyncio.wait_for(self._lines.get(), max(wait, 0))
+            except TimeoutError:
+                status = await self._sb._status()
+                if status not in ("running", "paused"):
+                    await self._drop()
+                    raise await self._sb._crashed("died during a session command") from None
+                if status == "paused" or checked:
+                    await self._drop()  # the helper may answer late; that answer must not pair with a new request
+                    raise ExecTimeout(f"container {self._sb.id} is {status}: no answer by the deadline") from None
+                checked = True
+                continue
+            if line is None:
+                await self._drop()
+                if await self._sb._status() != "running":
+                    raise await self._sb._crashed("died during a session command")
+                raise SandboxError(f"{self._sb.id}: the session helper ended (was it killed from inside?): "
+                                   f"{self._stderr.decode(errors='replace')[-500:]}")
+            return line
+
+    async def exec(self, cmd: Command, *, timeout: float = DEFAULT_TIMEOUT, max_output: int = DEFAULT_MAX_OUTPUT,  # noqa: ASYNC109 - the command's own deadline
+                   cwd: str | None = None, env: Mapping[str, str] | None = None,
+                   user: str | None = None) -> ExecResult:
+        start = time.monotonic()
+        reply = await self.call({"op": "run", "cmd": cmd if isinstance(cmd, str) else list(cmd),
+                                 "token": secrets.token_hex(8), "timeout": timeout, "max_output": max_output,
+                                 "cwd": cwd or self._sb.profile.workdir, "env": dict(env or {}), "user": user},
+                                timeout=timeout)
+        return ExecResult(exit_code=reply["exit_code"],
+                          stdout=base64.b64decode(reply["stdout"]).decode(errors="replace"),
+                          stderr=base64.b64decode(reply["stderr"]).decode(errors="replace"),
+                          truncated=reply["truncated"], timed_out=reply["timed_out"],
+                          oom_killed=reply["oom_killed"], duration_s=time.monotonic() - start)

@@ -1,0 +1,69 @@
+"""Sandbox faults, each a :class:`~envgym.errors.SandboxError` and the builtin it resembles.
+
+::
+
+    SandboxError(RuntimeError)                      (envgym.errors)
+    ├── DaemonUnavailable(ConnectionError)          no Docker engine answers; the message says how to start one
+    ├── ImageMissing(LookupError)                   the image is not built; the message names the build command
+    ├── SandboxStateError                           used before start or after stop (lifecycle misuse)
+    ├── SandboxCrashed                              the container died under a command (killed, OOM of PID 1, gone)
+    ├── ExecTimeout(TimeoutError)                   no answer by the deadline and the command could not be stopped
+    │                                               (a frozen / paused container); a command that merely overran
+    │                                               its timeout is a result with ``timed_out=True`` instead
+    ├── SandboxFileNotFound(FileNotFoundError)      read/copy of a path that does not exist in the sandbox
+    ├── UnsafeArchive(ValueError)                   copy-out met an absolute path, ``..``, a link leading outside,
+    │                                               a device node or more bytes than allowed
+    └── SpecRejected(ValueError)                    the container spec asks for privileged mode, host namespaces,
+                                                    the Docker socket or added capabilities without opting in
+"""
+
+from __future__ import annotations
+
+from envgym.errors import SandboxError
+
+__all__ = [
+    "DaemonUnavailable",
+    "ExecTimeout",
+    "ImageMissing",
+    "SandboxCrashed",
+    "SandboxError",
+    "SandboxFileNotFound",
+    "SandboxStateError",
+    "SpecRejected",
+    "UnsafeArchive",
+]
+
+START_DOCKER_HINT = ("start it with `sudo bash sandboxes/host-setup.sh` (installs docker.io and starts dockerd), "
+                     "or `sudo dockerd &`, or point DOCKER_HOST at a running engine")
+
+
+class DaemonUnavailable(SandboxError, ConnectionError):
+    """No Docker engine answers (or the ``docker`` extra is not installed)."""
+
+
+class ImageMissing(SandboxError, LookupError):
+    """The requested image does not exist locally (nothing is ever pulled)."""
+
+
+class SandboxStateError(SandboxError):
+    """A sandbox was used outside its RUNNING state (before ``start`` or after ``stop``)."""
+
+
+class SandboxCrashed(SandboxError):
+    """The container died while a command ran in it, or was gone when one was sent."""
+
+
+class ExecTimeout(SandboxError, TimeoutError):
+    """The command's deadline passed and the sandbox could not be made to stop it (frozen container)."""
+
+
+class SandboxFileNotFound(SandboxError, FileNotFoundError):
+    """A path read or copied from the sandbox does not exist there."""
+
+
+class UnsafeArchive(SandboxError, ValueError):
+    """An archive copied out of a sandbox contains a member that could escape the destination."""
+
+
+class SpecRejected(SandboxError, ValueError):
+    """A container spec was refused by the validator; the message names the opt-in that would allow it."""

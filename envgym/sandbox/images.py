@@ -1,0 +1,158 @@
+"""Sandbox images: recipes in ``sandboxes/<name>/``, tagged by a content hash, built offline.
+
+``sandboxes/base/`` is built by its ``build.sh`` (debootstrap + ``docker import``; no registry is reachable).
+Every other folder holding a ``Dockerfile`` is an image built ``FROM`` the base (``ARG BASE``); a
+``requirements.txt`` beside it is resolved on the host with ``pip download`` into ``wheels/`` of the build
+context and installed offline (builds run with network ``none``). Tags are ``envgym/<name>:<hash>`` where
+the hash covers the folder's files except README.md (and, for derived images, the base tag), so an
+unchanged recipe is never rebuilt and a changed base rebuilds everything on top of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envgym.sandbox.errors import ImageMissing, SandboxError
+
+SANDBOXES = Path(__file__).resolve().parents[2] / "sandboxes"
+"""The recipes of a source checkout (editable install); commands take ``--dir`` otherwise."""
+REPO = "envgym"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    path: Path
+    tag: str
+
+    @property
+    def is_base(self) -> bool:
+        return self.name == "base"
+
+
+def folder_listing(folder: Path) -> str:
+    """``sha256sum`` lines of the folder's files (sorted, README.md excluded), as base/build.sh makes them."""
+    lines = []
+    for path in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).as_posix().encode()):
+        if path.is_file() and path.name != "README.md":
+            lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  ./{path.relative_to(folder).as_posix()}\n")
+    return "".join(lines)
+
+
+def recipe_hash(folder: Path, base_tag: str | None = None) -> str:
+    text = folder_listing(folder) if base_tag is None else f"FROM {base_tag}\n{folder_listing(folder)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def recipes(root: Path = SANDBOXES) -> dict[str, Recipe]:
+    """Every image recipe under ``root``, the base first."""
+    base_dir = root / "base"
+    if not (base_dir / "build.sh").is_file():
+        raise SandboxError(f"{root} has no base/build.sh: is this the sandboxes/ folder of an envgym checkout?")
+    base = Recipe("base", base_dir, f"{REPO}/base:{recipe_hash(base_dir)}")
+    found = {"base": base}
+    for folder in sorted(p for p in root.iterdir() if (p / "Dockerfile").is_file()):
+        found[folder.name] = Recipe(folder.name, folder, f"{REPO}/{folder.name}:{recipe_hash(folder, base.tag)}")
+    return found
+
+
+def tag_for(name: str, root: Path = SANDBOXES) -> str:
+    """The current tag of image ``name`` (built or not)."""
+    try:
+        return recipes(root)[name].tag
+    except KeyError:
+        raise ImageMissing(f"no image recipe sandboxes/{name}/ (known: {', '.join(recipes(root))})") from None
+
+
+def _exists(api: Any, tag: str) -> bool:
+    import docker.errors
+
+    try:
+        api.inspect_image(tag)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def build(names: list[str], *, root: Path = SANDBOXES, force: bool = False,
+          log: Callable[[str], None] = print) -> list[tuple[str, bool]]:
+    """Build the named images (and the base they need); returns (tag, built now?) per image.
+
+    Synchronous: it is the CLI's work (no event loop), a minute for the base and seconds per image.
+    """
+    import docker
+
+    known = recipes(root)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ImageMissing(f"no image recipe for {', '.join(unknown)} (known: {', '.join(known)})")
+    order = ["base", *[n for n in known if n != "base" and n in names]]
+    api = docker.APIClient(version="auto")
+    try:
+        done = []
+        for name in order:
+            recipe = known[name]
+            if _exists(api, recipe.tag) and not force:
+                done.append((recipe.tag, False))
+                continue
+            log(f"building {recipe.tag}")
+            if recipe.is_base:
+                if force:
+                    api.remove_image(recipe.tag, force=True)
+                subprocess.run(["bash", str(recipe.path / "build.sh")], check=True)
+            else:
+                _build_derived(api, recipe, known["base"].tag, log)
+            done.append((recipe.tag, True))
+        return done
+    finally:
+        api.close()
+
+
+def _build_derived(api: Any, recipe: Recipe, base_tag: str, log: Callable[[str], None]) -> None:
+    with tempfile.TemporaryDirectory(prefix=f"envgym-build-{recipe.name}-") as tmp:
+        context = Path(tmp) / "context"
+        shutil.copytree(recipe.path, context)
+        wheels = context / "wheels"
+        wheels.mkdir(exist_ok=True)
+        if (context / "requirements.txt").is_file():  # resolved on the host; the build itself has no network
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(wheels),
+                            "-r", str(context / "requirements.txt"), "pip"], check=True)
+        labels = {"envgym.image": recipe.name, "envgym.recipe": recipe.tag.rsplit(":", 1)[1]}
+        for chunk in api.build(path=str(context), tag=recipe.tag, buildargs={"BASE": base_tag}, network_mode="none",
+                               rm=True, forcerm=True, labels=labels, decode=True):
+            if "error" in chunk:
+                raise SandboxError(f"building {recipe.tag} failed: {chunk['error'].strip()}")
+            if chunk.get("stream", "").strip():
+                log(chunk["stream"].rstrip())
+
+
+def stale_images(root: Path = SANDBOXES) -> list[str]:
+    """Tags of envgym images whose recipe has changed since (or disappeared)."""
+    import docker
+
+    current = {r.tag for r in recipes(root).values()}
+    api = docker.APIClient(version="auto")
+    try:
+        tags = [t for image in api.images(name=f"{REPO}/*") for t in image.get("RepoTags") or []]
+    finally:
+        api.close()
+    return sorted(t for t in tags if t.startswith(f"{REPO}/") and t not in current)
+
+
+def remove_images(tags: list[str]) -> None:
+    import docker
+
+    api = docker.APIClient(version="auto")
+    try:
+        for tag in tags:
+            api.remove_image(tag)
+    finally:
+        api.close()

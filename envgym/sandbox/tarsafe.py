@@ -1,0 +1,120 @@
+"""Archives copied *out* of a sandbox, validated member by member and extracted without following links.
+
+Everything inside a sandbox is the agent's, including the program that builds the archive, so an archive is
+hostile until proven otherwise. :func:`extract` refuses (:class:`UnsafeArchive`) the whole archive when any
+member
+
+* has an absolute name, a ``..`` component, a NUL, or lies outside the single top-level entry;
+* is a device node, FIFO or anything but a file, directory, symlink or hard link;
+* is a symlink whose target is absolute or resolves outside the top-level entry;
+* is a hard link to anything but an earlier file member; or sits below a symlink member (``link/x``);
+* repeats an earlier name, or takes the total past ``max_bytes``.
+
+Extraction then writes into a fresh directory with ``O_NOFOLLOW | O_EXCL``, drops set-id bits, copies
+hard-linked content instead of linking, and finally renames the top-level entry to the destination.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+from envgym.sandbox.errors import UnsafeArchive
+
+_ALLOWED = {tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE}
+
+
+def _norm(name: str) -> str:
+    return posixpath.normpath(name.removeprefix("./"))
+
+
+def check_members(members: list[tarfile.TarInfo], *, max_bytes: int) -> str:
+    """Validate every member; returns the name of the single top-level entry."""
+    if not members:
+        raise UnsafeArchive("empty archive")
+    names: dict[str, tarfile.TarInfo] = {}
+    links: set[str] = set()
+    top = _norm(members[0].name).split("/")[0]
+    total = 0
+    for m in members:
+        raw = m.name
+        if "\0" in raw or raw.startswith("/") or not raw:
+            raise UnsafeArchive(f"member {raw!r}: absolute or malformed name")
+        if ".." in raw.split("/"):
+            raise UnsafeArchive(f"member {raw!r}: '..' in its path")
+        name = _norm(raw)
+        if name in ("", ".") or name.split("/")[0] != top:
+            raise UnsafeArchive(f"member {raw!r}: outside the top-level entry {top!r}")
+        if m.type not in _ALLOWED:
+            raise UnsafeArchive(f"member {raw!r}: type {m.type!r} (devices, FIFOs and others are refused)")
+        if name in names:
+            raise UnsafeArchive(f"member {raw!r}: appears twice")
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            if "/".join(parts[:i]) in links:
+                raise UnsafeArchive(f"member {raw!r}: lies below the symlink {'/'.join(parts[:i])!r}")
+        if m.issym():
+            target = m.linkname
+            if not target or target.startswith("/") or "\0" in target:
+                raise UnsafeArchive(f"symlink {raw!r} -> {target!r}: absolute or empty target")
+            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+            if resolved.split("/")[0] != top or (resolved == top and name == top):
+                raise UnsafeArchive(f"symlink {raw!r} -> {target!r}: points outside the copied tree")
+            links.add(name)
+        elif m.islnk():
+            target = _norm(m.linkname)
+            if target not in names or not names[target].isreg():
+                raise UnsafeArchive(f"hard link {raw!r} -> {m.linkname!r}: not an earlier file of the archive")
+        total += m.size if m.isreg() else 0
+        if total > max_bytes:
+            raise UnsafeArchive(f"archive holds more than {max_bytes} bytes")
+        names[name] = m
+    for name in names:  # a symlink member named before a member below it
+        parts = name.split("/")
+        if any("/".join(parts[:i]) in links for i in range(1, len(parts))):
+            raise UnsafeArchive(f"member {name!r}: lies below a symlink")
+    return top
+
+
+def _write_file(path: Path, source: io.BufferedReader | None, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, (mode & 0o777) | 0o600)
+    with os.fdopen(fd, "wb") as f:
+        if source is not None:
+            shutil.copyfileobj(source, f)
+
+
+def extract(data: bytes, dest: Path, *, max_bytes: int) -> Path:
+    """Validate the tar ``data`` and materialise its single top-level entry as ``dest``."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        members = tar.getmembers()
+        top = check_members(members, max_bytes=max_bytes)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".envgym-copy-", dir=dest.parent))
+        try:
+            by_name = {_norm(m.name): m for m in members}
+            for m in members:
+                path = staging / _norm(m.name)
+                for parent in reversed(path.relative_to(staging).parents[:-1]):
+                    p = staging / parent
+                    if not p.exists():
+                        p.mkdir(0o755)
+                    elif p.is_symlink() or not p.is_dir():
+                        raise UnsafeArchive(f"member {m.name!r}: parent {parent} is not a directory")
+                if m.isdir():
+                    if not path.exists():
+                        path.mkdir((m.mode & 0o777) | 0o700)
+                elif m.issym():
+                    os.symlink(m.linkname, path)
+                elif m.islnk():
+                    _write_file(path, tar.extractfile(by_name[_norm(m.linkname)]), m.mode)
+                else:
+                    _write_file(path, tar.extractfile(m), m.mode)
+            os.rename(staging / top, dest)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return dest
