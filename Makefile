@@ -26,7 +26,7 @@ demo: setup
 	$(BIN)/envgym eval $(SUITES) --agent oracle --concurrency $(CONCURRENCY) --out $(OUT)/runs/oracle
 	$(BIN)/envgym eval $(SUITES) --agent null --concurrency $(CONCURRENCY) --out $(OUT)/runs/null
 	$(BIN)/envgym eval $(SUITES) --agent random --runs 3 --concurrency $(CONCURRENCY) --out $(OUT)/runs/random
-	$(BIN)/envgym eval $(SUITES) --agent hf --concurrency 2 --out $(OUT)/runs/smollm2
+	$(BIN)/envgym eval $(SUITES) --agent hf --max-steps 4 --step-timeout 900 --concurrency 2 --out $(OUT)/runs/smollm2
 	$(BIN)/envgym leaderboard build $(OUT)/runs/oracle $(OUT)/runs/null $(OUT)/runs/random $(OUT)/runs/smollm2 --out $(OUT)/leaderboard
 	@echo "leaderboard: $(OUT)/leaderboard/index.html"
 

@@ -72,13 +72,13 @@ def main() -> None:
         tool = domain.by_name[call.name]
         conn = store.create(":memory:", domain.schema_sql, task.initial_state)
         raw = json.loads(call.arguments)
-        direct = per_call_us(lambda: tool.fn(ToolContext(conn=conn), tool.args_model.model_validate(raw)), args.n)
-        calls: list = []
+        def direct_call(tool=tool, conn=conn, raw=raw):
+            return tool.fn(ToolContext(conn=conn), tool.args_model.model_validate(raw))
 
-        def execute():
-            execute_calls(domain, conn, calls, (call,))
-            calls.clear()
+        def execute(domain=domain, conn=conn, call=call):
+            execute_calls(domain, conn, [], (call,))
 
+        direct = per_call_us(direct_call, args.n)
         executed = per_call_us(execute, args.n)
         stepped = asyncio.run(env_us(f"tool/{domain_name}-v1", task, call, args.n))
         rows.append((f"tool/{domain_name}-v1", call.name, direct, executed, stepped))

@@ -99,7 +99,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                         max_new_tokens=args.max_new_tokens)
     judge = JudgeSettings(base_url=args.judge_url, model=args.judge_model) if args.judge_url else None
     config = EvalConfig(suites=tuple(args.suite), split=None if args.split == "all" else args.split, agent=agent,
-                        runs=args.runs, seed=args.seed, limit=args.limit, judge=judge)
+                        runs=args.runs, seed=args.seed, limit=args.limit, judge=judge, max_steps=args.max_steps,
+                        step_timeout_s=args.step_timeout)
     plan(config)  # bad suites, task files or env ids fail here, before anything starts
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
@@ -180,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=1, help="K episodes per task (pass@k, pass^k)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, help="only the first N tasks of each suite")
+    p.add_argument("--max-steps", type=int, help="cap every task's step limit")
+    p.add_argument("--step-timeout", type=float, help="per-step deadline in seconds (overrides the tasks')")
     p.add_argument("--judge-url", help="OpenAI-compatible endpoint for LLM-judge criteria")
     p.add_argument("--judge-model", default="judge")
     p.add_argument("--out", required=True, help="run directory (rerun the same command to resume)")

@@ -58,6 +58,10 @@ class EvalConfig(FrozenModel):
     limit: int | None = Field(default=None, ge=1)
     """Evaluate only the first N tasks of each suite."""
     judge: JudgeSettings | None = None
+    max_steps: int | None = Field(default=None, ge=1)
+    """Cap every task's step limit (slow local models); part of the config, so of the config hash."""
+    step_timeout_s: float | None = Field(default=None, gt=0)
+    """Override every task's per-step deadline (CPU models can need minutes per step)."""
 
     @property
     def hash(self) -> str:
@@ -79,6 +83,16 @@ class EvalSummary:
 
 
 ProgressHook = Callable[[ResultRecord], None]
+
+
+def episode_task(config: EvalConfig, task: TaskSpec) -> TaskSpec:
+    """The task as run: its limits tightened or relaxed by the config (the record keeps the original hash)."""
+    changes: dict[str, Any] = {}
+    if config.max_steps is not None and config.max_steps < task.limits.max_steps:
+        changes["max_steps"] = config.max_steps
+    if config.step_timeout_s is not None:
+        changes["step_timeout_s"] = config.step_timeout_s
+    return task.model_copy(update={"limits": task.limits.model_copy(update=changes)}) if changes else task
 
 
 def _episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
@@ -190,7 +204,8 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                                             outcome=Outcome.INFRA_ERROR, error=f"{type(exc).__name__}: {exc}",
                                             error_type=type(exc).__name__)
                 else:
-                    trajectory = await run_episode(env, agent, task, seed=seed)
+                    trajectory = await run_episode(env, agent, episode_task(config, task), seed=seed)
+                    trajectory = trajectory.model_copy(update={"task_hash": task.hash})
                 record = ResultRecord.from_trajectory(
                     trajectory, run_id=meta["run_id"], suite=suite, split=task.split,
                     env_version=parse_id(task.env_id)[2], agent_id=meta["agent_id"], agent=meta["agent"],

@@ -6,14 +6,15 @@ import os
 
 os.environ.setdefault("PYTHONASYNCIODEBUG", "1")  # slow callbacks and never-awaited coroutines show up
 
-import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
+import tempfile
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-import envgym  # noqa: E402
-from envgym.task import write_tasks  # noqa: E402
-from fakes import NOTES, notes_tasks  # noqa: E402
+import envgym
+from envgym.task import write_tasks
+
+from fakes import NOTES, notes_tasks
 
 NOTES_SUITE = Path(tempfile.mkdtemp(prefix="envgym-tests-")) / "notes.jsonl"
 write_tasks(NOTES_SUITE, notes_tasks())

@@ -1,10 +1,11 @@
 import pytest
 
 import envgym
-from conftest import NOTES_SUITE
 from envgym.check import check
 from envgym.task import write_tasks
 from envgym.types import Action
+
+from conftest import NOTES_SUITE
 from fakes import NOTES, notes_tasks
 
 

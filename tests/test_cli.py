@@ -4,8 +4,9 @@ import json
 import pytest
 from rich.console import Console
 
-from conftest import NOTES_SUITE
 from envgym import cli
+
+from conftest import NOTES_SUITE
 
 
 @pytest.fixture

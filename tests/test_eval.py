@@ -3,13 +3,15 @@ from collections import Counter
 
 import pytest
 
-from conftest import NOTES_SUITE
 from envgym.agents import NullConfig, OracleConfig
 from envgym.agents.baseline import OracleFactory
 from envgym.errors import PolicyError, SpecError
 from envgym.eval import EvalConfig, evaluate
 from envgym.record import latest, read_records
+from envgym.task import load_tasks
 from envgym.types import Outcome
+
+from conftest import NOTES_SUITE
 from fakes import ScriptedAgent
 
 
@@ -95,3 +97,13 @@ async def test_unknown_suite_and_env_are_clear(tmp_path):
     bad.write_text(NOTES_SUITE.read_text().replace("test/notes-v1", "test/nots-v1"))
     with pytest.raises(SpecError, match="did you mean 'test/notes-v1'"):
         await evaluate(EvalConfig(suites=(str(bad),), split=None, agent=OracleConfig()), tmp_path / "y")
+
+
+async def test_limit_overrides_keep_the_task_hash(tmp_path):
+    config = _config(max_steps=1, step_timeout_s=5.0)
+    summary = await evaluate(config, tmp_path / "run")
+    records, _ = read_records(tmp_path / "run" / "records.jsonl")
+    # one step is too few for the two-step solutions: truncated, and graded as they stand
+    assert summary.ran == 3 and all(r.steps == 1 for r in records)
+    assert {r.task_hash for r in records} == {t.hash for t in load_tasks(NOTES_SUITE)}
+    assert config.hash != _config().hash

@@ -24,8 +24,8 @@ def test_sync_episode_through_gymnasium(notes):
         assert json.loads(obs)["text"] == notes[0].instruction
         assert {t["function"]["name"] for t in info["tools"]} >= {"delete_note"}
         obs, reward, terminated, truncated, _ = env.step('{"name": "delete_note", "arguments": {"note_id": 1}}')
-        assert not terminated and json.loads(obs)["tool_results"][0]["error"] is None
-        obs, reward, terminated, truncated, info = env.step("Deleted it.")
+        assert not terminated and not truncated and json.loads(obs)["tool_results"][0]["error"] is None
+        obs, reward, terminated, _truncated, info = env.step("Deleted it.")
         assert terminated and reward == 1.0 and info["verdict"].passed
     finally:
         env.close()

@@ -11,6 +11,7 @@ def test_base_import_pulls_no_heavy_extras():
     import subprocess
     import sys
 
-    code = "import envgym, sys; print(sorted(m for m in ('torch', 'transformers', 'playwright', 'docker') if m in sys.modules))"
+    heavy = ("torch", "transformers", "playwright", "docker")
+    code = f"import envgym, sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

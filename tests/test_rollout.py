@@ -4,6 +4,7 @@ import envgym
 from envgym.agents.baseline import NullAgent, OracleAgent
 from envgym.rollout import run_episode
 from envgym.types import Action, Outcome
+
 from fakes import BrokenAgent, ScriptedAgent
 
 

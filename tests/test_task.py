@@ -4,6 +4,7 @@ import pytest
 
 from envgym.errors import SpecError
 from envgym.task import TaskSpec, load_suite, load_tasks, write_tasks
+
 from fakes import notes_tasks
 
 

@@ -1,6 +1,7 @@
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -115,10 +116,10 @@ async def test_combinators():
 
 
 class Judge(BaseHTTPRequestHandler):
-    replies: list = []
-    seen: list = []
+    replies: ClassVar[list] = []
+    seen: ClassVar[list] = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Judge.seen.append(body)
         status, text = Judge.replies.pop(0)

@@ -7,15 +7,15 @@ import json
 from collections import Counter
 
 import pytest
-from envgym_tool import store
-from envgym_tool.authoring.assistant import KINDS, base_state, build
-from envgym_tool.domains.assistant import DOMAIN
-from envgym_tool.env import execute_calls
 
 import envgym
 from envgym.task import suites_root
 from envgym.types import Action, ToolCall
 from envgym.verify.context import CallRecord
+from envgym_tool import store
+from envgym_tool.authoring.assistant import KINDS, base_state, build
+from envgym_tool.domains.assistant import DOMAIN
+from envgym_tool.env import execute_calls
 
 TASKS = envgym.load_suite("tool-assistant")
 BY_SLUG = {t.id.split("-", 2)[2]: t for t in TASKS}

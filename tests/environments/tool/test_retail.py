@@ -7,16 +7,16 @@ import json
 from collections import Counter
 
 import pytest
-from envgym_tool import store
-from envgym_tool.authoring.retail import KINDS, base_state, build
-from envgym_tool.domains.retail import DOMAIN
-from envgym_tool.env import execute_calls
 
 import envgym
 from envgym.task import suites_root, write_tasks
 from envgym.types import Action, ToolCall
 from envgym.verify.context import CallRecord
 from envgym.verify.spec import CalledCheck, RubricSpec, WriteActionSpec
+from envgym_tool import store
+from envgym_tool.authoring.retail import KINDS, base_state, build
+from envgym_tool.domains.retail import DOMAIN
+from envgym_tool.env import execute_calls
 
 TASKS = envgym.load_suite("tool-retail")
 BY_SLUG = {t.id.split("-", 2)[2]: t for t in TASKS}
