@@ -45,7 +45,7 @@ FINAL = completion(content="Your order o1 has shipped.", prompt_tokens=30, compl
 class ChatServer:
     """Answers POSTs with scripted ``(status, body, delay_s, headers)`` replies and records each request."""
 
-    def __init__(self, script: list[tuple[int, Any, float, dict[str, str]]]) -> None:
+    def __init__(self, script: list[tuple[int, Any, float, dict[str, str]]], port: int = 0) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         server = self
@@ -72,7 +72,7 @@ class ChatServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
         self.thread.start()
@@ -278,3 +278,30 @@ def test_parse_completion_variants() -> None:
     assert parse_completion(bad_json)[0].tool_calls[0].arguments == '{"x": '
     with pytest.raises(PolicyError, match="malformed chat completion"):
         parse_completion({"choices": []})
+
+
+async def test_eval_with_a_dead_endpoint_continues_and_a_rerun_retries(dead_url: str, tmp_path: Any) -> None:
+    """The issue's bad-input case: episodes become infra errors, the run finishes, a rerun retries them."""
+    from collections import Counter
+
+    from envgym.agents import OpenAIConfig
+    from envgym.eval import EvalConfig, evaluate
+    from envgym.record import latest, read_records
+
+    from conftest import NOTES_SUITE
+
+    config = EvalConfig(suites=(str(NOTES_SUITE),), split=None,
+                        agent=OpenAIConfig(model="canned", base_url=dead_url, api_key_env=None, retries=1))
+    first = await evaluate(config, tmp_path / "run", concurrency=3, factory=factory_for(dead_url, retries=1))
+    assert first.outcomes == Counter(infra_error=3)
+    records, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert all(r.error_type == "PolicyError" and not r.passed for r in records)
+    port = int(dead_url.split(":")[2].split("/")[0])
+    server = ChatServer([(200, FINAL, 0.0, {})] * 3, port=port)  # the endpoint comes back
+    try:
+        second = await evaluate(config, tmp_path / "run", concurrency=3, factory=factory_for(dead_url, retries=1))
+    finally:
+        server.stop()
+    assert second.ran == 3 and second.outcomes == Counter(failure=3)  # a real (wrong) answer, no longer infra
+    final = latest(read_records(tmp_path / "run" / "records.jsonl")[0])
+    assert {r.attempt for r in final} == {2} and {r.outcome.value for r in final} == {"failure"}
