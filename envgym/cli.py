@@ -5,6 +5,7 @@
     envgym tasks validate FILE...                validate task files (errors name file, line and field)
     envgym eval --suite S --agent A --out DIR    evaluate (resumable: rerun the same command)
     envgym leaderboard build RUN_DIR... --out DIR
+    envgym sandbox build [NAME...|--all] | gc    container images and the reaper (envgym/sandbox/cli.py)
 
 Errors a user can fix (bad ids, bad task files, unknown agents) print one clear line and exit 2.
 """
@@ -24,7 +25,7 @@ from rich.table import Table
 from envgym.errors import EnvgymError
 
 console = Console(stderr=True)
-out = Console()
+out = Console(soft_wrap=True)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -195,6 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("run_dirs", nargs="+")
     b.add_argument("--out", required=True)
     b.set_defaults(fn=_cmd_leaderboard_build)
+
+    from envgym.sandbox.cli import add_parser as add_sandbox_parser
+
+    add_sandbox_parser(sub)
     return parser
 
 
