@@ -21,6 +21,7 @@ import contextlib
 import io
 import json
 import secrets
+import socket
 import struct
 import tarfile
 import time
@@ -50,6 +51,34 @@ KILL_GRACE_S = 10.0
 SESSION_GRACE_S = 5.0
 
 
+def connect(base_url: str | None = None, **kwargs: Any) -> Any:
+    """A ``docker.APIClient`` speaking the daemon's API version, or :class:`DaemonUnavailable`."""
+    try:
+        import docker
+    except ImportError as exc:
+        raise DaemonUnavailable("the docker backend needs the Docker SDK: pip install 'envgym[docker]'") from exc
+    params = docker.utils.kwargs_from_env()
+    if base_url:
+        params["base_url"] = base_url
+    url = params.get("base_url") or "unix:///var/run/docker.sock"
+    if url.startswith(("unix://", "/")):  # probe first: the SDK leaks the socket of a failed unix connect
+        path = url.removeprefix("unix://")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(path)
+            except OSError as exc:
+                raise DaemonUnavailable(f"no Docker engine answers at {path} ({exc.strerror}); "
+                                        f"{START_DOCKER_HINT}") from None
+    api = docker.APIClient(**params, version=docker.constants.DEFAULT_DOCKER_API_VERSION, **kwargs)
+    try:
+        # What version="auto" does, but closing the client when the daemon is not there (the SDK leaks it).
+        api._version = api.version(api_version=False)["ApiVersion"]
+    except Exception as exc:
+        api.close()
+        raise DaemonUnavailable(f"no Docker engine answers ({exc}); {START_DOCKER_HINT}") from None
+    return api
+
+
 class DockerEngine:
     """A Docker API client with a bounded thread pool; ``async with`` closes both."""
 
@@ -69,18 +98,8 @@ class DockerEngine:
         return self._api
 
     def _connect(self) -> Any:
-        try:
-            import docker
-        except ImportError as exc:
-            raise DaemonUnavailable("the docker backend needs the Docker SDK: pip install 'envgym[docker]'") from exc
-        kwargs = {"base_url": self._base_url} if self._base_url else {}
-        try:
-            env = docker.utils.kwargs_from_env()
-            env.update(kwargs)
-            api = docker.APIClient(version="auto", timeout=self._timeout, max_pool_size=self._max, **env)
-        except docker.errors.DockerException as exc:
-            raise DaemonUnavailable(f"no Docker engine answers ({exc}); {START_DOCKER_HINT}") from None
-        return api
+        return connect(self._base_url, timeout=self._timeout, max_pool_size=self._max)
+
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``APIClient.<method>(*args, **kwargs)`` on the engine's thread pool."""

@@ -72,6 +72,12 @@ def tag_for(name: str, root: Path = SANDBOXES) -> str:
         raise ImageMissing(f"no image recipe sandboxes/{name}/ (known: {', '.join(recipes(root))})") from None
 
 
+def _client() -> Any:
+    from envgym.sandbox.docker import connect
+
+    return connect()
+
+
 def _exists(api: Any, tag: str) -> bool:
     import docker.errors
 
@@ -88,14 +94,12 @@ def build(names: list[str], *, root: Path = SANDBOXES, force: bool = False,
 
     Synchronous: it is the CLI's work (no event loop), a minute for the base and seconds per image.
     """
-    import docker
-
     known = recipes(root)
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ImageMissing(f"no image recipe for {', '.join(unknown)} (known: {', '.join(known)})")
     order = ["base", *[n for n in known if n != "base" and n in names]]
-    api = docker.APIClient(version="auto")
+    api = _client()
     try:
         done = []
         for name in order:
@@ -136,10 +140,8 @@ def _build_derived(api: Any, recipe: Recipe, base_tag: str, log: Callable[[str],
 
 def stale_images(root: Path = SANDBOXES) -> list[str]:
     """Tags of envgym images whose recipe has changed since (or disappeared)."""
-    import docker
-
     current = {r.tag for r in recipes(root).values()}
-    api = docker.APIClient(version="auto")
+    api = _client()
     try:
         tags = [t for image in api.images(name=f"{REPO}/*") for t in image.get("RepoTags") or []]
     finally:
@@ -148,9 +150,7 @@ def stale_images(root: Path = SANDBOXES) -> list[str]:
 
 
 def remove_images(tags: list[str]) -> None:
-    import docker
-
-    api = docker.APIClient(version="auto")
+    api = _client()
     try:
         for tag in tags:
             api.remove_image(tag)

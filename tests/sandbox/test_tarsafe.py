@@ -1,0 +1,59 @@
+import io
+import stat
+import tarfile
+
+import pytest
+
+from envgym.sandbox import UnsafeArchive
+from envgym.sandbox.tarsafe import extract
+
+
+def archive(*members: tuple[str, str, str | bytes]) -> bytes:
+    """(name, kind, payload): kind file | dir | sym | lnk | chr | fifo; payload is content or link target."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, kind, payload in members:
+            info = tarfile.TarInfo(name)
+            data = None
+            if kind == "file":
+                data = payload.encode() if isinstance(payload, str) else payload
+                info.size, info.mode = len(data), 0o4755
+            else:
+                info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "lnk": tarfile.LNKTYPE,
+                             "chr": tarfile.CHRTYPE, "fifo": tarfile.FIFOTYPE}[kind]
+                info.linkname = str(payload)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def test_good_tree_keeps_internal_links_and_drops_setuid(tmp_path):
+    data = archive(("out", "dir", ""), ("out/a.txt", "file", "A"), ("out/sub", "dir", ""),
+                   ("out/sub/link", "sym", "../a.txt"), ("out/hard", "lnk", "out/a.txt"))
+    dest = extract(data, tmp_path / "copy", max_bytes=1 << 20)
+    assert (dest / "a.txt").read_text() == "A"
+    assert (dest / "sub" / "link").is_symlink() and (dest / "sub" / "link").read_text() == "A"
+    assert not (dest / "hard").is_symlink() and (dest / "hard").read_text() == "A"
+    assert not (dest / "a.txt").stat().st_mode & stat.S_ISUID
+    assert [p.name for p in tmp_path.iterdir()] == ["copy"]  # no staging directory left
+
+
+@pytest.mark.parametrize(("members", "why"), [
+    ((("/etc/passwd", "file", "x"),), "absolute"),
+    ((("out", "dir", ""), ("out/../../evil", "file", "x")), r"'\.\.'"),
+    ((("out", "dir", ""), ("other/x", "file", "x")), "outside the top-level"),
+    ((("out", "dir", ""), ("out/l", "sym", "/etc/passwd")), "absolute"),
+    ((("out", "dir", ""), ("out/l", "sym", "../../etc/passwd")), "outside"),
+    ((("out", "dir", ""), ("out/l", "sym", "..")), "outside"),
+    ((("out", "sym", "/etc"),), "absolute"),
+    ((("out", "dir", ""), ("out/l", "sym", "sub"), ("out/l/x", "file", "x")), "below the symlink"),
+    ((("out", "dir", ""), ("out/l/x", "file", "x"), ("out/l", "sym", "sub")), "below a symlink"),
+    ((("out", "dir", ""), ("out/dev", "chr", "")), "devices"),
+    ((("out", "dir", ""), ("out/p", "fifo", "")), "devices"),
+    ((("out", "dir", ""), ("out/h", "lnk", "/etc/shadow")), "hard link"),
+    ((("out", "dir", ""), ("out/a", "file", "1"), ("out/a", "file", "2")), "twice"),
+    ((("out", "dir", ""), ("out/big", "file", b"x" * 2048)), "more than"),
+])
+def test_hostile_members_refuse_the_whole_archive(tmp_path, members, why):
+    with pytest.raises(UnsafeArchive, match=why):
+        extract(archive(*members), tmp_path / "copy", max_bytes=1024)
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even partly
