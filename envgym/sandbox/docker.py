@@ -123,14 +123,22 @@ class DockerEngine:
                                  headers={"Connection": "Upgrade", "Upgrade": "tcp"},
                                  data={"Tty": False, "Detach": False})
             api._raise_for_status(res)
-            sock = res.raw._fp.fp.raw._sock
+            buffered = res.raw._fp.fp  # http.client read the 101 headers through it: output may sit there
+            sock = buffered.raw._sock
+            sock.setblocking(False)
+            prefix = buffered.peek(1 << 16)  # non-blocking: only what is already buffered
             dup = sock.dup()
             res.close()
             sock.close()
-            return dup
+            return dup, prefix
 
-        sock = await self.run(start)
-        return await asyncio.open_connection(sock=sock)
+        sock, prefix = await self.run(start)
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20, loop=loop)
+        reader.feed_data(prefix)
+        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+        transport, _ = await loop.create_connection(lambda: protocol, sock=sock)
+        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
     async def close(self) -> None:
         if self._api is not None:
@@ -222,15 +230,24 @@ class DockerSandbox(Sandbox):
                 await self.engine.close()
 
     # -- faults ------------------------------------------------------------------------------------------------
-    async def _status(self) -> str:
-        """The container's state: running, paused, exited, dead ... or 'gone'."""
+    async def _status(self, *, settle: float = 0.0) -> str:
+        """The container's state: running, paused, exited, dead ... or 'gone'.
+
+        ``settle``: keep asking this long while it says running: right after a kill, the daemon still
+        reports the container running for a moment although its processes are gone.
+        """
         import docker.errors
 
-        try:
-            info = await self.engine.call("inspect_container", self.id)
-        except docker.errors.NotFound:
-            return "gone"
-        return "paused" if info["State"].get("Paused") else info["State"]["Status"]
+        give_up = time.monotonic() + settle
+        while True:
+            try:
+                info = await self.engine.call("inspect_container", self.id)
+            except docker.errors.NotFound:
+                return "gone"
+            status = "paused" if info["State"].get("Paused") else info["State"]["Status"]
+            if status != "running" or time.monotonic() >= give_up:
+                return status
+            await asyncio.sleep(0.1)
 
     async def _crashed(self, during: str) -> SandboxCrashed:
         status = await self._status()
@@ -296,10 +313,10 @@ class DockerSandbox(Sandbox):
             _close(writer)
         info = await self.engine.call("exec_inspect", exec_id)
         code = info.get("ExitCode")
-        if not timed_out and (code is None or code in (-1, 137)) and await self._status() != "running":
+        if not timed_out and code in (None, -1) and await self._status(settle=2.0) != "running":
             raise await self._crashed("died during the command")
         oom = False
-        if code == 137 and not timed_out:
+        if code == 137 and not timed_out:  # SIGKILL: the OOM killer, or the container dying (this call raises)
             counter = await self._oom_counter()
             oom, self._oom_seen = counter > self._oom_seen, counter
         return ExecResult(exit_code=None if timed_out else code, stdout=out[1].decode(errors="replace"),
@@ -369,10 +386,51 @@ class DockerSandbox(Sandbox):
 
 
 class DockerSession:
-    """One long-lived helper process in the container, spoken to in JSON lines; requests are serialised."""
+    """The persistent session: one helper per user (``docker exec -u``; with all capabilities dropped a
+    helper cannot switch users itself), each started on first use and kept for the sandbox's life."""
 
     def __init__(self, sandbox: DockerSandbox) -> None:
         self._sb = sandbox
+        self._helpers: dict[str, _Helper] = {}
+
+    def _helper(self, user: str | None) -> _Helper:
+        key = user or ""
+        if key not in self._helpers:
+            self._helpers[key] = _Helper(self._sb, key)
+        return self._helpers[key]
+
+    async def open(self) -> None:
+        """Start the default user's helper now (a pool does this before handing a sandbox out)."""
+        await self._helper(None).open()
+
+    async def close(self) -> None:
+        for helper in self._helpers.values():
+            await helper.close()
+
+    async def call(self, request: dict[str, Any], *, timeout: float, user: str | None = None) -> dict[str, Any]:  # noqa: ASYNC109 - the command's own deadline
+        return await self._helper(user).call(request, timeout=timeout)
+
+    async def exec(self, cmd: Command, *, timeout: float = DEFAULT_TIMEOUT, max_output: int = DEFAULT_MAX_OUTPUT,  # noqa: ASYNC109 - the command's own deadline
+                   cwd: str | None = None, env: Mapping[str, str] | None = None,
+                   user: str | None = None) -> ExecResult:
+        start = time.monotonic()
+        reply = await self.call({"op": "run", "cmd": cmd if isinstance(cmd, str) else list(cmd),
+                                 "token": secrets.token_hex(8), "timeout": timeout, "max_output": max_output,
+                                 "cwd": cwd or self._sb.profile.workdir, "env": dict(env or {})},
+                                timeout=timeout, user=user)
+        self._sb._oom_seen = max(self._sb._oom_seen, reply["oom_count"])
+        return ExecResult(exit_code=reply["exit_code"],
+                          stdout=base64.b64decode(reply["stdout"]).decode(errors="replace"),
+                          stderr=base64.b64decode(reply["stderr"]).decode(errors="replace"),
+                          truncated=reply["truncated"], timed_out=reply["timed_out"],
+                          oom_killed=reply["oom_killed"], duration_s=time.monotonic() - start)
+
+
+class _Helper:
+    """One helper process in the container, spoken to in JSON lines; its requests are serialised."""
+
+    def __init__(self, sandbox: DockerSandbox, user: str) -> None:
+        self._sb, self._user = sandbox, user
         self._lock = asyncio.Lock()
         self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -380,7 +438,6 @@ class DockerSession:
         self._stderr = bytearray()
 
     async def open(self) -> None:
-        """Start the helper now (a pool does this before handing a sandbox out)."""
         async with self._lock:
             await self._ensure(time.monotonic() + 60)
 
@@ -388,7 +445,7 @@ class DockerSession:
         if self._conn is not None:
             return self._conn[1]
         exec_id = await self._sb._create_exec(["python3", "-u", "-c", HELPER, "serve"], deadline=deadline,
-                                              stdin=True)
+                                              stdin=True, user=self._user)
         reader, writer = await self._sb.engine.hijack(exec_id)
         self._conn = (reader, writer)
         self._lines = asyncio.Queue()
@@ -401,6 +458,7 @@ class DockerSession:
             async for stream, data in frames(reader):
                 if stream == 2:
                     self._stderr = (self._stderr + data)[-4096:]
+                if stream != 1:
                     continue
                 pending += data
                 *complete, pending = pending.split(b"\n")
@@ -429,7 +487,11 @@ class DockerSession:
             writer = await self._ensure(deadline)
             writer.write(json.dumps(request).encode() + b"\n")
             line = await self._answer(deadline)
-        reply = json.loads(line)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            await self._drop()
+            raise SandboxError(f"{self._sb.id}: the session helper answered garbage: {line[:200]!r}") from None
         if not reply["ok"]:
             kind, message = reply["kind"], reply["error"]
             if kind in ("FileNotFoundError", "NotADirectoryError"):
@@ -456,22 +518,8 @@ class DockerSession:
                 continue
             if line is None:
                 await self._drop()
-                if await self._sb._status() != "running":
+                if await self._sb._status(settle=2.0) != "running":
                     raise await self._sb._crashed("died during a session command")
                 raise SandboxError(f"{self._sb.id}: the session helper ended (was it killed from inside?): "
                                    f"{self._stderr.decode(errors='replace')[-500:]}")
             return line
-
-    async def exec(self, cmd: Command, *, timeout: float = DEFAULT_TIMEOUT, max_output: int = DEFAULT_MAX_OUTPUT,  # noqa: ASYNC109 - the command's own deadline
-                   cwd: str | None = None, env: Mapping[str, str] | None = None,
-                   user: str | None = None) -> ExecResult:
-        start = time.monotonic()
-        reply = await self.call({"op": "run", "cmd": cmd if isinstance(cmd, str) else list(cmd),
-                                 "token": secrets.token_hex(8), "timeout": timeout, "max_output": max_output,
-                                 "cwd": cwd or self._sb.profile.workdir, "env": dict(env or {}), "user": user},
-                                timeout=timeout)
-        return ExecResult(exit_code=reply["exit_code"],
-                          stdout=base64.b64decode(reply["stdout"]).decode(errors="replace"),
-                          stderr=base64.b64decode(reply["stderr"]).decode(errors="replace"),
-                          truncated=reply["truncated"], timed_out=reply["timed_out"],
-                          oom_killed=reply["oom_killed"], duration_s=time.monotonic() - start)

@@ -175,7 +175,8 @@ def run(req: dict) -> dict:
             "stdout": base64.b64encode(bytes(out[stdout_fd])).decode(),
             "stderr": base64.b64encode(bytes(out[stderr_fd])).decode(),
             "truncated": truncated, "timed_out": timed_out,
-            "oom_killed": code == -signal.SIGKILL and oom_kills() > ooms}
+            "oom_killed": code in (-signal.SIGKILL, 128 + signal.SIGKILL) and oom_kills() > ooms,
+            "oom_count": oom_kills()}
 
 
 def write(req: dict) -> dict:
