@@ -48,6 +48,11 @@ class SandboxPool:
         self.reaped: list[tuple[str, str]] = []
         self.handed_out = 0
 
+    @property
+    def ready(self) -> int:
+        """Sandboxes started and waiting to be acquired."""
+        return self._ready.qsize()
+
     def _make(self) -> Sandbox:
         if self._factory is not None:
             return self._factory()
