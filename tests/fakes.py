@@ -1,4 +1,4 @@
-"""Fakes for kernel tests: a tiny ``notes`` tool domain with hand-made tasks, and scripted agents.
+"""Fakes for tests: a tiny ``notes`` tool domain with hand-made tasks, scripted agents, an episode driver.
 
 The real domains live in ``environments/tool``; these keep kernel tests independent of their content.
 """
@@ -6,14 +6,17 @@ The real domains live in ``environments/tool``; these keep kernel tests independ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from pydantic import BaseModel, Field
 
+import envgym
 from envgym.agent import Agent
 from envgym.errors import PolicyError
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation
 from envgym.verify.spec import AnswerSpec, ExpectedWrite, WriteActionSpec
+from envgym_tool import store
 from envgym_tool.toolkit import Domain, NoArgs, PolicyViolation, ToolContext, ToolFailure, tool
 
 
@@ -112,3 +115,25 @@ class BrokenAgent(Agent):
 
     async def act(self, observation: Observation) -> Action:
         raise PolicyError("endpoint unreachable")
+
+
+def store_snapshot(path) -> dict:
+    """Every table of the SQLite store at ``path``."""
+    with contextlib.closing(store.connect(path)) as conn:
+        return store.SqliteState(conn).snapshot()
+
+
+async def play(env_id: str, task: TaskSpec, actions: list[Action]):
+    """Run ``actions`` in a fresh episode of ``env_id``; return the last step's result and every observation."""
+    env = envgym.make(env_id)
+    try:
+        await env.reset(task=task)
+        observations = []
+        for action in actions:
+            result = await env.step(action)
+            observations.append(result.observation)
+            if result.terminated or result.truncated:
+                return result, observations
+        raise AssertionError("the actions did not end the episode")
+    finally:
+        await env.close()

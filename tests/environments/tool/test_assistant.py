@@ -17,29 +17,11 @@ from envgym_tool.authoring.assistant import KINDS, base_state, build
 from envgym_tool.domains.assistant import DOMAIN
 from envgym_tool.env import execute_calls
 
+from fakes import play, store_snapshot
+
 TASKS = envgym.load_suite("tool-assistant")
+ENV_ID = "tool/assistant-v1"
 BY_SLUG = {t.id.split("-", 2)[2]: t for t in TASKS}
-
-
-def snapshot(path) -> dict:
-    with contextlib.closing(store.connect(path)) as conn:
-        return store.SqliteState(conn).snapshot()
-
-
-async def play(task, actions):
-    """Run ``actions`` in a fresh episode; return the last step's result and every observation."""
-    env = envgym.make("tool/assistant-v1")
-    try:
-        await env.reset(task=task)
-        observations = []
-        for action in actions:
-            result = await env.step(action)
-            observations.append(result.observation)
-            if result.terminated or result.truncated:
-                return result, observations
-        raise AssertionError("the actions did not end the episode")
-    finally:
-        await env.close()
 
 
 def with_calls(*calls: ToolCall) -> Action:
@@ -68,7 +50,7 @@ def test_suite_shape():
 
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 async def test_reference_solution_passes(task):
-    result, observations = await play(task, task.solution)
+    result, observations = await play(ENV_ID, task, task.solution)
     verdict = result.info["verdict"]
     assert result.terminated and verdict.passed and result.reward == 1.0, verdict.criteria
     assert all(o.last_action_error is None for o in observations)
@@ -76,7 +58,7 @@ async def test_reference_solution_passes(task):
 
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 async def test_null_agent_fails(task):
-    result, _ = await play(task, [Action(text="")])
+    result, _ = await play(ENV_ID, task, [Action(text="")])
     assert not result.info["verdict"].passed
     assert result.reward == 0.0
 
@@ -86,7 +68,7 @@ async def test_bad_calls_are_observations_and_change_nothing():
     env = envgym.make("tool/assistant-v1")
     try:
         await env.reset(task=task)
-        before = snapshot(env.unwrapped.db_path)
+        before = store_snapshot(env.unwrapped.db_path)
         bad = [
             ToolCall(id="a", name="create_event", arguments='{"title": "x", "start": '),
             ToolCall(id="b", name="delete_email", arguments='{"email_id": "em_3"}'),
@@ -107,7 +89,7 @@ async def test_bad_calls_are_observations_and_change_nothing():
         assert errors[5].startswith("policy violation") and "contacts" in errors[5]
         assert "no event evt_99" in errors[6] and "unknown argument" in errors[7]
         assert result.observation.last_action_error.count(";") >= len(bad) - 1
-        assert snapshot(env.unwrapped.db_path) == before
+        assert store_snapshot(env.unwrapped.db_path) == before
         for action in task.solution:  # the episode goes on and can still be solved
             result = await env.step(action)
         assert result.info["verdict"].passed
@@ -118,7 +100,7 @@ async def test_bad_calls_are_observations_and_change_nothing():
 async def test_collateral_write_is_named_in_the_evidence():
     task = BY_SLUG["archive-unread-from-carla"]
     extra = with_calls(ToolCall.of("archive_email", email_id="em_8"))  # read, so not asked for
-    result, _ = await play(task, [*task.solution[:-1], extra, task.solution[-1]])
+    result, _ = await play(ENV_ID, task, [*task.solution[:-1], extra, task.solution[-1]])
     verdict = result.info["verdict"]
     assert not verdict.passed
     assert verdict.evidence["collateral_writes"] == ["archive_email"]
@@ -137,7 +119,7 @@ async def test_collateral_write_is_named_in_the_evidence():
 ])
 async def test_plausible_wrong_paths_fail(slug, wrong):
     task = BY_SLUG[slug]
-    result, _ = await play(task, [*task.solution[:-1], with_calls(wrong), task.solution[-1]])
+    result, _ = await play(ENV_ID, task, [*task.solution[:-1], with_calls(wrong), task.solution[-1]])
     assert not result.info["verdict"].passed
     assert result.info["verdict"].evidence["collateral_writes"]
 
@@ -146,7 +128,7 @@ async def test_refusal_after_a_rejected_attempt_passes():
     task = BY_SLUG["refuse-double-book"]
     attempt = with_calls(ToolCall.of("create_event", title="Vendor call", start="2025-03-11T10:00",
                                      end="2025-03-11T11:00", attendee_ids=["con_11"]))
-    result, observations = await play(task, [task.solution[0], attempt, task.solution[-1]])
+    result, observations = await play(ENV_ID, task, [task.solution[0], attempt, task.solution[-1]])
     assert "double-booking" in observations[1].last_action_error
     assert result.info["verdict"].passed
 

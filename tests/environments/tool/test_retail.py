@@ -18,29 +18,11 @@ from envgym_tool.authoring.retail import KINDS, base_state, build
 from envgym_tool.domains.retail import DOMAIN
 from envgym_tool.env import execute_calls
 
+from fakes import play, store_snapshot
+
 TASKS = envgym.load_suite("tool-retail")
+ENV_ID = "tool/retail-v1"
 BY_SLUG = {t.id.split("-", 2)[2]: t for t in TASKS}
-
-
-def snapshot(path) -> dict:
-    with contextlib.closing(store.connect(path)) as conn:
-        return store.SqliteState(conn).snapshot()
-
-
-async def play(task, actions):
-    """Run ``actions`` in a fresh episode; return the last step's result and every observation."""
-    env = envgym.make("tool/retail-v1")
-    try:
-        await env.reset(task=task)
-        observations = []
-        for action in actions:
-            result = await env.step(action)
-            observations.append(result.observation)
-            if result.terminated or result.truncated:
-                return result, observations
-        raise AssertionError("the actions did not end the episode")
-    finally:
-        await env.close()
 
 
 def run_calls(*calls: tuple[str, dict]) -> list[CallRecord]:
@@ -97,7 +79,7 @@ def test_every_verifier_rejects_inaction_by_design():
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
 async def test_reference_solution_passes(task):
-    result, observations = await play(task, task.solution)
+    result, observations = await play(ENV_ID, task, task.solution)
     verdict = result.info["verdict"]
     assert result.terminated and result.reward == 1.0 and verdict.passed, verdict
     errors = [o.last_action_error for o in observations if o.last_action_error]
@@ -107,7 +89,7 @@ async def test_reference_solution_passes(task):
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
 async def test_null_agent_fails(task):
-    result, _ = await play(task, [Action(text="")])
+    result, _ = await play(ENV_ID, task, [Action(text="")])
     assert result.terminated and not result.info["verdict"].passed and result.reward == 0.0
 
 
@@ -119,7 +101,7 @@ async def test_bad_calls_are_observations_and_change_nothing():
     env = envgym.make("tool/retail-v1")
     try:
         await env.reset(task=task)
-        before = snapshot(env.unwrapped.db_path)
+        before = store_snapshot(env.unwrapped.db_path)
         bad = Action(tool_calls=(
             ToolCall(name="cancel_order", arguments='{"order_id": "ord_1002", '),     # bad JSON
             ToolCall.of("delete_order", order_id="ord_1002"),                         # unknown tool
@@ -136,7 +118,7 @@ async def test_bad_calls_are_observations_and_change_nothing():
         assert "order_id" in errors[2] and "reason" in errors[3] and "refund" in errors[4]
         assert errors[5].startswith("policy violation") and "verified" in errors[5]
         assert result.observation.last_action_error
-        assert snapshot(env.unwrapped.db_path) == before
+        assert store_snapshot(env.unwrapped.db_path) == before
 
         for action in task.solution:  # the episode goes on and is graded as usual
             result = await env.step(action)
@@ -151,7 +133,7 @@ async def test_collateral_write_is_named_in_the_evidence():
     task = BY_SLUG["cancel-one-of-two"]
     both = Action(tool_calls=(ToolCall.of("cancel_order", order_id="ord_1012", reason="found a better price"),
                               ToolCall.of("cancel_order", order_id="ord_1013", reason="found a better price")))
-    result, _ = await play(task, [Action.call("find_customer_by_email", email="tom.becker@example.com"), both,
+    result, _ = await play(ENV_ID, task, [Action.call("find_customer_by_email", email="tom.becker@example.com"), both,
                                   Action(text="Both orders are cancelled.")])
     verdict = result.info["verdict"]
     assert not verdict.passed and result.reward == 0.0
@@ -167,7 +149,7 @@ async def test_refusing_by_doing_the_wrong_thing_fails():
     task = BY_SLUG["refund-over-price"]
     refund = Action.call("issue_refund", order_id="ord_1025", item_id="itm_1025_1", amount=59.99,
                          reason="damaged item", payment_method_id="pm_010_disc")
-    result, observations = await play(task, [*task.solution[:-1], refund, task.solution[-1]])
+    result, observations = await play(ENV_ID, task, [*task.solution[:-1], refund, task.solution[-1]])
     assert observations[-2].last_action_error is None
     assert not result.info["verdict"].passed
     assert result.info["verdict"].evidence["collateral_writes"] == ["issue_refund"]
@@ -178,7 +160,7 @@ async def test_store_is_a_real_file_removed_on_close():
     await env.reset(task=TASKS[0])
     path = env.unwrapped.db_path
     assert path.is_file() and path.stat().st_size > 0
-    assert snapshot(path)["meta"] == [{"key": "today", "value": "2024-06-15"}]
+    assert store_snapshot(path)["meta"] == [{"key": "today", "value": "2024-06-15"}]
     await env.step(TASKS[0].solution[0])
     assert path.is_file()
     await env.close()
