@@ -30,14 +30,13 @@ from pydantic import Field
 from envgym import __version__ as _version
 from envgym.agent import AgentFactory
 from envgym.agents import AgentConfig, agent_id, build_factory
-from envgym.env import Env
-from envgym.errors import EnvgymError, SpecError
+from envgym.errors import SpecError
 from envgym.record import JsonlWriter, ResultRecord, latest, read_records
 from envgym.registry import make, parse_id, spec
-from envgym.rollout import run_episode
 from envgym.task import TaskSpec, load_suite
 from envgym.trajectory import Trajectory
 from envgym.types import FrozenModel, Outcome, content_hash
+from envgym.vector.pool import EpisodePool, Job
 
 
 class JudgeSettings(FrozenModel):
@@ -172,11 +171,7 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
 async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFactory,
                     todo: list[tuple[str, TaskSpec, int, int]], run_dir: Path, concurrency: int,
                     summary: EvalSummary, on_record: ProgressHook | None) -> None:
-    queue: asyncio.Queue[tuple[str, TaskSpec, int, int]] = asyncio.Queue()
-    for job in todo:
-        queue.put_nowait(job)
-    records = JsonlWriter(run_dir / "records.jsonl")
-    trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
+    """Run the jobs in the everlasting pool; write each record (after its trajectory) as its episode ends."""
     judge_kwargs: dict[str, Any] = {}
     if config.judge is not None:
         import os
@@ -185,45 +180,26 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
 
         key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
         judge_kwargs["judge"] = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
-
-    write_lock = asyncio.Lock()
-
-    async def worker() -> None:
-        envs: dict[str, Env] = {}
-        try:
-            while not queue.empty():
-                suite, task, run_index, attempt = queue.get_nowait()
-                env = envs.get(task.env_id)
-                if env is None:
-                    env = envs[task.env_id] = make(task.env_id, **judge_kwargs)
-                seed = _episode_seed(config, task, run_index)
-                try:
-                    agent = factory.create(task)
-                except EnvgymError as exc:
-                    trajectory = Trajectory(task_id=task.id, task_hash=task.hash, env_id=task.env_id, seed=seed,
-                                            outcome=Outcome.INFRA_ERROR, error=f"{type(exc).__name__}: {exc}",
-                                            error_type=type(exc).__name__)
-                else:
-                    trajectory = await run_episode(env, agent, episode_task(config, task), seed=seed)
-                    trajectory = trajectory.model_copy(update={"task_hash": task.hash})
+    jobs = [Job(episode_task(config, task), seed=_episode_seed(config, task, run_index),
+                key=(suite, task, run_index, attempt)) for suite, task, run_index, attempt in todo]
+    records = JsonlWriter(run_dir / "records.jsonl")
+    trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
+    try:
+        async with EpisodePool(factory, concurrency=max(1, min(concurrency, len(todo))),
+                               make_env=lambda env_id: make(env_id, **judge_kwargs)) as pool:
+            async for job, trajectory in pool.run_jobs(jobs):
+                suite, task, run_index, attempt = job.key
+                trajectory = trajectory.model_copy(update={"task_hash": task.hash})
                 record = ResultRecord.from_trajectory(
                     trajectory, run_id=meta["run_id"], suite=suite, split=task.split,
                     env_version=parse_id(task.env_id)[2], agent_id=meta["agent_id"], agent=meta["agent"],
                     config_hash=config.hash, run_index=run_index, attempt=attempt, envgym_version=_version,
                     created_at=time.time())
-                async with write_lock:  # one thread hop; the record (the commit marker) after its trajectory
-                    await asyncio.to_thread(_persist, trajectories, trajectory, records, record)
+                # one thread hop; the record (the commit marker) after its trajectory
+                await asyncio.to_thread(_persist, trajectories, trajectory, records, record)
                 summary.outcomes[record.outcome.value] += 1
                 if on_record:
                     on_record(record)
-        finally:
-            for env in envs.values():
-                await env.close()
-
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(concurrency, len(todo)))):
-                group.create_task(worker())
     finally:
         records.close()
         trajectories.close()

@@ -1,0 +1,32 @@
+"""The async vector layer: many episodes at once, none waiting for the slowest.
+
+Three ways to run many episodes, one module each:
+
+- **lockstep** (:class:`AsyncVectorEnv`, sync facade :class:`GymnasiumVectorEnv`): Gymnasium's
+  ``VectorEnv`` API and autoreset semantics; every batched step waits for all sub-envs. Use it for
+  Gymnasium code and RL loops that want fixed-shape batches.
+- **pool** (:class:`EpisodePool`): the everlasting pool. Each episode runs with its own agent under the
+  task's deadlines; a finished one is replaced from the task iterator at once and its trajectory streams
+  out. Use it for evaluation (``envgym eval`` runs on it) and for rollouts with self-contained agents.
+- **channel** (:class:`Channel`): send/recv for trainers that own the policy. Episodes run
+  independently; ``recv`` returns whichever are waiting for an action, ``send`` answers them by id.
+  Use it to batch model calls across episodes without lockstep's wait for the slowest.
+"""
+
+from __future__ import annotations
+
+from envgym.vector.channel import Batch, Channel, Ready, UnknownEpisode
+from envgym.vector.lockstep import AsyncVectorEnv, GymnasiumVectorEnv
+from envgym.vector.pool import EpisodePool, Finished, Job
+
+__all__ = [
+    "AsyncVectorEnv",
+    "Batch",
+    "Channel",
+    "EpisodePool",
+    "Finished",
+    "GymnasiumVectorEnv",
+    "Job",
+    "Ready",
+    "UnknownEpisode",
+]
