@@ -42,7 +42,7 @@ class EventState(enum.Enum):
     CANCELLED = "cancelled"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Event:
     """One scheduled occurrence. ``action`` runs when it fires and may schedule further events."""
 
@@ -63,7 +63,7 @@ class Event:
     _waiting_on: set[str] = field(default_factory=set, repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fired:
     """A fired event as the timeline records it."""
 
@@ -161,23 +161,28 @@ class Scheduler:
         if not self._queue:
             return None
         time, _, event = heapq.heappop(self._queue)
-        if time > self.now:
-            self.clock.advance(time - self.now)
+        now = self.clock.now()
+        if time > now:
+            self.clock.advance(time - now)
+            now = time
         if event.only_if is not None and not event.only_if():
             event.state = EventState.SKIPPED
             self._abandon_dependents(event.id)
             self.poke()
             return None
-        event.state, event.time, event.seq = EventState.FIRED, self.now, self.next_seq()
-        record = Fired(seq=event.seq, id=event.id, time=self.now, payload=event.payload)
+        event.state, event.time, event.seq = EventState.FIRED, now, next(self._seq)
+        record = Fired(event.seq, event.id, now, event.payload)
         self.fired.append(record)
         if event.action is not None:
             event.action(event)
-        for dependent in self._dependents.pop(event.id, []):
-            dependent._waiting_on.discard(event.id)
-            if not dependent._waiting_on and dependent.state is EventState.WAITING:
-                self._release(dependent, self.now)
-        self.poke()
+        dependents = self._dependents.pop(event.id, None)
+        if dependents:
+            for dependent in dependents:
+                dependent._waiting_on.discard(event.id)
+                if not dependent._waiting_on and dependent.state is EventState.WAITING:
+                    self._release(dependent, now)
+        if self._conditional:
+            self.poke()
         return record
 
     def run_until(self, time: float) -> list[Fired]:

@@ -202,16 +202,17 @@ async def verify_timed(spec: TimedWriteSpec, ctx: VerifyContext) -> Verdict:
     ok_expected = assignment is not None
     detail = (f"{len(spec.expected)} matched in order and on time" if ok_expected else
               "; ".join([*(f"missing: {m}" for m in missing), *(f"mistimed: {m}" for m in mistimed)]))
-    forbidden = []
+    forbidden: list[str] = []
+    flagged: set[int] = set()
     for rule in spec.forbidden:
         for call in done:
             if call.name == rule.tool and args_match(rule.args, call.arguments) and not (
                     _window_problems(rule, call, timeline, 0.0) or _forbidden_refs_miss(rule, call, timeline)):
                 forbidden.append(f"{call.name} at {timeline.clock(_done(call)[0])}")
-    matched_ids = {id(c) for c in assignment or ()}
-    forbidden_tools = {r.tool for r in spec.forbidden}
+                flagged.add(call.index)
+    matched = {c.index for c in assignment or ()}
     collateral = [] if spec.allow_collateral else [
-        c.name for c in done if c.kind == "write" and id(c) not in matched_ids and c.name not in forbidden_tools]
+        c.name for c in done if c.kind == "write" and c.index not in matched and c.index not in flagged]
     criteria = [
         CriterionResult(name="expected_writes", score=float(ok_expected), passed=ok_expected, detail=detail),
         CriterionResult(name="no_forbidden_writes", score=float(not forbidden), passed=not forbidden,
