@@ -155,3 +155,57 @@ async def test_waiting_and_idle_time_are_accounted_per_step():
     assert (step.thinking_s, step.waiting_s, step.idle_s) == (5, 200, 105)
     metrics = env.timeline().metrics()
     assert metrics["waiting_s"] == 200 and metrics["idle_s"] == 105 and metrics["thinking_s"] == 10
+
+
+KITCHEN = {"stations": {"burner": {"id": "burner", "capacity": 1}},
+           "jobs": {"fish": {"id": "fish", "station": "burner", "seconds": 480, "needs": [], "hold_s": 180,
+                             "status": "idle"},
+                    "rice": {"id": "rice", "station": "burner", "seconds": 600, "needs": [], "hold_s": None,
+                             "status": "idle"}},
+           "dishes": {}}
+
+
+async def test_delayed_effects_complete_later_and_food_left_too_long_burns():
+    env = TimedEnv("kitchen", thinking="none")
+    await env.reset(task=timed_task("kitchen", world=KITCHEN))
+    obs, *_ = await env.step(call("start_job", job="fish"))
+    assert content(obs) == {"job": "fish", "ready_in_s": 480.0}
+    obs, *_ = await env.step(call("start_job", job="rice"))
+    assert "burner is full" in obs.last_action_error
+    obs, *_ = await env.step(call("wait_for_notification", timeout=3600, source="fish"))
+    assert obs.clock == "09:08:00" and obs.notifications[0].content == "fish is ready"
+    obs, *_ = await env.step(call("wait", seconds=181))
+    assert obs.notifications[0].content.startswith("fish burnt") and env.world.get("jobs.fish.status") == "burnt"
+    assert [e.id for e in env.timeline().events] == ["fish:ready", "fish:burnt"]
+
+
+async def test_collecting_in_time_cancels_the_burn():
+    env = TimedEnv("kitchen", thinking="none")
+    await env.reset(task=timed_task("kitchen", world=KITCHEN))
+    await env.step(call("start_job", job="fish"))
+    await env.step(call("wait", seconds=500))
+    obs, *_ = await env.step(calls(("collect", {"job": "fish"}), ("start_job", {"job": "rice"})))
+    assert obs.last_action_error is None
+    await env.step(call("wait", seconds=3600))
+    assert env.world.get("jobs.fish.status") == "collected"
+    assert [e.id for e in env.timeline().events] == ["fish:ready", "rice:ready"]
+
+
+async def test_sync_variant_effects_due_now_happen_before_the_next_call():
+    env = TimedEnv("kitchen", thinking="none")
+    await env.reset(task=timed_task("kitchen", variant="sync", world=KITCHEN))
+    obs, *_ = await env.step(calls(("start_job", {"job": "fish"}), ("collect", {"job": "fish"})))
+    assert obs.last_action_error is None and obs.time_s == 0
+
+
+async def test_created_calendar_ids_are_never_reused():
+    world = {"contacts": {}, "calendar": {"ev1": {"id": "ev1", "title": "x", "start": "10:00", "minutes": 30,
+                                                  "attendees": []}}}
+    env = TimedEnv("assistant", thinking="none")
+    await env.reset(task=timed_task("assistant", variant="sync", world=world))
+    ids = []
+    for _ in range(2):
+        obs, *_ = await env.step(call("create_event", title="y", start="11:00", minutes=15))
+        ids.append(content(obs)["event_id"])
+        await env.step(call("cancel_event", event_id=ids[-1]))
+    assert len({"ev1", *ids}) == 3

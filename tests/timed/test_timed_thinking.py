@@ -6,7 +6,10 @@ import pytest
 from pydantic import ValidationError
 from timed_helpers import BACKOFFICE_WORLD, call, timed_task
 
+import envgym
+from envgym.agent import Agent
 from envgym.clock import SimClock
+from envgym.rollout import run_episode
 from envgym.timed.thinking import (
     FixedThinkingCost,
     RecordedThinkingCost,
@@ -15,7 +18,7 @@ from envgym.timed.thinking import (
     WallThinkingCost,
     thinking_policy,
 )
-from envgym.types import Usage
+from envgym.types import Action, Usage
 from envgym_timed.env import TimedEnv
 
 TICK = call("list_jobs")
@@ -96,3 +99,26 @@ async def test_real_time_mode_follows_the_clock_and_really_waits():
     obs, *_ = await env.step(call("wait_for_notification", timeout=600, source="h1"))
     assert obs.time_s == 80 and clock.now() == pytest.approx(8)   # slept 6 s of wall time for 60 s
     assert obs.notifications[0].source == "h1"
+
+
+class _Talker(Agent):
+    """Generates 50 completion tokens per action, then finishes after three list_jobs calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = 0
+
+    async def act(self, observation) -> Action:
+        self.steps += 1
+        self.usage = self.usage + Usage(completion_tokens=50, calls=1)
+        return TICK if self.steps <= 3 else Action(text="done")
+
+
+async def test_attached_usage_reaches_the_env_through_make_and_the_rollout_loop():
+    task = timed_task("kitchen")
+    agent = _Talker()
+    async with envgym.make("timed/kitchen-v1", thinking="tokens:0.1") as env:
+        env.attach_usage(lambda: agent.usage)      # forwarded through the wrappers to the TimedEnv
+        trajectory = await run_episode(env, agent, task, seed=0)
+    assert [s.observation.thinking_s for s in trajectory.steps] == [5, 5, 5, 5]
+    assert trajectory.steps[-1].observation.time_s == 20

@@ -9,7 +9,8 @@ One episode, step by step:
    variant a *slow* tool answers ``{"handle": "h1", "status": "pending"}`` at once; its result (or
    error) arrives later as a ``tool_result`` notification from that handle, after a latency drawn from
    the task's seeded distribution, so results can arrive out of order while the agent does other things.
-   In the ``sync`` variant every tool answers in the same step. Two control tools let time pass:
+   In the ``sync`` variant every tool answers in the same step. Whatever a call sets off for the current
+   time (a reply on condition, a zero-length job) happens before the next call. Two control tools let time pass:
    ``wait(seconds | until)`` and ``wait_for_notification(timeout, source?)``; the latter returns as soon
    as a notification the agent has not seen (from ``source``, if given) is there, or at once when
    ``source`` names a handle or job that has already finished.
@@ -180,6 +181,7 @@ class TimedEnv(Env):
         if action.tool_calls:
             for call in action.tool_calls:
                 results.append(await self._dispatch(call, account))
+                world.scheduler.run_until(world.now)  # what a call set off for "now" happens before the next
             errors = [f"{r.name}: {r.error}" for r in results if r.error]
             error = "; ".join(errors) or None
         elif action.text is None:

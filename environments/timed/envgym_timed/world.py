@@ -109,9 +109,13 @@ class World:
         row_id, _, column = rest.partition(".")
         self.table(table).setdefault(row_id, {"id": row_id})[column] = value
 
-    def insert(self, table: str, row: dict[str, Any]) -> str:
-        row_id = str(row.get("id") or f"{table[:1]}{len(self.table(table)) + next(self._row_ids)}")
-        self.table(table)[row_id] = {**row, "id": row_id}
+    def insert(self, table: str, row: dict[str, Any], *, prefix: str | None = None) -> str:
+        """Add a row; without an ``id`` it gets a fresh one (``prefix`` + a counter, never reused)."""
+        rows = self.table(table)
+        row_id = str(row.get("id") or "")
+        while not row_id or (row_id in rows and "id" not in row):
+            row_id = f"{prefix or table[:1]}{next(self._row_ids)}"
+        rows[row_id] = {**row, "id": row_id}
         return row_id
 
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:

@@ -1,0 +1,1 @@
+"""Timed scenarios, one module each, exporting ``SCENARIO`` (tools + policy); see ``envgym_timed.toolkit``."""

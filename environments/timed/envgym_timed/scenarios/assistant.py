@@ -121,8 +121,8 @@ def send_email(world: World, args: SendEmail) -> dict[str, Any]:
 def create_event(world: World, args: CreateEvent) -> dict[str, Any]:
     start = _start(args.start)
     attendees = [_contact(world, a) for a in args.attendees]
-    row_id = world.insert("calendar", {"id": f"ev{len(world.table('calendar')) + 1}", "title": args.title,
-                                       "start": start, "minutes": args.minutes, "attendees": attendees})
+    row_id = world.insert("calendar", {"title": args.title, "start": start, "minutes": args.minutes,
+                                       "attendees": attendees}, prefix="ev")
     return {"event_id": row_id, "start": start}
 
 
