@@ -9,7 +9,7 @@ the env could observe about the decision:
 - ``tokens``: ``base_s + seconds_per_token * completion tokens + seconds_per_prompt_token * prompt tokens``
   of the usage spent on this action. The env learns it from ``step(action, usage=...)`` or from a usage
   source attached with ``env.attach_usage(lambda: agent.usage)`` (cumulative; the env takes differences).
-  Without either it charges ``base_s`` and records ``usage_known: false``;
+  Without either it charges ``base_s`` only (the oracle and scripted agents have no usage);
 - ``wall``: the wall-clock seconds between the env returning the previous step and receiving this action,
   times ``scale`` (the env's injected clock measures them; inject a SimClock to test it);
 - ``recorded``: the charges of a recorded run, step by step (then 0): how a run is replayed and re-graded.
