@@ -18,11 +18,12 @@ from __future__ import annotations
 import abc
 import enum
 import random
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from envgym.clock import Clock, SystemClock
 from envgym.errors import EnvError
-from envgym.types import Action, Observation, Verdict
+from envgym.types import Action, Observation, Usage, Verdict
 
 if TYPE_CHECKING:
     from envgym.registry import EnvSpec
@@ -74,6 +75,9 @@ class Env(abc.ABC):
     @abc.abstractmethod
     async def verify(self) -> Verdict:
         """Grade the current episode from its actions and state."""
+
+    def attach_usage(self, source: Callable[[], Usage] | None) -> None:  # noqa: B027 - optional hook
+        """Offer the agent's running usage (the rollout does); envs that charge thinking time read it."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources. Idempotent."""

@@ -43,6 +43,7 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     outcome = Outcome.FAILURE
     error: BaseException | None = None
     first: Observation | None = None
+    env.attach_usage(lambda: agent.usage)  # envs where thinking costs time charge by the agent's tokens
     try:
         async with asyncio.timeout(limits.episode_timeout_s):
             t = clock.now()
@@ -86,6 +87,7 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     except Exception as exc:
         outcome, error = Outcome.INFRA_ERROR, exc
     finally:
+        env.attach_usage(None)
         await agent.close()
     usage = agent.usage
     timing = Timing(started_at=started_wall, wall_s=clock.now() - started, env_s=env_s, agent_s=agent_s)

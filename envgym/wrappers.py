@@ -8,12 +8,13 @@ carries a verdict and a reward.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from envgym.env import Env, EnvState, StepResult
 from envgym.errors import EnvClosed, ResetNeeded
 from envgym.task import TaskSpec
-from envgym.types import Action, Observation, Verdict
+from envgym.types import Action, Observation, Usage, Verdict
 
 
 class Wrapper(Env):
@@ -52,6 +53,9 @@ class Wrapper(Env):
 
     async def verify(self) -> Verdict:
         return await self.env.verify()
+
+    def attach_usage(self, source: Callable[[], Usage] | None) -> None:
+        self.env.attach_usage(source)
 
     async def close(self) -> None:
         await self.env.close()
