@@ -21,20 +21,11 @@ from envgym.trajectory import StepRecord, Trajectory
 from envgym.types import Observation, Outcome, Timing, Verdict
 
 
-async def _timed(awaitable, seconds: float | None, error: type[Exception], what: str):
-    try:
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    except TimeoutError as exc:
-        if isinstance(exc, EnvgymError):
-            raise
-        raise error(f"{what} exceeded its {seconds:g}s deadline") from None
-
-
 async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | None = None,
                       clock: Clock | None = None) -> Trajectory:
     clock = clock or SystemClock()
     limits = task.limits
+    loop = asyncio.get_running_loop()
     started_wall, started = clock.wall(), clock.now()
     steps: list[StepRecord] = []
     env_s = agent_s = 0.0
@@ -43,25 +34,38 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     outcome = Outcome.FAILURE
     error: BaseException | None = None
     first: Observation | None = None
+    # One step deadline for the whole episode, re-armed before each call (cheaper than a context per call);
+    # ``phase`` says whose deadline it was when it fires.
+    step_deadline: asyncio.Timeout | None = None
+    phase = "reset"
+
+    def arm(next_phase: str) -> None:
+        nonlocal phase
+        phase = next_phase
+        if limits.step_timeout_s is not None and step_deadline is not None:
+            step_deadline.reschedule(loop.time() + limits.step_timeout_s)
+
     env.attach_usage(lambda: agent.usage)  # envs where thinking costs time charge by the agent's tokens
     try:
-        async with asyncio.timeout(limits.episode_timeout_s):
+        async with asyncio.timeout(limits.episode_timeout_s), asyncio.timeout(None) as step_deadline:
             t = clock.now()
-            obs, info = await _timed(env.reset(task=task, seed=seed), limits.step_timeout_s, StepTimeout, "reset")
+            arm("reset")
+            obs, info = await env.reset(task=task, seed=seed)
             first = obs
             env_s += clock.now() - t
             await agent.reset(obs, info)
             while True:
                 t = clock.now()
-                action = await _timed(agent.act(obs), limits.step_timeout_s, PolicyTimeout, "the agent's step")
+                arm("agent")
+                action = await agent.act(obs)
                 t_env = clock.now()
                 agent_s += t_env - t
-                obs, reward, terminated, truncated, info = await _timed(
-                    env.step(action), limits.step_timeout_s, StepTimeout, "the environment's step")
+                arm("env")
+                obs, reward, terminated, truncated, info = await env.step(action)
                 spent = clock.now() - t_env
                 env_s += spent
-                steps.append(StepRecord(index=len(steps), action=action, observation=obs, reward=reward,
-                                        agent_s=t_env - t, env_s=spent))
+                steps.append(StepRecord.model_construct(index=len(steps), action=action, observation=obs,
+                                                        reward=reward, agent_s=t_env - t, env_s=spent))
                 if terminated or truncated:
                     verdict = info.get("verdict")
                     if verdict is not None:
@@ -73,6 +77,11 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     except TimeoutError as exc:
         if isinstance(exc, StepTimeout | PolicyTimeout):
             outcome, error = Outcome.INFRA_ERROR, exc
+        elif step_deadline is not None and step_deadline.expired():
+            outcome = Outcome.INFRA_ERROR
+            what = {"reset": "reset", "agent": "the agent's step", "env": "the environment's step"}[phase]
+            kind = PolicyTimeout if phase == "agent" else StepTimeout
+            error = kind(f"{what} exceeded its {limits.step_timeout_s:g}s deadline")
         else:  # the episode deadline: grade what the agent achieved
             outcome = Outcome.TRUNCATED
             try:
