@@ -12,11 +12,13 @@ know envgym::
     │   ├── ResetNeeded                  step() before reset(), or after the episode ended
     │   ├── EnvClosed                    any call after close()
     │   └── StepTimeout(TimeoutError)    a step exceeded its deadline
-    ├── SandboxError(RuntimeError)       a sandbox could not start, exec or copy
+    ├── SandboxError(RuntimeError)       a sandbox could not start, exec or copy (envgym/sandbox/errors.py:
+    │                                    DaemonUnavailable, ImageMissing, SandboxCrashed, ExecTimeout, UnsafeArchive, …)
     ├── PolicyError(RuntimeError)        an agent failed to produce an action (endpoint down, model crash)
     │   └── PolicyTimeout(TimeoutError)
     ├── VerifierError(RuntimeError)      grading itself failed (judge unreachable, bad verifier spec at run time)
-    └── RecordError(ValueError)          a result file is corrupt beyond the torn last line resume repairs
+    ├── RecordError(ValueError)          a result file is corrupt beyond the torn last line resume repairs
+    └── UnknownEpisode(KeyError)         send() named an episode the channel never handed out (envgym/vector)
 
 An agent's *invalid action* is never an exception: it becomes ``Observation.last_action_error`` and the
 episode goes on. A *broken episode* becomes a result record with outcome ``infra_error``; the run goes on.

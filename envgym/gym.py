@@ -122,6 +122,7 @@ def register_gymnasium_id(env_id: str) -> None:
     name = gym_id(env_id)
     if name not in gymnasium.registry:
         gymnasium.register(id=name, entry_point="envgym.gym:GymnasiumEnv", kwargs={"env_id": env_id},
+                           vector_entry_point="envgym.vector.lockstep:GymnasiumVectorEnv",
                            disable_env_checker=True)
 
 

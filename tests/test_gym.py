@@ -42,3 +42,12 @@ def test_parse_action_forms():
     assert (call.name, json.loads(call.arguments), call.id) == ("x", {"a": 1}, "call_2_0")
     both = parse_action('{"text": "hi", "tool_calls": [{"name": "y", "arguments": "{bad"}]}', 3)
     assert both.text == "hi" and both.tool_calls[0].arguments == "{bad"
+
+
+def test_make_vec_builds_the_lockstep_facade():
+    envs = gymnasium.make_vec("envgym/test-notes-v1", num_envs=2, vectorization_mode="vector_entry_point")
+    try:
+        observations, _ = envs.reset(seed=0)
+        assert len(observations) == 2 and all(json.loads(o)["text"] for o in observations)
+    finally:
+        envs.close()
