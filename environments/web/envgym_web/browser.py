@@ -1,0 +1,184 @@
+"""The browser layer: one shared Chromium per process (and event loop), one context per episode.
+
+Playwright's async API drives Debian's Chromium (``/usr/bin/chromium``, launched with ``executable_path``;
+Playwright's own download is never used). :func:`shared_browser` returns the loop's :class:`SharedBrowser`;
+an env holds a lease on it while open (``acquire``/``release``), and the browser process is shut down when
+the last lease goes. :meth:`SharedBrowser.open_episode` gives an :class:`EpisodeBrowser`: a fresh context
+(own cookies, storage, cache) whose every request outside the episode's origin is aborted by a route
+handler and recorded in ``blocked``. When Chromium dies, every episode opened on it raises
+:class:`BrowserCrashed` (an ``EnvError``: the rollout records the episode as ``infra_error``) and the next
+``open_episode`` launches a new browser.
+
+Playwright objects belong to the event loop that created them, so the "one browser per process" is one per
+process and loop: the sync Gymnasium facade, which runs a private loop, gets its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import uuid
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from envgym.errors import EnvError
+
+CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic")
+VIEWPORT = {"width": 1024, "height": 768}
+
+
+class BrowserCrashed(EnvError):
+    """Chromium died (or was killed) under an episode; the episode is an infra error."""
+
+
+class BrowserMissing(EnvError, FileNotFoundError):
+    """Debian's chromium is not installed (``bash sandboxes/host-setup.sh`` installs it)."""
+
+
+def chromium_path() -> str:
+    found = os.environ.get("ENVGYM_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(found).exists():
+        raise BrowserMissing(f"Debian's chromium not found at {found}: run `bash sandboxes/host-setup.sh`")
+    return found
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+@dataclass
+class EpisodeBrowser:
+    """One episode's browser context and page. ``blocked`` lists the off-origin URLs the route aborted."""
+
+    context: BrowserContext
+    page: Page
+    origin: str
+    generation: int
+    owner: SharedBrowser
+    blocked: list[str] = field(default_factory=list)
+
+    @property
+    def crashed(self) -> bool:
+        return self.owner.generation != self.generation or not self.owner.connected
+
+    async def close(self) -> None:
+        if self.crashed:
+            return
+        with contextlib.suppress(PlaywrightError):
+            await self.context.close()
+
+
+class SharedBrowser:
+    """The loop's Chromium: launched on demand, relaunched after a crash, closed with its last lease."""
+
+    def __init__(self) -> None:
+        self.marker = f"--envgym-browser={uuid.uuid4().hex}"
+        self.generation = 0
+        self.leases = 0
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def connected(self) -> bool:
+        return self._browser is not None and self._browser.is_connected()
+
+    def acquire(self) -> None:
+        self.leases += 1
+
+    async def release(self) -> None:
+        self.leases = max(0, self.leases - 1)
+        if self.leases == 0:
+            await self.shutdown()
+
+    async def _ensure(self) -> Browser:
+        async with self._lock:
+            if self._browser is not None and self._browser.is_connected():
+                return self._browser
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            self.generation += 1
+            try:
+                self._browser = await self._playwright.chromium.launch(
+                    executable_path=chromium_path(), args=[*CHROMIUM_ARGS, self.marker], headless=True)
+            except PlaywrightError as exc:
+                raise EnvError(f"chromium failed to launch: {exc.message.splitlines()[0]}") from exc
+            return self._browser
+
+    async def open_episode(self, origin: str, *, viewport: dict[str, int] | None = None) -> EpisodeBrowser:
+        """A new context whose requests outside ``origin`` are aborted, and its page."""
+        browser = await self._ensure()
+        generation = self.generation
+        try:
+            context = await browser.new_context(viewport=viewport or VIEWPORT, service_workers="block")
+            episode = EpisodeBrowser(context=context, page=None, origin=origin.lower(),  # type: ignore[arg-type]
+                                     generation=generation, owner=self)
+
+            async def guard(route: Route) -> None:
+                url = route.request.url
+                if origin_of(url) == episode.origin:
+                    await route.continue_()
+                else:
+                    episode.blocked.append(url)
+                    await route.abort("blockedbyclient")
+
+            await context.route("**/*", guard)
+            context.set_default_timeout(15_000)
+            episode.page = await context.new_page()
+        except PlaywrightError as exc:
+            if not self.connected or self.generation != generation:
+                raise BrowserCrashed(f"chromium died while opening an episode: {exc.message.splitlines()[0]}") from exc
+            raise EnvError(f"could not open a browser context: {exc.message.splitlines()[0]}") from exc
+        return episode
+
+    def pids(self) -> list[int]:
+        """Process ids of this browser's main process (found by the marker switch on its command line)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if self.marker.encode() in argv and not any(a.startswith(b"--type=") for a in argv):
+                found.append(int(entry.name))
+        return found
+
+    async def shutdown(self) -> None:
+        browser, playwright = self._browser, self._playwright
+        self._browser = self._playwright = None
+        if browser is not None:
+            with contextlib.suppress(PlaywrightError):
+                await browser.close()
+        if playwright is not None:
+            await playwright.stop()
+
+
+_shared: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SharedBrowser] = weakref.WeakKeyDictionary()
+
+
+def shared_browser() -> SharedBrowser:
+    """The running loop's shared browser (created, not launched, on first use)."""
+    loop = asyncio.get_running_loop()
+    browser = _shared.get(loop)
+    if browser is None:
+        browser = _shared[loop] = SharedBrowser()
+    return browser
+
+
+def is_crash(exc: BaseException, episode: EpisodeBrowser) -> bool:
+    return isinstance(exc, PlaywrightError) and episode.crashed
+
+
+__all__ = ["CHROMIUM_ARGS", "BrowserCrashed", "BrowserMissing", "EpisodeBrowser", "SharedBrowser", "chromium_path",
+           "is_crash", "origin_of", "shared_browser"]

