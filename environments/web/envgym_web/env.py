@@ -68,6 +68,9 @@ class BrowserEnv(Env):
     def _note(self) -> str | None:
         return None
 
+    def _goal(self) -> str:
+        return self.task.instruction if self.task else ""
+
     # --- the episode ---------------------------------------------------------------------------------------
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[WebObservation, dict[str, Any]]:
@@ -155,7 +158,7 @@ class BrowserEnv(Env):
                 if attempt == 3 or "context was destroyed" not in (exc.message or "") or self.episode.crashed:
                     raise
         pixels = await observe.screenshot(page, scale=self.screenshot_scale) if self._want_pixels else None
-        text = observe.render(self.task.instruction, state["url"], state["title"], state["dom"], note=self._note())
+        text = observe.render(self._goal(), state["url"], state["title"], state["dom"], note=self._note())
         if error:
             text += f"\n\nLAST ACTION ERROR: {error}"
         return WebObservation(text=text, url=state["url"], title=state["title"], screenshot=pixels,

@@ -1,0 +1,172 @@
+"""MiniWoB++ in envgym: the task pages of the ``miniwob`` package (MIT), served locally, graded by the page.
+
+``web/miniwob-v1`` serves the package's ``html/`` folder from its own HTTP server on 127.0.0.1 and opens
+``miniwob/<page>.html`` in a fresh context. A task names the page and a seed (``initial_state``:
+``{"page": "click-button", "seed": 3}``): reset seeds the page's RNG (``Math.seedrandom``) and starts the
+episode (``core.startEpisodeReal``), so a seed is one fixed instance. The goal is the page's own utterance.
+The page runs its own 10-second clock (``core.EPISODE_MAX_TIME``); when the page reports the episode done
+(success, failure or time out), the step that noticed it terminates the episode. Grading reads the page's
+reward back (``WOB_DONE_GLOBAL``, ``WOB_RAW_REWARD_GLOBAL``) as a one-row table ``wob`` that the task's
+rubric queries, e.g. ``SELECT done AND raw_reward >= 1 FROM wob``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import sqlite3
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+from playwright.async_api import Error as PlaywrightError
+
+from envgym.clock import Clock
+from envgym.env import StepResult
+from envgym.errors import EnvError
+from envgym.task import TaskSpec
+from envgym.types import Action, Limits, Verdict
+from envgym.verify import VerifyContext, verify
+from envgym.verify.spec import Criterion, RubricSpec, SqlCheck
+from envgym_web.browser import EpisodeBrowser
+from envgym_web.env import BrowserEnv
+from envgym_web.server import HttpServer, Request, Response
+
+_STATE_JS = ("() => ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL,"
+             " reason: String(WOB_REWARD_REASON), utterance: core.getUtterance(),"
+             " left_ms: core.ept0 ? Math.max(0, core.EPISODE_MAX_TIME - (Date.now() - core.ept0)) : 0})")
+PASS_SQL = "SELECT done AND raw_reward >= 1 FROM wob"
+
+
+def html_root() -> Path:
+    return Path(str(resources.files("miniwob"))) / "html"
+
+
+@cache
+def pages() -> tuple[str, ...]:
+    """Every MiniWoB++ task page of the installed package."""
+    return tuple(sorted(p.stem for p in (html_root() / "miniwob").glob("*.html")))
+
+
+def miniwob_task(page: str, seed: int, *, split: str = "test", solution: tuple[Action, ...] | None = None) -> TaskSpec:
+    """The task of one seeded instance of a MiniWoB++ page, graded by the page's own reward."""
+    return TaskSpec(id=f"miniwob-{page}-s{seed}", env_id="web/miniwob-v1", split=split,  # type: ignore[arg-type]
+                    instruction=f"MiniWoB++ '{page}': follow the instruction shown on the page.",
+                    initial_state={"page": page, "seed": seed}, limits=Limits(max_steps=20, episode_timeout_s=60),
+                    verifiers=(RubricSpec(criteria=(Criterion(name="page reward", check=SqlCheck(
+                        query=PASS_SQL, expected=1)),)),),
+                    solution=solution, tags=("web", "miniwob", page))
+
+
+_files: dict[str, bytes | None] = {}
+
+
+def _read(path: str) -> bytes | None:
+    if path not in _files:
+        root = html_root().resolve()
+        target = (root / path.lstrip("/")).resolve()
+        _files[path] = target.read_bytes() if target.is_relative_to(root) and target.is_file() else None
+    return _files[path]
+
+
+async def serve_static(request: Request) -> Response:
+    body = await asyncio.to_thread(_read, request.path)
+    if body is None:
+        return Response("not found", status=404, content_type="text/plain")
+    kind = mimetypes.guess_type(request.path)[0] or "application/octet-stream"
+    return Response(body, content_type=kind + ("; charset=utf-8" if kind.startswith("text/") or "javascript" in kind
+                                               else ""))
+
+
+class WobState:
+    """The page's reward as a one-row table ``wob`` (done, reward, raw_reward, reason)."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.row = {k: state[k] for k in ("done", "reward", "raw_reward", "reason")}
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"wob": [self.row]}
+
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute("CREATE TABLE wob (done INTEGER, reward REAL, raw_reward REAL, reason TEXT)")
+            conn.execute("INSERT INTO wob VALUES (:done, :reward, :raw_reward, :reason)", self.row)
+            return [dict(r) for r in conn.execute(sql).fetchall()]
+        finally:
+            conn.close()
+
+
+class MiniWobEnv(BrowserEnv):
+    """``web/miniwob-v1``: see the module docstring."""
+
+    time_evolving: ClassVar[bool] = True  # the page's clock runs while the agent thinks
+
+    def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, clock: Clock | None = None) -> None:
+        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, clock=clock)
+        self.server: HttpServer | None = None
+        self._utterance = ""
+        self._last: dict[str, Any] | None = None
+
+    def _goal(self) -> str:
+        return self._utterance
+
+    def _note(self) -> str | None:
+        left = (self._last or {}).get("left_ms")
+        return None if left is None else f"TIME LEFT: {left / 1000:.1f} s"
+
+    async def _open_site(self, task: TaskSpec) -> str:
+        page = task.initial_state.get("page")
+        if page not in pages():
+            raise EnvError(f"task {task.id}: unknown MiniWoB++ page {page!r}")
+        if self.server is None:
+            self.server = HttpServer(serve_static)
+            await self.server.start()
+        return self.server.origin
+
+    async def _enter(self, task: TaskSpec, episode: EpisodeBrowser) -> None:
+        assert self.server is not None
+        state = task.initial_state
+        await episode.page.goto(f"{self.server.origin}/miniwob/{state['page']}.html", wait_until="load")
+        await episode.page.evaluate("(seed) => { Math.seedrandom(seed); core.startEpisodeReal(); }",
+                                    str(state.get("seed", 0)))
+        for _ in range(100):  # some pages load data before they are ready
+            if await episode.page.evaluate("() => WOB_TASK_READY"):
+                break
+            await asyncio.sleep(0.05)
+        self._last = await episode.page.evaluate(_STATE_JS)
+        self._utterance = self._last["utterance"]
+
+    async def _read_state(self) -> dict[str, Any]:
+        assert self.episode is not None
+        try:
+            self._last = await self.episode.page.evaluate(_STATE_JS)
+        except PlaywrightError as exc:
+            raise self._broken(exc) from exc
+        return self._last
+
+    async def step(self, action: Action) -> StepResult:
+        result = await super().step(action)
+        if result.terminated:
+            return result
+        if (await self._read_state())["done"]:
+            verdict = await self.verify()
+            return StepResult(result.observation, verdict.score, True, False, {"verdict": verdict})
+        return result
+
+    async def verify(self) -> Verdict:
+        if self.episode is None or self.task is None:
+            raise EnvError("verify() without an open episode")
+        state = self._last if self.episode.crashed else await self._read_state()
+        ctx = VerifyContext(calls=[], final_answer=self._final_answer, state=WobState(state or {
+            "done": False, "reward": 0, "raw_reward": 0, "reason": "no state"}))
+        verdict = await verify(self.task.verifiers, ctx)
+        return verdict.model_copy(update={"evidence": {**verdict.evidence, "miniwob": WobState(state).row}})
+
+    async def close(self) -> None:
+        await super().close()
+        server, self.server = self.server, None
+        if server is not None:
+            await server.close()
