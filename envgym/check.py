@@ -117,7 +117,7 @@ async def _gates(env_id: str, tasks: list[TaskSpec], report: CheckReport, concur
                                                       f" {_why(oracle)}"))
             null = await run_episode(env, NullAgent(), task, seed=0)
             if null.reward != 0.0 or null.outcome is Outcome.SUCCESS or null.outcome is Outcome.INFRA_ERROR:
-                report.gate_failures.append((task.id, f"null: {null.outcome.value} score {null.reward}"))
+                report.gate_failures.append((task.id, f"null: {null.outcome.value} score {null.reward} {_why(null)}"))
 
     await asyncio.gather(*(gate(t) for t in tasks))
 
