@@ -79,6 +79,25 @@ def connect(base_url: str | None = None, **kwargs: Any) -> Any:
     return api
 
 
+async def remove(engine: DockerEngine, container_id: str) -> bool:
+    """Force-remove a container, paused or not; False when it was already gone or being removed."""
+    import docker.errors
+
+    try:
+        # A frozen container cannot take the SIGKILL of a forced removal (the call hangs): thaw it first.
+        if (await engine.call("inspect_container", container_id))["State"].get("Paused"):
+            with contextlib.suppress(docker.errors.APIError):
+                await engine.call("unpause", container_id)
+        await engine.call("remove_container", container_id, force=True, v=True)
+    except docker.errors.NotFound:
+        return False
+    except docker.errors.APIError as exc:
+        if exc.status_code != 409:  # 409: removal already in progress
+            raise
+        return False
+    return True
+
+
 class DockerEngine:
     """A Docker API client with a bounded thread pool; ``async with`` closes both."""
 
@@ -213,18 +232,12 @@ class DockerSandbox(Sandbox):
         await self.engine.call("start", self.id)
 
     async def _stop(self) -> None:
-        import docker.errors
 
         try:
             if self._docker_session is not None:
                 await self._docker_session.close()
             if self.id:
-                with contextlib.suppress(docker.errors.NotFound):
-                    try:
-                        await self.engine.call("remove_container", self.id, force=True, v=True)
-                    except docker.errors.APIError as exc:
-                        if exc.status_code != 409:  # 409: removal already in progress
-                            raise
+                await remove(self.engine, self.id)
         finally:
             if self._own_engine:
                 await self.engine.close()

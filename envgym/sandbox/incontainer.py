@@ -69,8 +69,23 @@ def find_tree(token: str) -> set[int]:
     return found
 
 
-def kill_tree(token: str, rounds: int = 200) -> int:
-    """Freeze the tree (SIGSTOP) until no new member appears, then SIGKILL it; returns how many were hit."""
+def kill_tree(token: str, rounds: int = 200, group: int | None = None) -> int:
+    """Kill the tagged tree; returns how many processes were hit.
+
+    First every process group led by a member (``group`` too) gets SIGKILL in one call each, which stops a
+    fork bomb at once; then the rest of the tree is frozen (SIGSTOP) until no new member appears, and killed.
+    """
+    if group:  # before any scan: in a starved container (fork bomb) a scan of /proc takes seconds
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+    leaders = set()
+    for pid in find_tree(token):
+        with contextlib.suppress(OSError):
+            if os.getpgid(pid) == pid:
+                leaders.add(pid)
+    for pgid in leaders:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
     stopped: set[int] = set()
     for _ in range(rounds):
         new = find_tree(token) - stopped
@@ -150,7 +165,7 @@ def run(req: dict) -> dict:
         now = time.monotonic()
         if now >= deadline:
             timed_out = True
-            kill_tree(req["token"])
+            kill_tree(req["token"], group=proc.pid)  # start_new_session: the command leads its own group
             break
         exited = proc.poll() is not None
         # Once the command has exited, background children may hold the pipes open: drain briefly, stop.

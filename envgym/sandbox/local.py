@@ -10,14 +10,12 @@ whatever is still running and removes the root. ``session`` is ``exec`` (a proce
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import logging
 import os
 import posixpath
 import secrets
 import shutil
-import signal
 import tarfile
 import tempfile
 import time
@@ -95,9 +93,7 @@ class LocalSandbox(Sandbox):
             out, err, code = await asyncio.wait_for(asyncio.shield(reads), timeout)
         except TimeoutError:
             timed_out = True
-            await asyncio.to_thread(incontainer.kill_tree, token)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            await asyncio.to_thread(incontainer.kill_tree, token, group=proc.pid)
             out, err, code = await reads
         return ExecResult(exit_code=None if timed_out else (128 - code if code < 0 else code),
                           stdout=out.decode(errors="replace"), stderr=err.decode(errors="replace"),

@@ -72,20 +72,12 @@ def orphan_reason(labels: dict[str, str], *, now: float | None = None) -> str | 
 
 async def reap(engine: DockerEngine, *, now: float | None = None) -> list[tuple[str, str]]:
     """Remove orphaned envgym containers; returns (container id, reason) for each one removed."""
-    import docker.errors
+    from envgym.sandbox.docker import remove
 
     containers = await engine.call("containers", all=True, filters={"label": f"{MANAGED}=1"})
     removed = []
     for c in containers:
         reason = orphan_reason(c.get("Labels") or {}, now=now)
-        if reason is None:
-            continue
-        try:
-            await engine.call("remove_container", c["Id"], force=True, v=True)
-        except docker.errors.NotFound:
-            continue
-        except docker.errors.APIError as exc:  # removal already in progress
-            if exc.status_code != 409:
-                raise
-        removed.append((c["Id"][:12], reason))
+        if reason is not None and await remove(engine, c["Id"]):
+            removed.append((c["Id"][:12], reason))
     return removed
