@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 import envgym
 from envgym.agent import Agent
 from envgym.errors import PolicyError
-from envgym.task import TaskSpec
+from envgym.task import TaskSpec, write_tasks
 from envgym.types import Action, Observation
 from envgym.verify.spec import AnswerSpec, ExpectedWrite, WriteActionSpec
 from envgym_tool import store
@@ -86,6 +88,19 @@ def notes_tasks() -> list[TaskSpec]:
                  verifiers=(WriteActionSpec(expected=(ExpectedWrite(tool="add_note", args={"title": "gym"}),)),),
                  solution=(Action.call("add_note", title="gym", body="monday"), Action.say("Added."))),
     ]
+
+
+NOTES_SUITE = Path(tempfile.mkdtemp(prefix="envgym-tests-")) / "notes.jsonl"
+"""The notes tasks as a JSONL suite file (written once per test session)."""
+
+
+def register_notes() -> None:
+    """Register ``test/notes-v1`` (idempotent), serving :data:`NOTES_SUITE`."""
+    if not NOTES_SUITE.exists():
+        write_tasks(NOTES_SUITE, notes_tasks())
+    if "test/notes-v1" not in envgym.registry._registry:
+        envgym.register("test/notes-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": NOTES},
+                        suites=(str(NOTES_SUITE),), max_episode_steps=10)
 
 
 class ScriptedAgent(Agent):

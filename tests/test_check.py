@@ -5,8 +5,7 @@ from envgym.check import check
 from envgym.task import write_tasks
 from envgym.types import Action
 
-from conftest import NOTES_SUITE
-from fakes import NOTES, notes_tasks
+from fakes import NOTES, NOTES_SUITE, notes_tasks
 
 
 async def test_fake_env_passes_contract_and_gates():

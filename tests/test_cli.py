@@ -6,7 +6,7 @@ from rich.console import Console
 
 from envgym import cli
 
-from conftest import NOTES_SUITE
+from fakes import NOTES_SUITE
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ from envgym.record import latest, read_records
 from envgym.task import load_tasks
 from envgym.types import Outcome
 
-from conftest import NOTES_SUITE
-from fakes import ScriptedAgent
+from fakes import NOTES_SUITE, ScriptedAgent
 
 
 def _config(**changes):

@@ -18,6 +18,8 @@ from envgym.errors import PolicyError, PolicyTimeout, SpecError
 from envgym.rollout import run_episode
 from envgym.types import Action, Observation, Outcome, ToolResult
 
+from fakes import NOTES_SUITE
+
 TOOLS = [{"type": "function", "function": {
     "name": "get_order", "description": "[read] Look up an order.",
     "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}]
@@ -288,7 +290,6 @@ async def test_eval_with_a_dead_endpoint_continues_and_a_rerun_retries(dead_url:
     from envgym.eval import EvalConfig, evaluate
     from envgym.record import latest, read_records
 
-    from conftest import NOTES_SUITE
 
     config = EvalConfig(suites=(str(NOTES_SUITE),), split=None,
                         agent=OpenAIConfig(model="canned", base_url=dead_url, api_key_env=None, retries=1))
