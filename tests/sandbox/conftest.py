@@ -15,11 +15,11 @@ def _docker_api():
     try:
         import docker
     except ImportError:
-        pytest.skip("the docker extra is not installed (pip install 'envgym[docker]')")
+        pytest.fail("the docker extra is not installed (pip install 'envgym[docker]'; `make test` does)")
     try:
         return docker.APIClient(version="auto")
     except docker.errors.DockerException as exc:
-        pytest.skip(f"no Docker engine answers ({exc}); run sandboxes/host-setup.sh")
+        pytest.fail(f"no Docker engine answers ({exc}); run sandboxes/host-setup.sh (`make test` does)")
 
 
 @pytest.fixture(autouse=True)

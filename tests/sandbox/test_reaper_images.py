@@ -45,7 +45,6 @@ def test_tags_follow_content_and_the_base(tmp_path):
 
 
 async def test_no_daemon_says_how_to_start_one():
-    pytest.importorskip("docker")
     from envgym.sandbox.docker import DockerEngine, DockerSandbox
 
     engine = DockerEngine(base_url=f"unix://{Path('/nonexistent/docker.sock')}")
