@@ -459,7 +459,14 @@ class _Helper:
             return self._conn[1]
         exec_id = await self._sb._create_exec(["python3", "-u", "-c", HELPER, "serve"], deadline=deadline,
                                               stdin=True, user=self._user)
-        reader, writer = await self._sb.engine.hijack(exec_id)
+        import docker.errors
+
+        try:
+            reader, writer = await self._sb.engine.hijack(exec_id)
+        except docker.errors.APIError as exc:  # created while running, dead before it could start
+            if "is not running" not in str(exc.explanation):
+                raise SandboxError(f"docker exec start failed: {exc.explanation}") from None
+            raise await self._sb._crashed("died before the session could start") from None
         self._conn = (reader, writer)
         self._lines = asyncio.Queue()
         self._pump = asyncio.ensure_future(self._read_lines(reader, self._lines))
@@ -504,6 +511,8 @@ class _Helper:
             reply = json.loads(line)
         except ValueError:
             await self._drop()
+            if await self._sb._status(settle=2.0) != "running":  # the engine's own words as the container died
+                raise await self._sb._crashed("died while the session started") from None
             raise SandboxError(f"{self._sb.id}: the session helper answered garbage: {line[:200]!r}") from None
         if not reply["ok"]:
             kind, message = reply["kind"], reply["error"]
