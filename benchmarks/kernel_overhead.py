@@ -7,7 +7,7 @@ three ways, side by side in one process:
   execute  envgym_tool.env.execute_calls in the calling thread (JSON parsing, validation, transactions,
            call records) — the env's work without the event loop
   env      `await env.step(Action(...))` through the wrappers `envgym.make` adds (order enforcing, time
-           limit) and the worker-thread hop
+           limit) and the env's observation building
 
 Prints per-step microseconds and the kernel overhead (env - direct). Target: <= 1 ms per step.
 """
