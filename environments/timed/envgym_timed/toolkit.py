@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from envgym.tooling import args_model_of, function_schema
+
 if TYPE_CHECKING:
     from envgym_timed.world import World
 
@@ -46,32 +48,18 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema of this tool."""
-        params = self.args_model.model_json_schema()
-        params.pop("title", None)
-        for prop in params.get("properties", {}).values():
-            prop.pop("title", None)
-        params.setdefault("properties", {})
-        params["additionalProperties"] = False
         tag = f"{self.kind}, slow" if self.slow else self.kind
-        return {"type": "function",
-                "function": {"name": self.name, "description": f"[{tag}] {self.description}", "parameters": params}}
+        return function_schema(self.name, f"[{tag}] {self.description}", self.args_model)
 
 
 def tool(kind: Kind, description: str, *, slow: bool = False) -> Callable[[Callable[[World, Any], Any]], Tool]:
     """Decorator: the function's ``args`` parameter is annotated with the arguments model."""
 
     def wrap(fn: Callable[[World, Any], Any]) -> Tool:
-        annotation = fn.__annotations__.get("args")
-        model = fn.__globals__.get(annotation) if isinstance(annotation, str) else annotation
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            raise TypeError(f"tool {fn.__name__}: annotate 'args' with a pydantic model")
-        return Tool(name=fn.__name__, kind=kind, description=description, args_model=model, fn=fn, slow=slow)
+        return Tool(name=fn.__name__, kind=kind, description=description, args_model=args_model_of(fn), fn=fn,
+                    slow=slow)
 
     return wrap
-
-
-class NoArgs(BaseModel):
-    """Arguments of a tool that takes none."""
 
 
 @dataclass(frozen=True)

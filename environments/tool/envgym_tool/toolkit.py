@@ -26,7 +26,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from envgym.tooling import NoArgs, args_model_of, function_schema
 from envgym.verify.context import CallRecord
+
+__all__ = ["Domain", "NoArgs", "PolicyViolation", "Tool", "ToolContext", "ToolFailure", "tool"]
 
 Kind = Literal["read", "write"]
 
@@ -67,32 +70,16 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema of this tool."""
-        params = self.args_model.model_json_schema()
-        params.pop("title", None)
-        for prop in params.get("properties", {}).values():
-            prop.pop("title", None)
-        params.setdefault("properties", {})
-        params["additionalProperties"] = False
-        return {"type": "function",
-                "function": {"name": self.name, "description": f"[{self.kind}] {self.description}",
-                             "parameters": params}}
+        return function_schema(self.name, f"[{self.kind}] {self.description}", self.args_model)
 
 
 def tool(kind: Kind, description: str) -> Callable[[Callable[[ToolContext, Any], Any]], Tool]:
     """Decorator: the function's second parameter's annotation is the arguments model."""
 
     def wrap(fn: Callable[[ToolContext, Any], Any]) -> Tool:
-        annotation = fn.__annotations__.get("args")
-        model = fn.__globals__.get(annotation) if isinstance(annotation, str) else annotation
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            raise TypeError(f"tool {fn.__name__}: annotate 'args' with a pydantic model")
-        return Tool(name=fn.__name__, kind=kind, description=description, args_model=model, fn=fn)
+        return Tool(name=fn.__name__, kind=kind, description=description, args_model=args_model_of(fn), fn=fn)
 
     return wrap
-
-
-class NoArgs(BaseModel):
-    """Arguments of a tool that takes none."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from envgym_timed.toolkit import NoArgs, Scenario, ToolFailure, tool
+from envgym.tooling import NoArgs
+from envgym_timed.toolkit import Scenario, ToolFailure, tool
 from envgym_timed.world import World
 
 

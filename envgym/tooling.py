@@ -1,0 +1,39 @@
+"""What every tool-using family shares: typed arguments and OpenAI function schemas.
+
+A family's tools are plain functions whose ``args`` parameter is annotated with a pydantic model;
+:func:`args_model_of` finds that model and :func:`function_schema` turns it into the OpenAI
+function-calling schema agents see (titles dropped, unknown arguments refused). The families keep their
+own ``Tool`` records and decorators, since what a tool runs against (a SQLite store, a timed world)
+differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+
+class NoArgs(BaseModel):
+    """Arguments of a tool that takes none."""
+
+
+def args_model_of(fn: Callable[..., Any]) -> type[BaseModel]:
+    """The pydantic model annotating ``fn``'s ``args`` parameter; TypeError when there is none."""
+    annotation = fn.__annotations__.get("args")
+    model = fn.__globals__.get(annotation) if isinstance(annotation, str) else annotation
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"tool {fn.__name__}: annotate 'args' with a pydantic model")
+    return model
+
+
+def function_schema(name: str, description: str, args_model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAI function-calling schema of a tool."""
+    params = args_model.model_json_schema()
+    params.pop("title", None)
+    for prop in params.get("properties", {}).values():
+        prop.pop("title", None)
+    params.setdefault("properties", {})
+    params["additionalProperties"] = False
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": params}}
