@@ -1,0 +1,1 @@
+"""Adapters that let external RL trainers (TRL, PrimeIntellect verifiers / prime-rl, verl) consume envgym."""

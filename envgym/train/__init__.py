@@ -1,0 +1,1 @@
+"""The bundled asynchronous trainer (`envgym train`): GRPO-family loss, bounded staleness, weight sync."""
