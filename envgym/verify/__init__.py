@@ -1,7 +1,8 @@
 """Verifiers: turn an episode into a :class:`~envgym.types.Verdict`.
 
 ``await verify(specs, ctx)`` grades a task's verifier specs (all must pass). Kinds: ``write_action``,
-``answer``, ``rubric`` (programmatic checks and LLM judges), and the combinators ``all_of`` / ``any_of``.
+``answer``, ``rubric`` (programmatic checks and LLM judges), ``tests`` (hidden tests in the episode's
+container: FAIL_TO_PASS / PASS_TO_PASS), and the combinators ``all_of`` / ``any_of``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from envgym.verify.spec import (
     AnswerSpec,
     AnyOfSpec,
     RubricSpec,
+    TestsSpec,
     TimedWriteSpec,
     VerifierSpec,
     WriteActionSpec,
 )
+from envgym.verify.tests import verify_tests
 from envgym.verify.timed import verify_timed
 from envgym.verify.write_action import verify_write_action
 
@@ -37,6 +40,8 @@ async def verify_one(spec: VerifierSpec, ctx: VerifyContext) -> Verdict:
         return await verify_rubric(spec, ctx)
     if isinstance(spec, TimedWriteSpec):
         return await verify_timed(spec, ctx)
+    if isinstance(spec, TestsSpec):
+        return await verify_tests(spec, ctx)
     if isinstance(spec, AllOfSpec | AnyOfSpec):
         children = await asyncio.gather(*(verify_one(child, ctx) for child in spec.verifiers))
         return Verdict.combine(list(children), mode="all" if isinstance(spec, AllOfSpec) else "any")

@@ -69,6 +69,8 @@ class VerifyContext:
     expected_state: StateView | None = None
     judge: JudgeConfig | None = None
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    sandbox: Any = None
+    """The episode's sandbox, for verifiers that grade inside it (``tests``)."""
 
     @property
     def writes(self) -> list[CallRecord]:

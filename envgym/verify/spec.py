@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from envgym.types import FrozenModel
+from envgym.verify.tests import TestsSpec
 from envgym.verify.timed import TimedWriteSpec
 
 
@@ -114,7 +115,8 @@ class AnyOfSpec(FrozenModel):
 
 
 VerifierSpec = Annotated[
-    WriteActionSpec | AnswerSpec | RubricSpec | AllOfSpec | AnyOfSpec | TimedWriteSpec, Field(discriminator="type")
+    WriteActionSpec | AnswerSpec | RubricSpec | AllOfSpec | AnyOfSpec | TimedWriteSpec | TestsSpec,
+    Field(discriminator="type"),
 ]
 AllOfSpec.model_rebuild()
 AnyOfSpec.model_rebuild()
