@@ -1,1 +1,24 @@
-"""The SWE family: repositories in containers, graded by hidden tests (SWE-bench format in and out)."""
+"""The SWE family: repositories in containers, graded by hidden tests (SWE-bench format in and out).
+
+Every suite folder ``tasks/swe-<name>/`` registers ``swe/<name>-v1`` (and suites imported elsewhere with
+``envgym swe import --out DIR`` register the same way, from ``~/.cache/envgym/swe/suites.json``). See
+``README.md`` beside this file: the env (:mod:`envgym_swe.env`), images (:mod:`envgym_swe.images`), import
+(:mod:`envgym_swe.importer`), grading of predictions (:mod:`envgym_swe.grade`) and the CLI.
+"""
+
+from __future__ import annotations
+
+
+def register_all() -> None:
+    # Imported here: the hook may run while ``import envgym`` itself is still in progress.
+    from envgym.registry import register
+    from envgym.task import suites_root
+    from envgym_swe.importer import env_id_for, imported_suites
+
+    suites: dict[str, str] = {p.name: p.name for p in sorted(suites_root().glob("swe-*"))
+                              if p.is_dir() and any(p.glob("*.jsonl"))}
+    for name, folder in imported_suites().items():
+        suites.setdefault(name, folder)
+    for name, where in sorted(suites.items()):
+        register(env_id_for(name), "envgym_swe.env:SweEnv", suites=(where,), max_episode_steps=50, override=True,
+                 description=f"Repository tasks of suite {name}: a container at the base commit, hidden tests.")
