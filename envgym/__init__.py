@@ -39,6 +39,15 @@ def _register_with_gymnasium() -> None:
 
 _register_with_gymnasium()
 
+
+def load_environment(**kwargs: object) -> object:
+    """Entry point of PrimeIntellect ``verifiers``: ``verifiers.load_environment("envgym", suite=..., split=...)``
+    imports this package and calls this. ``verifiers`` is imported only here, lazily
+    (see :mod:`envgym.adapters.verifiers_env`)."""
+    from envgym.adapters.verifiers_env import load_environment as load
+
+    return load(**kwargs)  # type: ignore[arg-type]
+
 __all__ = [
     "Action",
     "Clock",

@@ -1,0 +1,234 @@
+"""TRL: train with ``GRPOTrainer`` on any envgym suite, through its ``rollout_func`` hook.
+
+    from trl import GRPOConfig, GRPOTrainer
+    from envgym.adapters.trl import EnvgymRollout, envgym_reward, trl_dataset
+
+    tasks = envgym.load_suite("tool-retail", split="train")
+    rollout = EnvgymRollout(tasks, max_tokens=256)
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=envgym_reward,
+                          train_dataset=trl_dataset(tasks), args=GRPOConfig(...), rollout_func=rollout)
+    trainer.train()
+    rollout.close()
+
+TRL (1.16) calls ``rollout_func(prompts, trainer)`` once per generation batch with one prompt per completion
+(each dataset row repeated ``num_generations`` times, consecutively). For each prompt the adapter plays a
+whole envgym episode of the matching task (multi-turn, tool calls and tool results included) through the
+recording proxy (:mod:`envgym.rl.proxy`) and returns, per episode:
+
+- ``prompt_ids`` / ``completion_ids`` / ``logprobs``: the episode's token segment exactly as sampled
+  (completion = model turns interleaved with tool results and template tokens; logprobs are the rollout's,
+  0.0 on environment tokens);
+- ``env_mask``: 1 on model tokens, 0 on environment tokens (TRL excludes the latter from the loss);
+- ``envgym_reward``: the envgym verdict's score, or None for an episode that still failed after
+  ``retries`` fresh attempts (TRL then leaves it out of the group baseline instead of scoring it 0);
+- ``envgym_outcome``, ``envgym_task_id``: forwarded to reward functions and logs.
+
+Pass :func:`envgym_reward` as the reward function so the trainer's reward is the verdict score. TRL trains
+on one token sequence per completion; an episode whose prompts were not all exact extensions of each other
+(several segments) contributes its last segment, whose prompt holds the whole earlier conversation, so
+every trained token is scored in the context it was sampled in (``dropped_segments`` counts the rest).
+
+The policy is the trainer's own model by default: an in-process
+:class:`~envgym.rl.backends.TransformersBackend` over ``trainer.model``, whose version follows
+``trainer.state.global_step`` (rollouts are on-policy). Another backend gets the trainer's weights through
+``update_weights`` whenever the step moves; for a vLLM server that TRL already syncs (``use_vllm``) pass
+``backend=VLLMBackend(...), sync_weights=False``. Episodes run concurrently on an
+event loop in a background thread (TRL's loop is synchronous); call :meth:`EnvgymRollout.close` at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from envgym.adapters.episodes import LoopThread, RecordedEpisode, run_recorded_episode
+from envgym.env import Env
+from envgym.errors import SpecError
+from envgym.registry import make
+from envgym.task import TaskSpec
+from envgym.types import Outcome
+
+if TYPE_CHECKING:
+    from envgym.rl.backends import InferenceBackend
+    from envgym.rl.proxy import RecordingProxy
+
+
+def task_prompt(task: TaskSpec) -> list[dict[str, str]]:
+    """The conversational prompt a dataset row carries for ``task`` (the adapter maps it back to the task)."""
+    return [{"role": "user", "content": task.instruction}]
+
+
+def trl_dataset(tasks: Sequence[TaskSpec]) -> Any:
+    """A ``datasets.Dataset`` with TRL's ``prompt`` column (conversational) and the task id, one row per task."""
+    from datasets import Dataset
+
+    _index(tasks)  # refuse ambiguous prompts up front
+    return Dataset.from_list([{"prompt": task_prompt(t), "task_id": t.id} for t in tasks])
+
+
+def envgym_reward(prompts: list[Any], completions: list[Any], envgym_reward: list[float | None],
+                  **kwargs: Any) -> list[float | None]:
+    """TRL reward function: the envgym verdict score the rollout attached to each completion."""
+    return list(envgym_reward)
+
+
+def _index(tasks: Sequence[TaskSpec]) -> dict[str, TaskSpec]:
+    index: dict[str, TaskSpec] = {}
+    for task in tasks:
+        other = index.setdefault(task.instruction, task)
+        if other is not task:
+            raise SpecError(f"tasks {other.id!r} and {task.id!r} have the same instruction; TRL hands the rollout "
+                            "only the prompt, so each task needs a distinct one")
+    return index
+
+
+class EnvgymRollout:
+    """A TRL ``rollout_func`` that plays envgym episodes; see the module docstring."""
+
+    def __init__(self, tasks: Sequence[TaskSpec], *, backend: InferenceBackend | None = None,
+                 backend_factory: Callable[[Any], InferenceBackend] | None = None, model: str = "policy",
+                 temperature: float = 1.0, max_tokens: int | None = 256, concurrency: int = 8, retries: int = 1,
+                 seed: int = 0, sync_weights: bool = True, make_env: Callable[[str], Env] = make) -> None:
+        if concurrency < 1 or retries < 0:
+            raise SpecError("concurrency must be >= 1 and retries >= 0")
+        self.tasks = _index(tasks)
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.concurrency = concurrency
+        self.retries = retries
+        self.seed = seed
+        self.make_env = make_env
+        self.sync_weights = sync_weights
+        self._backend = backend
+        self._owns_backend = backend is None
+        self._backend_factory = backend_factory or _trainer_backend
+        self._loop: LoopThread | None = None
+        self._proxy: RecordingProxy | None = None
+        self._calls = 0
+        self.episodes: list[RecordedEpisode] = []
+        """The episodes of the latest call, in prompt order (the adapter's own record for logs and tests)."""
+        self.dropped_segments = 0
+
+    # TRL's hook -------------------------------------------------------------------------------------------
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+        tasks = [self._task_for(prompt) for prompt in prompts]
+        mode_train = bool(getattr(trainer.model, "training", True))
+        group_size = (trainer.num_generations if mode_train else trainer.num_generations_eval) or 1
+        step = int(trainer.state.global_step)
+        call = self._calls
+        self._calls += 1
+        if self._loop is None:
+            self._loop = LoopThread()
+        episodes = self._loop.run(self._play(trainer, tasks, step=step, call=call, group_size=group_size))
+        self.episodes = episodes
+        return self._to_trl(episodes, prompts, trainer)
+
+    def close(self) -> None:
+        """Stop the proxy and the background loop (the backend belongs to whoever built it, unless we did)."""
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        try:
+            loop.run(self._shutdown())
+        finally:
+            loop.close()
+
+    def __enter__(self) -> EnvgymRollout:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # inside the loop thread ---------------------------------------------------------------------------------
+    async def _play(self, trainer: Any, tasks: list[TaskSpec], *, step: int, call: int,
+                    group_size: int) -> list[RecordedEpisode]:
+        proxy = await self._ensure_proxy(trainer)
+        await self._sync_version(trainer, step)
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(index: int, task: TaskSpec) -> RecordedEpisode:
+            group = f"{call}:{index // group_size}"
+            async with limit:
+                for attempt in range(self.retries + 1):
+                    episode = await run_recorded_episode(
+                        proxy, task, group_id=group, seed=self.seed + call * 100_003 + index * 101 + attempt,
+                        model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
+                        make_env=self.make_env, episode_id=f"trl{call}-{index}-{attempt}")
+                    if episode.trajectory.outcome is not Outcome.INFRA_ERROR and episode.samples:
+                        break
+                return episode
+
+        return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks))))
+
+    async def _ensure_proxy(self, trainer: Any) -> RecordingProxy:
+        if self._proxy is None:
+            from envgym.rl.proxy import RecordingProxy
+
+            if self._backend is None:
+                self._backend = self._backend_factory(trainer)
+            proxy = RecordingProxy(self._backend)
+            await proxy.__aenter__()
+            self._proxy = proxy
+        return self._proxy
+
+    async def _sync_version(self, trainer: Any, step: int) -> None:
+        backend = self._backend
+        if backend is None or backend.policy_version == step:
+            return
+        if getattr(backend, "model", None) is trainer.model or not self.sync_weights:
+            # the trainer's own tensors (or weights synced by TRL itself, e.g. use_vllm): only the version moves;
+            # TransformersBackend keeps no KV cache across requests, so nothing stale survives
+            backend.policy_version = step
+        else:
+            await backend.update_weights(trainer.model.state_dict(), step)
+
+    async def _shutdown(self) -> None:
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:
+            await proxy.__aexit__(None, None, None)
+        backend = self._backend
+        if self._owns_backend and backend is not None:
+            self._backend = None
+            await backend.aclose()
+
+    # back in TRL's thread -------------------------------------------------------------------------------
+    def _task_for(self, prompt: Any) -> TaskSpec:
+        text = prompt[-1]["content"] if isinstance(prompt, list) else prompt
+        task = self.tasks.get(text)
+        if task is None:
+            raise SpecError(f"the prompt {str(text)[:80]!r} is not the instruction of any task given to the rollout")
+        return task
+
+    def _to_trl(self, episodes: list[RecordedEpisode], prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask",
+                                                     "envgym_reward", "envgym_outcome", "envgym_task_id")}
+        for episode, prompt in zip(episodes, prompts, strict=True):
+            trajectory = episode.trajectory
+            if episode.samples:
+                self.dropped_segments += len(episode.samples) - 1
+                sample = episode.samples[-1]
+                prompt_ids, completion_ids = list(sample.prompt_ids), list(sample.completion_ids)
+                logprobs, mask = list(sample.logprobs), list(sample.loss_mask)
+            else:  # nothing was generated: an empty, untrained completion
+                tokenizer = trainer.processing_class
+                prompt_ids = list(tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True,
+                                                                return_dict=False))
+                completion_ids, logprobs, mask = [tokenizer.eos_token_id], [0.0], [0]
+            failed = trajectory.outcome is Outcome.INFRA_ERROR
+            out["prompt_ids"].append(prompt_ids)
+            out["completion_ids"].append(completion_ids)
+            out["logprobs"].append([lp if math.isfinite(lp) else 0.0 for lp in logprobs])
+            out["env_mask"].append(mask)
+            out["envgym_reward"].append(None if failed else float(trajectory.reward))
+            out["envgym_outcome"].append(trajectory.outcome.value)
+            out["envgym_task_id"].append(trajectory.task_id)
+        return out
+
+
+def _trainer_backend(trainer: Any) -> InferenceBackend:
+    from envgym.rl.backends import TransformersBackend
+
+    return TransformersBackend(trainer.model, trainer.processing_class)

@@ -1,0 +1,172 @@
+"""PrimeIntellect ``verifiers``: every envgym suite as a verifiers environment, so prime-rl can train on it.
+
+    import verifiers as vf
+    env = vf.load_environment("envgym", suite="tool-retail", split="train")   # resolves envgym.load_environment
+    results = await env.evaluate(client, "policy", num_examples=2)           # or prime-rl's orchestrator
+
+This targets the classic environment API (``vf.MultiTurnEnv``, ``vf.Rubric``, ``vf.load_environment``)
+that prime-rl's orchestrator loads; verifiers 0.3 serves it from ``verifiers.legacy`` behind
+``import verifiers as vf`` (its separate ``verifiers.v1`` Taskset/Harness stack is not covered).
+
+:class:`EnvgymEnv` is a multi-turn tool environment whose rollouts step a real envgym env:
+
+- ``setup_state`` builds the env (``envgym.make``), resets it with the row's task and opens the
+  conversation exactly as envgym's own chat agents see it (system prompt with the env's policy and the
+  tool-use rules, the first observation); the env's tool schemas become the rollout's ``tool_defs``, so the
+  model calls tools natively through the client's function calling.
+- ``env_response`` turns the model's reply into an envgym :class:`~envgym.types.Action` (its tool calls
+  with the raw argument text, or the final message), steps the env and answers with the observation as
+  ``tool`` / ``user`` messages; when the episode ends the exchange ends.
+- The rubric's only reward is ``envgym_score``: the envgym verdict's score (an episode cut off by
+  ``max_turns`` or a timeout is graded as it stands, like envgym's own truncation). The verdict, the
+  outcome and the task id are left in the state (``envgym_verdict``, ``envgym_outcome``, ``envgym_task_id``).
+
+The env is closed in a cleanup hook, which runs before scoring; a rollout whose env fails is a verifiers
+error (state ``error``), scored 0.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from datasets import Dataset
+
+from envgym.agents.chat import Transcript, system_prompt
+from envgym.env import Env
+from envgym.registry import make
+from envgym.task import TaskSpec, load_suite
+from envgym.types import Action, Outcome, ToolCall, Verdict
+
+
+def _import_verifiers() -> ModuleType:
+    """PrimeIntellect's ``verifiers``, also when the envgym checkout is on ``sys.path`` (``python -m pytest``
+    from the repository root), where the grading-asset folder ``verifiers/`` would shadow it."""
+    module = sys.modules.get("verifiers")
+    if module is not None and hasattr(module, "__version__"):
+        return module
+    root = Path(__file__).resolve().parents[2]
+    saved = list(sys.path)
+    sys.path[:] = [p for p in saved if Path(p or ".").resolve() != root]
+    sys.modules.pop("verifiers", None)
+    try:
+        return importlib.import_module("verifiers")
+    finally:
+        sys.path[:] = saved
+
+
+vf = _import_verifiers()
+from verifiers.utils.message_utils import normalize_messages  # noqa: E402 - after the import above
+
+
+@dataclass
+class _Episode:
+    env: Env
+    transcript: Transcript
+    verdict: Verdict | None = None
+    truncated: bool = False
+    closed: bool = False
+    seen: int = field(default=0)
+
+
+class EnvgymEnv(vf.MultiTurnEnv):
+    """A verifiers multi-turn tool environment over envgym tasks; see the module docstring."""
+
+    def __init__(self, tasks: Sequence[TaskSpec], *, make_env: Callable[[str], Env] = make, seed: int = 0,
+                 max_turns: int = -1, **kwargs: Any) -> None:
+        self.envgym_tasks = {t.id: t for t in tasks}
+        self._make_env = make_env
+        self._seed = seed
+        rows = [{"prompt": [{"role": "user", "content": t.instruction}], "answer": "",
+                 "info": {"task_id": t.id, "env_id": t.env_id}, "task": t.env_id} for t in tasks]
+        dataset = Dataset.from_list(rows)
+        rubric = vf.Rubric(funcs=[self.envgym_score], weights=[1.0])
+        super().__init__(dataset=dataset, eval_dataset=dataset, rubric=rubric, max_turns=max_turns, **kwargs)
+
+    async def setup_state(self, state: vf.State) -> vf.State:
+        task = self.envgym_tasks[state["info"]["task_id"]]
+        env = self._make_env(task.env_id)
+        state["envgym_task_id"] = task.id
+        state["envgym"] = None
+        try:
+            obs, info = await env.reset(task=task, seed=self._seed + int(state.get("example_id") or 0))
+        except BaseException:
+            await env.close()
+            raise
+        transcript = Transcript(system_prompt(info.get("policy", "")), tools=info.get("tools"))
+        transcript.observe(obs)
+        episode = _Episode(env=env, transcript=transcript, seen=len(transcript.messages))
+        state["envgym"] = episode
+        state["prompt"] = normalize_messages(transcript.messages, field_name="envgym.prompt")
+        state["tool_defs"] = [vf.Tool(name=t["function"]["name"], description=t["function"].get("description", ""),
+                                      parameters=t["function"].get("parameters", {"type": "object"}))
+                              for t in transcript.tools]
+        return state
+
+    async def env_response(self, messages: vf.Messages, state: vf.State, **kwargs: Any) -> vf.Messages:
+        episode: _Episode = state["envgym"]
+        action = _action(messages[-1])
+        obs, _reward, terminated, truncated, info = await episode.env.step(action)
+        episode.transcript.record(action)
+        episode.transcript.observe(obs)
+        new = episode.transcript.messages[episode.seen + 1:]  # after the assistant turn the client already holds
+        episode.seen = len(episode.transcript.messages)
+        reply = normalize_messages(new, field_name="envgym.observation") if new else []
+        if terminated or truncated:
+            episode.verdict = info.get("verdict")
+            episode.truncated = bool(truncated)
+            state["final_env_response"] = reply
+        return reply
+
+    @vf.cleanup
+    async def close_envgym(self, state: vf.State) -> None:
+        """Grade an episode that did not finish on its own, then close the env (before scoring runs)."""
+        episode: _Episode | None = state.get("envgym")
+        if episode is None or episode.closed:
+            return
+        try:
+            if episode.verdict is None and state.get("error") is None:
+                episode.verdict = await episode.env.verify()
+                episode.truncated = True
+        finally:
+            episode.closed = True
+            await episode.env.close()
+        verdict = episode.verdict
+        state["envgym_verdict"] = verdict.model_dump(mode="json") if verdict else None
+        if verdict is None:
+            state["envgym_outcome"] = Outcome.INFRA_ERROR.value
+        elif verdict.passed:
+            state["envgym_outcome"] = Outcome.SUCCESS.value
+        else:
+            state["envgym_outcome"] = (Outcome.TRUNCATED if episode.truncated else Outcome.FAILURE).value
+
+    async def envgym_score(self, state: vf.State) -> float:
+        """The reward: the envgym verdict's score (0 when the episode could not be graded)."""
+        verdict = state.get("envgym_verdict")
+        return float(verdict["score"]) if verdict else 0.0
+
+
+def _action(message: Any) -> Action:
+    """The model's assistant message as an envgym action (raw argument text kept, as envgym's agents do)."""
+    calls = []
+    for call in getattr(message, "tool_calls", None) or ():
+        arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+        calls.append(ToolCall(name=call.name, arguments=arguments, **({"id": call.id} if call.id else {})))
+    content = getattr(message, "content", None)
+    text = content if isinstance(content, str) else None
+    return Action(text=text or (None if calls else ""), tool_calls=tuple(calls))
+
+
+def load_environment(suite: str = "tool-retail", split: str | None = "train", limit: int | None = None,
+                     seed: int = 0, max_turns: int = -1, **kwargs: Any) -> EnvgymEnv:
+    """The verifiers entry point: an :class:`EnvgymEnv` over a bundled suite (or a task folder/file)."""
+    tasks = load_suite(suite, split=split)
+    if limit is not None:
+        tasks = tasks[:limit]
+    return EnvgymEnv(tasks, seed=seed, max_turns=max_turns, **kwargs)

@@ -1,0 +1,160 @@
+"""verl: an agent loop (``AgentLoopBase``) that plays envgym episodes, registered as ``envgym_agent``.
+
+    # verl config: actor_rollout_ref.rollout.agent.agent_loop_config_path -> a YAML list holding
+    #   - name: envgym_agent
+    #     _target_: envgym.adapters.verl.EnvgymAgentLoop
+    # (or import envgym.adapters.verl in the worker: the @register decorator adds it to verl's registry)
+    # data rows: verl_rows(tasks) -> parquet with agent_name="envgym_agent" and the task in extra_info
+
+verl's ``AgentLoopWorker`` builds one agent loop per sample and awaits ``run(sampling_params, **row)``.
+:class:`EnvgymAgentLoop` plays the row's envgym task as a whole episode: envgym's ``openai`` agent talks to
+a :class:`~envgym.rl.proxy.RecordingProxy` (one per worker process and event loop) whose backend is
+:class:`ServerManagerBackend`, i.e. verl's own server manager (``generate(request_id, prompt_ids=...,
+sampling_params=...) -> TokenOutput``) — so every token comes from verl's rollout engine, token-exact, and
+verl's load balancing, sticky sessions and weight sync apply unchanged. The result is verl's
+``AgentLoopOutput``: the episode's token segment (``prompt_ids``, ``response_ids`` with tool results and
+template tokens inside, ``response_mask`` 1 on model tokens, ``response_logprobs``), ``reward_score`` = the
+envgym verdict's score (verl turns it into ``rm_scores``, so no reward function is needed) and the envgym
+outcome, task id and segment count in ``extra_fields``. Like TRL, verl trains one sequence per sample: an
+episode with several token segments contributes its last, whose prompt holds the whole conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
+
+from envgym.adapters.episodes import run_recorded_episode
+from envgym.rl.backends import BackendError, Completion
+from envgym.task import TaskSpec
+from envgym.types import Outcome
+
+AGENT_NAME = "envgym_agent"
+
+
+def verl_rows(tasks: Sequence[TaskSpec], *, data_source: str = "envgym") -> list[dict[str, Any]]:
+    """Rows of a verl RL dataset (write them as parquet): the chat prompt, the agent loop's name and the task."""
+    return [{"data_source": data_source, "agent_name": AGENT_NAME,
+             "prompt": [{"role": "user", "content": t.instruction}],
+             "reward_model": {"style": "envgym", "ground_truth": ""},
+             "extra_info": {"index": i, "envgym_task": t.model_dump_json()}} for i, t in enumerate(tasks)]
+
+
+class ServerManagerBackend:
+    """An :class:`~envgym.rl.backends.InferenceBackend` over verl's server manager (``LLMServerClient``).
+
+    ``sampling_params`` given by verl (temperature, top_p, logprobs, ...) are the base of every request;
+    the proxy's per-call limits (``max_tokens``, stop) are added. Weight sync is verl's business (its
+    checkpoint engine updates the servers between steps), so :meth:`update_weights` only moves the version.
+    """
+
+    def __init__(self, server_manager: Any, tokenizer: Any, sampling_params: dict[str, Any] | None = None, *,
+                 policy_version: int = 0) -> None:
+        self.server_manager = server_manager
+        self.tokenizer = tokenizer
+        self.sampling_params = dict(sampling_params or {})
+        self.policy_version = policy_version
+        eos = tokenizer.eos_token_id
+        self._eos = {eos} if isinstance(eos, int) else set(eos or ())
+
+    async def generate(self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float = 1.0,
+                       top_p: float = 1.0, seed: int | None = None, stop: Sequence[str] | None = None) -> Completion:
+        params = {**self.sampling_params, "temperature": temperature, "top_p": top_p, "logprobs": True,
+                  "max_tokens": max_new_tokens}
+        if stop:
+            params["stop"] = list(stop)
+        if seed is not None:
+            params["seed"] = seed
+        version = self.policy_version
+        output = await self.server_manager.generate(uuid.uuid4().hex, prompt_ids=list(prompt_ids),
+                                                    sampling_params=params)
+        ids = [int(t) for t in output.token_ids]
+        logprobs = [float(x) for x in (output.log_probs or [])]
+        if len(logprobs) != len(ids):
+            raise BackendError(f"the verl server returned {len(ids)} tokens but {len(logprobs)} logprobs "
+                               "(sampling_params must ask for logprobs)")
+        if output.stop_reason == "aborted":
+            raise BackendError("the verl server aborted the request")
+        finished = bool(ids) and (ids[-1] in self._eos or len(ids) < max_new_tokens)
+        return Completion(ids, logprobs, "stop" if finished else "length", version)
+
+    async def update_weights(self, state_dict_or_path: Any, version: int) -> None:
+        self.policy_version = version
+
+    async def aclose(self) -> None:
+        return None
+
+
+# One proxy per (server manager, event loop): agent loops are built per sample, the proxy outlives them.
+_PROXIES: weakref.WeakKeyDictionary[Any, dict[asyncio.AbstractEventLoop, Any]] = weakref.WeakKeyDictionary()
+
+
+async def _proxy_for(server_manager: Any, tokenizer: Any, sampling_params: dict[str, Any]) -> Any:
+    from envgym.rl.proxy import RecordingProxy
+
+    loop = asyncio.get_running_loop()
+    per_loop = _PROXIES.setdefault(server_manager, {})
+    proxy = per_loop.get(loop)
+    if proxy is None:
+        proxy = RecordingProxy(ServerManagerBackend(server_manager, tokenizer, sampling_params))
+        await proxy.__aenter__()
+        per_loop[loop] = proxy
+    proxy.backend.sampling_params = dict(sampling_params)
+    return proxy
+
+
+async def close_proxies() -> None:
+    """Stop the proxies this process started for the running loop (a worker's shutdown hook; tests)."""
+    loop = asyncio.get_running_loop()
+    for per_loop in list(_PROXIES.values()):
+        proxy = per_loop.pop(loop, None)
+        if proxy is not None:
+            await proxy.__aexit__(None, None, None)
+
+
+@register(AGENT_NAME)
+class EnvgymAgentLoop(AgentLoopBase):
+    """Plays the row's envgym task; see the module docstring."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.response_length = int(self.rollout_config.response_length)
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        extra = kwargs.get("extra_info") or {}
+        raw = extra.get("envgym_task") or kwargs.get("envgym_task")
+        if raw is None:
+            raise ValueError("an envgym_agent row needs extra_info.envgym_task (see envgym.adapters.verl.verl_rows)")
+        task = TaskSpec.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
+        proxy = await _proxy_for(self.server_manager, self.tokenizer, sampling_params)
+        started = time.perf_counter()
+        group = str(kwargs.get("uid") or kwargs.get("index") or task.id)
+        episode = await run_recorded_episode(
+            proxy, task, group_id=group, seed=extra.get("seed"),
+            temperature=float(sampling_params.get("temperature", 1.0)), max_tokens=self.response_length)
+        metrics = AgentLoopMetrics(generate_sequences=time.perf_counter() - started)
+        trajectory = episode.trajectory
+        failed = trajectory.outcome is Outcome.INFRA_ERROR
+        extra_fields = {"envgym_outcome": trajectory.outcome.value, "envgym_task_id": task.id,
+                        "envgym_segments": len(episode.samples), "envgym_error": trajectory.error}
+        if not episode.samples:  # nothing generated (the env failed first): an empty, untrained response
+            prompt_ids = self.tokenizer.apply_chat_template([{"role": "user", "content": task.instruction}],
+                                                            add_generation_prompt=True, tokenize=True,
+                                                            return_dict=False)
+            return AgentLoopOutput(prompt_ids=list(prompt_ids), response_ids=[self.tokenizer.eos_token_id],
+                                   response_mask=[0], response_logprobs=[0.0], reward_score=0.0, num_turns=1,
+                                   metrics=metrics, extra_fields=extra_fields)
+        sample = episode.samples[-1]
+        n = self.response_length
+        return AgentLoopOutput(
+            prompt_ids=list(sample.prompt_ids), response_ids=list(sample.completion_ids)[:n],
+            response_mask=list(sample.loss_mask)[:n], response_logprobs=list(sample.logprobs)[:n],
+            reward_score=0.0 if failed else float(trajectory.reward), num_turns=2 * len(trajectory.steps) + 1,
+            metrics=metrics, extra_fields=extra_fields)

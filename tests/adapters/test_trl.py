@@ -1,0 +1,68 @@
+"""TRL's GRPOTrainer trains on envgym episodes through EnvgymRollout (rollout_func): a real trainer, a tiny model."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("trl", reason="the TRL adapter needs trl (pip install trl)")
+
+import envgym
+from envgym.adapters.trl import EnvgymRollout, envgym_reward, trl_dataset
+from envgym.errors import SpecError
+from envgym.rl.models import tiny_policy
+
+
+def retail_tasks(n: int):
+    tasks = envgym.load_suite("tool-retail", split="train")[:n]
+    # a random tiny model rarely stops on its own: cap the episode so the test stays fast
+    return [t.model_copy(update={"limits": t.limits.model_copy(update={"max_steps": 2})}) for t in tasks]
+
+
+@pytest.mark.slow
+def test_grpo_trainer_takes_an_optimizer_step_on_envgym_verdicts(tmp_path, monkeypatch):
+    from trl import GRPOConfig, GRPOTrainer
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    model, tokenizer = tiny_policy(seed=0)
+    tokenizer.padding_side = "left"
+    tasks = retail_tasks(2)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_steps=1,
+                      learning_rate=1e-2, logging_steps=1, report_to="none", use_cpu=True, save_strategy="no",
+                      max_completion_length=24, seed=0, dataloader_num_workers=0, beta=0.0)
+    with EnvgymRollout(tasks, max_tokens=24, concurrency=4, temperature=1.0) as rollout:
+        trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=envgym_reward,
+                              train_dataset=trl_dataset(tasks), args=args, rollout_func=rollout)
+        trainer.train()
+        episodes = rollout.episodes
+
+    assert trainer.state.global_step == 1
+    assert len(episodes) == 4 and len({e.trajectory.task_id for e in episodes}) == 1  # one GRPO group
+    for episode in episodes:
+        trajectory = episode.trajectory
+        assert trajectory.verdict is not None, trajectory.error  # graded by envgym, not an infra error
+        assert trajectory.reward == trajectory.verdict.score
+        sample = episode.samples[-1]
+        assert len(sample.completion_ids) == len(sample.loss_mask) == len(sample.logprobs)
+        assert sum(sample.loss_mask) > 0
+    logged = next(entry for entry in trainer.state.log_history if "reward" in entry)
+    verdicts = [e.trajectory.verdict.score for e in episodes]
+    assert logged["rewards/envgym_reward/mean"] == pytest.approx(sum(verdicts) / len(verdicts))
+    assert logged["reward"] == pytest.approx(sum(verdicts) / len(verdicts))
+    # the rollouts came from the trainer's own model, at the trainer's step
+    assert {s.policy_versions[i] for e in episodes for s in e.samples
+            for i, m in enumerate(s.loss_mask) if m} == {0}
+    if len(set(verdicts)) > 1:  # a nonzero advantage moves the weights
+        assert any(not v.equal(model.state_dict()[k]) for k, v in before.items())
+
+
+def test_rollout_maps_prompts_back_to_tasks_and_refuses_ambiguity():
+    tasks = retail_tasks(3)
+    rollout = EnvgymRollout(tasks)
+    dataset = trl_dataset(tasks)
+    assert [rollout._task_for(row["prompt"]).id for row in dataset] == [t.id for t in tasks]
+    with pytest.raises(SpecError, match="not the instruction"):
+        rollout._task_for([{"role": "user", "content": "something else"}])
+    twin = tasks[1].model_copy(update={"id": "twin", "instruction": tasks[0].instruction})
+    with pytest.raises(SpecError, match="same instruction"):
+        trl_dataset([tasks[0], twin])
