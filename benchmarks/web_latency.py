@@ -1,11 +1,16 @@
 """Web family latency and concurrency: reset time, step latency, and 16/32 concurrent episodes.
 
-- reset: ``env.reset`` of a shop task on a warm shared browser (new context + page, fresh database, first
-  page load and observation); p50/p95 over ``--resets``.
+- reset: ``env.reset`` of a shop task on a warm shared browser (fresh context + page, fresh database, first
+  page load and observation); p50/p95 over ``--resets``. Two rows: after an episode of 3 steps (the env
+  opened the next context in the background meanwhile, as it does in any real run), and back to back
+  (nothing to overlap with: the reset waits for that context).
 - step: one action plus the observation that follows (clicks alternating between two pages, so every step
   navigates), p50/p95 without and with a screenshot (JPEG, downscaled to half size by Chromium).
 - concurrency: N envs in one process share one Chromium, each stepping as fast as it can for ``--seconds``;
   steps/s in total, and memory (RSS of this Python process plus every Chromium process of the shared browser).
+
+- ``--compare-binaries``: Debian's ``chromium`` against its ``chromium-headless-shell`` (the default when
+  installed), same switches, same app: context + page + first load, and a navigating click.
 
 Targets (issue 7): reset <= 300 ms, step p50 <= 150 ms without screenshots. Prints tables; asserts nothing.
 """
@@ -60,12 +65,15 @@ async def latency(task, resets: int, steps: int) -> list[tuple[str, float, float
     rows = []
     async with envgym.make("web/shop-v1") as env:
         await env.reset(task=task)  # warm: browser launched, template database cached
-        times = []
-        for _ in range(resets):
-            start = time.perf_counter()
-            await env.reset(task=task)
-            times.append(time.perf_counter() - start)
-        rows.append(("reset", pct(times, 0.5), pct(times, 0.95)))
+        for label, episode_steps in (("reset (after 3 steps)", 3), ("reset (back to back)", 0)):
+            times = []
+            for _ in range(resets):
+                for i in range(episode_steps):
+                    await env.unwrapped.step(STEPS[i % 2])
+                start = time.perf_counter()
+                await env.reset(task=task)
+                times.append(time.perf_counter() - start)
+            rows.append((label, pct(times, 0.5), pct(times, 0.95)))
         for label, pixels in (("step (no screenshot)", False), ("step (screenshot)", True)):
             await env.reset(task=task, options={"screenshot": pixels})
             times = []
@@ -109,15 +117,50 @@ async def concurrent(task, n: int, seconds: float) -> tuple[float, float, float]
         await browser.release()
 
 
+async def compare_binaries(task, rounds: int) -> None:
+    from playwright.async_api import async_playwright
+
+    from envgym_web.browser import CHROMIUM_ARGS, HEADLESS_SHELL
+
+    print(f"\n{'binary':<26}{'context+page+load p50':>22}{'click p50 ms':>14}")
+    async with envgym.make("web/shop-v1") as env, async_playwright() as playwright:
+        await env.reset(task=task)
+        origin = env.unwrapped.server.origin
+        installed = {b: os.path.exists(b) for b in ("/usr/bin/chromium", HEADLESS_SHELL)}  # noqa: ASYNC240 - two stats
+        for binary, present in installed.items():
+            if not present:
+                print(f"{binary:<26}{'not installed':>22}")
+                continue
+            browser = await playwright.chromium.launch(executable_path=binary, args=list(CHROMIUM_ARGS))
+            opens, clicks = [], []
+            for _ in range(rounds):
+                start = time.perf_counter()
+                context = await browser.new_context()
+                page = await context.new_page()
+                await page.goto(origin + "/", wait_until="load")
+                opens.append(time.perf_counter() - start)
+                for i in range(4):
+                    start = time.perf_counter()
+                    await page.click("#nav-cart" if i % 2 else "#nav-orders")
+                    await page.wait_for_load_state("load")
+                    clicks.append(time.perf_counter() - start)
+                await context.close()
+            await browser.close()
+            print(f"{Path(binary).name:<26}{pct(opens, 0.5) * 1000:>22.1f}{pct(clicks, 0.5) * 1000:>14.1f}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resets", type=int, default=30)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[16, 32])
+    parser.add_argument("--compare-binaries", action="store_true", help="also time chromium vs its headless shell")
     args = parser.parse_args()
     task = next(t for t in load_suite("web-shop") if t.id == "shop-buy-00")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    from envgym_web.browser import chromium_path
+
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; browser {chromium_path()}")
     print(f"\n{'measure':<24}{'p50 ms':>10}{'p95 ms':>10}")
     for label, p50, p95 in await latency(task, args.resets, args.steps):
         print(f"{label:<24}{p50 * 1000:>10.1f}{p95 * 1000:>10.1f}")
@@ -125,6 +168,8 @@ async def main() -> None:
     for n in args.concurrency:
         rate, peak, per = await concurrent(task, n, args.seconds)
         print(f"{n:>8}{rate:>10.1f}{peak:>14.0f}{per:>12.1f}")
+    if args.compare_binaries:
+        await compare_binaries(task, max(3, args.resets // 3))
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")
 
 

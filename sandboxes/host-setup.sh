@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Host prerequisites from Debian's packages, idempotent; run as root (CI and these machines are).
-#   - Chromium (browser tests, leaderboard page check) and make.
+#   - Chromium (browser tests, leaderboard page check), its headless shell (what the web envs drive: several
+#     times faster to open pages than the full browser) and make.
 #   - Docker (docker.io) and debootstrap for the sandboxes; dockerd is started when it is not answering.
 #   - The sandbox base image, built from Debian packages when its content-hash tag is missing
 #     (sandboxes/base/build.sh; no registry is reachable, so nothing is ever pulled).
@@ -9,6 +10,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 command -v make >/dev/null 2>&1 || need+=(make)
 if [ "${ENVGYM_SKIP_DOCKER:-0}" != 1 ]; then
   command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
@@ -20,7 +22,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-echo "host-setup: chromium at $(command -v chromium)"
+echo "host-setup: chromium at $(command -v chromium), headless shell at /usr/lib/chromium/chromium-headless-shell"
 [ "${ENVGYM_SKIP_DOCKER:-0}" = 1 ] && exit 0
 
 if ! docker info >/dev/null 2>&1; then

@@ -119,3 +119,24 @@ async def test_screenshot_only_when_asked(shop_task) -> None:
         pixels = shot.screenshot.array()
         assert pixels.shape == (384, 512, 3) and pixels.dtype.name == "uint8" and pixels.std() > 0
         assert len(shot.screenshot.jpeg_base64) < 100_000
+
+
+async def test_reset_takes_the_prewarmed_context_and_close_leaves_none(shop_task) -> None:
+    browser = envgym_web_browser()
+    browser.acquire()  # keeps Chromium up after the env closes, so its contexts can be counted
+    try:
+        async with envgym.make("web/shop-v1") as env:
+            await env.reset(task=shop_task)
+            spare = await env.unwrapped._spare
+            await env.step(Action.call("fill", element_id="search-input", value="mug"))
+            fresh, _ = await env.reset(task=shop_task)
+            assert env.unwrapped.episode is spare  # the reset entered the context opened in the background
+            assert 'value=""' in ids(fresh)["search-input"]  # and it is a fresh one: nothing carried over
+            await env.unwrapped._spare
+            assert len((await browser._ensure()).contexts) == 2  # this episode's context and the next spare
+        assert (await browser._ensure()).contexts == []
+        async with envgym.make("web/shop-v1", prewarm=False) as env:
+            await env.reset(task=shop_task)
+            assert env.unwrapped._spare is None and len((await browser._ensure()).contexts) == 1
+    finally:
+        await browser.release()

@@ -6,6 +6,11 @@ episode (off-origin requests blocked), actions from :mod:`envgym_web.actions`, o
 grades the episode. A dead browser raises :class:`~envgym_web.browser.BrowserCrashed` (an ``EnvError``, so
 the rollout records ``infra_error``); the next reset runs on a relaunched browser.
 
+Resets are cheap because the expensive part of a fresh context, Chromium starting its renderer for the new
+page, happens while the agent works: after each reset the env opens a spare context for the same origin
+in the background, and the next reset takes it (``prewarm=False`` turns this off, halving the contexts an
+env holds). The finished episode's context is closed concurrently with entering the next one.
+
 :class:`WebAppEnv` (``web/shop-v1``, ``web/forum-v1``) serves an envgym app from its own HTTP server on
 127.0.0.1 (one per env, so the origin is stable across resets; each reset gives it a fresh database seeded
 from ``initial_state["db"]``). ``initial_state["start"]`` is the first path; ``initial_state["sign_in"]``
@@ -17,6 +22,7 @@ page state, and the expected database: ``metadata["reference_writes"]`` replayed
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 from collections import OrderedDict
@@ -47,14 +53,18 @@ class BrowserEnv(Env):
 
     multimodal: ClassVar[bool] = True
 
-    def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, clock: Clock | None = None) -> None:
+    def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, prewarm: bool = True,
+                 clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
         self.screenshot = screenshot
         self.screenshot_scale = screenshot_scale
+        self.prewarm = prewarm
         self.browser: SharedBrowser | None = None
         self.episode: EpisodeBrowser | None = None
         self._final_answer: str | None = None
         self._want_pixels = screenshot
+        self._spare: asyncio.Task[EpisodeBrowser] | None = None
+        self._closing: asyncio.Task[None] | None = None
 
     # --- subclass hooks ------------------------------------------------------------------------------------
     async def _open_site(self, task: TaskSpec) -> str:
@@ -75,7 +85,7 @@ class BrowserEnv(Env):
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[WebObservation, dict[str, Any]]:
         chosen = self._choose_task(task, seed)
-        await self._end_episode()
+        self._end_episode_soon()
         if self.browser is None:
             self.browser = shared_browser()
             self.browser.acquire()
@@ -83,14 +93,32 @@ class BrowserEnv(Env):
         origin = await self._open_site(chosen)
         self.task = chosen
         self._final_answer = None
-        self.episode = await self.browser.open_episode(origin)
+        self.episode = await self._take_spare(origin) or await self.browser.open_episode(origin)
         try:
             await self._enter(chosen, self.episode)
             obs = await self._observe()
         except PlaywrightError as exc:
             raise self._broken(exc) from exc
+        finally:
+            await self._finish_closing()
+        if self.prewarm:
+            self._spare = asyncio.create_task(self.browser.open_episode(origin))
         info = {"tools": TOOLS, "task_id": chosen.id, "task_hash": chosen.hash, "env_id": chosen.env_id}
         return obs, info
+
+    async def _take_spare(self, origin: str) -> EpisodeBrowser | None:
+        """The context opened in the background after the last reset, if it is still usable for ``origin``."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        try:
+            episode = await spare
+        except (EnvError, PlaywrightError):
+            return None  # e.g. the browser died meanwhile: open a fresh one on the relaunched browser
+        if episode.crashed or episode.origin != origin.lower():
+            await episode.close()
+            return None
+        return episode
 
     async def step(self, action: Action) -> StepResult:
         if self.episode is None or self.task is None:
@@ -164,13 +192,34 @@ class BrowserEnv(Env):
         return WebObservation(text=text, url=state["url"], title=state["title"], screenshot=pixels,
                               last_action_error=error)
 
-    async def _end_episode(self) -> None:
+    async def _drop_spare(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            with contextlib.suppress(EnvError, PlaywrightError):
+                await (await spare).close()
+
+    def _end_episode_soon(self) -> None:
+        """Close the finished episode's context in the background (awaited by :meth:`_finish_closing`)."""
         episode, self.episode = self.episode, None
         if episode is not None:
-            await episode.close()
+            previous = self._closing
+
+            async def close_after() -> None:
+                if previous is not None:
+                    await previous
+                await episode.close()
+
+            self._closing = asyncio.create_task(close_after())
+
+    async def _finish_closing(self) -> None:
+        closing, self._closing = self._closing, None
+        if closing is not None:
+            await closing
 
     async def close(self) -> None:
-        await self._end_episode()
+        self._end_episode_soon()
+        await self._finish_closing()
+        await self._drop_spare()
         browser, self.browser = self.browser, None
         if browser is not None:
             await browser.release()
@@ -214,8 +263,8 @@ class WebAppEnv(BrowserEnv):
     _expected_cache: ClassVar[OrderedDict[tuple[str, str], dict[str, Any]]] = OrderedDict()
 
     def __init__(self, app: str, *, judge: JudgeConfig | None = None, screenshot: bool = False,
-                 screenshot_scale: float = 0.5, clock: Clock | None = None) -> None:
-        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, clock=clock)
+                 screenshot_scale: float = 0.5, prewarm: bool = True, clock: Clock | None = None) -> None:
+        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, clock=clock)
         self.app = load_app(app)
         self.judge = judge
         self.session: AppSession | None = None

@@ -104,8 +104,9 @@ class MiniWobEnv(BrowserEnv):
 
     time_evolving: ClassVar[bool] = True  # the page's clock runs while the agent thinks
 
-    def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, clock: Clock | None = None) -> None:
-        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, clock=clock)
+    def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, prewarm: bool = True,
+                 clock: Clock | None = None) -> None:
+        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, clock=clock)
         self.server: HttpServer | None = None
         self._utterance = ""
         self._last: dict[str, Any] | None = None
