@@ -9,6 +9,7 @@ from __future__ import annotations
 DOMAINS = {
     "retail": "A shop's customers, orders, products, returns and refunds.",
     "assistant": "A personal assistant's calendar, email and contacts.",
+    "codes": "Short code look-ups with partial credit (the CPU training recipe's task family).",
 }
 
 

@@ -1,0 +1,105 @@
+"""The ``codes`` domain: short code-lookup tasks, small enough for a 135M model to learn on a CPU.
+
+The store holds one table, ``codes(name, code)``: a few names (``amber``, ``birch``…) each with a random
+four-character code. One read tool, ``get_code(name)``. Two task kinds (``tags`` and ``metadata.kind``):
+
+- ``given``: the instruction lists a few ``name=code`` pairs and asks for one code; the answer is there.
+- ``lookup``: the asked name is not listed; only ``get_code`` reveals its code.
+
+Grading is a rubric with partial credit, so a policy improves by degrees: the final message contains the
+code (1), the final message is exactly the code (1), and for ``lookup`` the agent called ``get_code`` with
+the name (1). The null agent scores 0; the reference solution scores 1. Prompts stay short (the policy is
+two sentences), which is what the CPU training recipe (``envgym train --recipe cpu-smollm2``) needs.
+
+``python -m envgym_tool.domains.codes`` regenerates ``tasks/tool-codes/tasks.jsonl`` from :func:`build`
+(deterministic; a test checks the committed file equals it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envgym_tool.toolkit import Domain, ToolContext, ToolFailure, tool
+
+SCHEMA_SQL = "CREATE TABLE codes (name TEXT PRIMARY KEY, code TEXT NOT NULL);"
+
+POLICY = """\
+You answer questions about codes. Reply with the code only, exactly as written, and no other words.
+If a code is not given in the question, look it up with get_code first."""
+
+NAMES = ("amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
+         "kestrel", "lotus", "maple", "nectar", "onyx", "pepper", "quartz", "raven", "sage", "tundra")
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+ENV_ID = "tool/codes-v1"
+
+
+class GetCode(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    name: str = Field(min_length=1, max_length=40, description="The name whose code you need, e.g. amber.")
+
+
+@tool("read", "Look up the code of a name.")
+def get_code(ctx: ToolContext, args: GetCode) -> dict[str, Any]:
+    row = ctx.one("SELECT name, code FROM codes WHERE name = ?", args.name.strip().lower())
+    if row is None:
+        raise ToolFailure(f"no code for {args.name!r}")
+    return row
+
+
+DOMAIN = Domain(name="codes", schema_sql=SCHEMA_SQL, tools=(get_code,), policy=POLICY)
+
+
+def _task(number: int, kind: str, rng: random.Random) -> dict[str, Any]:
+    names = rng.sample(NAMES, 6)
+    codes = {n: "".join(rng.choice(ALPHABET) for _ in range(4)) for n in names}
+    listed = names[:3]
+    target = rng.choice(listed) if kind == "given" else names[5]
+    listing = ", ".join(f"{n}={codes[n]}" for n in listed)
+    if kind == "given":
+        instruction = f"Codes: {listing}. What is the code for {target}?"
+        solution: list[dict[str, Any]] = []
+    else:
+        instruction = f"Codes: {listing}. What is the code for {target}? It is not listed: look it up."
+        solution = [{"tool_calls": [{"id": "call_1", "name": "get_code",
+                                     "arguments": json.dumps({"name": target})}]}]
+    answer = codes[target]
+    criteria = [{"name": "contains_code", "check": {"type": "answer", "kind": "contains", "expected": answer}},
+                {"name": "code_only", "check": {"type": "answer", "kind": "exact", "expected": answer}}]
+    if kind == "lookup":
+        criteria.append({"name": "looked_up", "check": {"type": "called", "tool": "get_code",
+                                                          "args": {"name": target}}})
+    return {
+        "id": f"codes-{number:03d}-{kind}", "env_id": ENV_ID, "split": "test" if number % 5 == 0 else "train",
+        "instruction": instruction,
+        "initial_state": {"codes": [{"name": n, "code": codes[n]} for n in sorted(names)]},
+        "limits": {"max_steps": 6 if kind == "lookup" else 5},
+        "verifiers": [{"type": "rubric", "criteria": criteria}],
+        "solution": [*solution, {"text": answer}], "tags": [kind], "metadata": {"kind": kind},
+    }
+
+
+def build() -> list[Any]:
+    """The ``tool-codes`` suite: 80 ``given`` then 20 ``lookup`` tasks, every fifth one in ``test``."""
+    from envgym.task import TaskSpec
+
+    rng = random.Random(20251130)
+    drafts = [_task(n, "given", rng) for n in range(1, 81)] + [_task(n, "lookup", rng) for n in range(81, 101)]
+    return [TaskSpec.model_validate(d) for d in drafts]
+
+
+def main() -> None:
+    from envgym.task import suites_root, write_tasks
+
+    path = suites_root() / "tool-codes" / "tasks.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tasks = build()
+    write_tasks(path, tasks)
+    print(f"wrote {len(tasks)} tasks to {path}")
+
+
+if __name__ == "__main__":
+    main()
