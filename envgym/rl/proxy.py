@@ -1,0 +1,307 @@
+"""The recording proxy: an OpenAI-compatible chat endpoint that records every token it serves, per episode.
+
+    async with RecordingProxy(backend) as proxy:             # 127.0.0.1, an ephemeral port
+        url = proxy.base_url_for("episode-7")                # http://127.0.0.1:PORT/s/episode-7/v1
+        ...                                                  # any OpenAI client / agent harness uses url
+        record = proxy.close_session("episode-7")            # SessionRecord: .calls, .segments(), .token_data
+
+Routes: ``POST /s/<session>/v1/chat/completions`` and ``GET /s/<session>/v1/models``; the same without the
+``/s/<session>`` prefix take the session from ``Authorization: Bearer <session>``. A session is created on
+first use. Requests carry ``messages`` (with ``tool_calls`` and ``tool`` results), ``tools``, ``temperature``
+(default 1), ``top_p``, ``max_tokens``/``max_completion_tokens``, ``seed``, ``stop``; ``stream: true`` and
+``n > 1`` are rejected with a 400. ``sampling=`` pins temperature/top-p whatever clients ask, so importance
+ratios are not biased by a harness's settings. Responses are chat completions with ``usage``; tool calls
+are parsed from the model's ``<tool_call>{json}</tool_call>`` blocks with the ``hf`` agent's parser.
+``"return_token_ids": true`` adds ``prompt_token_ids`` and ``choices[0].token_ids`` (vLLM's names);
+``"logprobs": true`` adds OpenAI-style logprobs; every response has an ``envgym`` block (session, call,
+segment, policy version). A backend failure answers 502, a prompt over the context 400, both with
+OpenAI-style error bodies (envgym's ``openai`` agent then records an infra error).
+
+Token faithfulness: messages are rendered with the tokenizer's chat template in the ``hf`` agent's format
+(tools described in the system turn, tool results as ``<tool_response>`` user turns). An assistant message
+that this session produced is rendered as the model's exact text, and when the rendered conversation
+starts with the previous call's prompt + completion text, the new prompt ids are the previous prompt ids +
+completion ids + the tokens of the new text only: generated tokens are never re-tokenised. Otherwise
+(the harness edited history) the whole text is tokenised and a new segment begins (see
+:mod:`envgym.rl.samples`). Rendering and tokenising run on the event loop: they take well under a
+millisecond for one turn, less than a hop to a worker thread would cost.
+
+Sessions stay in memory until ``close_session`` (which hands the record over and forgets it); beyond
+``max_sessions`` the oldest sessions are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envgym.agents.hf import parse_reply, render, tool_section
+from envgym.rl.backends import BackendError, Completion, InferenceBackend, PromptTooLong
+from envgym.rl.http import JsonServer, Request, error_body
+from envgym.rl.samples import Segment, segments_of
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """Sampling settings the proxy imposes on every call (``None``: take the client's)."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One model call of a session."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str
+    policy_version: int
+    segment: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The call as a ``token_data`` entry of a :class:`~envgym.trajectory.Trajectory`."""
+        return {"prompt_ids": self.prompt_ids, "completion_ids": self.completion_ids, "logprobs": self.logprobs,
+                "finish_reason": self.finish_reason, "policy_version": self.policy_version}
+
+
+@dataclass
+class SessionRecord:
+    """Everything one session (one episode) generated; ``token_data`` is a live list of ``calls`` as dicts."""
+
+    key: str
+    calls: list[CallRecord] = field(default_factory=list)
+    token_data: list[dict[str, Any]] = field(default_factory=list)
+    _texts: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
+    _last_tokens: list[int] = field(default_factory=list, repr=False)
+    _last_text: str = field(default="", repr=False)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
+    def segments(self) -> list[Segment]:
+        return segments_of(self.token_data)
+
+    def transcript(self, tokenizer: Any) -> list[str]:
+        """Each segment's tokens decoded (prompt + completion): the text the model saw and wrote."""
+        return [tokenizer.decode(s.tokens, skip_special_tokens=False) for s in self.segments()]
+
+
+class RecordingProxy:
+    """See the module docstring."""
+
+    def __init__(self, backend: InferenceBackend, host: str = "127.0.0.1", port: int = 0, *,
+                 model_name: str = "envgym-policy", sampling: Sampling | None = None,
+                 default_max_tokens: int = 256, max_sessions: int = 4096) -> None:
+        self.backend = backend
+        self.tokenizer = backend.tokenizer
+        self.model_name = model_name
+        self.sampling = sampling or Sampling()
+        self.default_max_tokens = default_max_tokens
+        self.max_sessions = max_sessions
+        self.sessions_dropped = 0
+        self._sessions: dict[str, SessionRecord] = {}
+        self._server = JsonServer(self._handle, host=host, port=port)
+        eos = self.tokenizer.eos_token_id
+        self._eos = {eos} if isinstance(eos, int) else set(eos or ())
+
+    @property
+    def base_url(self) -> str:
+        """The un-prefixed base URL (the session goes in the API key)."""
+        return f"http://{self._server.host}:{self._server.port}/v1"
+
+    def base_url_for(self, session: str) -> str:
+        return f"http://{self._server.host}:{self._server.port}/s/{session}/v1"
+
+    async def start(self) -> RecordingProxy:
+        await self._server.start()
+        return self
+
+    async def aclose(self) -> None:
+        await self._server.aclose()
+
+    async def __aenter__(self) -> RecordingProxy:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def session(self, key: str) -> SessionRecord:
+        """The session's record (created if new)."""
+        record = self._sessions.get(key)
+        if record is None:
+            while len(self._sessions) >= self.max_sessions:
+                self._sessions.pop(next(iter(self._sessions)))
+                self.sessions_dropped += 1
+            record = self._sessions[key] = SessionRecord(key)
+        return record
+
+    def close_session(self, key: str) -> SessionRecord | None:
+        """Hand over a session's record and forget it (a later call with the key starts afresh)."""
+        return self._sessions.pop(key, None)
+
+    # -- HTTP ---------------------------------------------------------------------------------------------
+
+    async def _handle(self, request: Request) -> tuple[int, dict[str, Any] | bytes]:
+        path, key = request.path, None
+        if path.startswith("/s/"):
+            key, _, rest = path[3:].partition("/")
+            path = "/" + rest
+        path = path.removesuffix("/")
+        if path in ("/v1/models", "/models") and request.method == "GET":
+            return 200, {"object": "list", "data": [{"id": self.model_name, "object": "model", "created": 0,
+                                                     "owned_by": "envgym"}]}
+        if path == "/health":
+            return 200, {"status": "ok", "policy_version": self.backend.policy_version}
+        if path not in ("/v1/chat/completions", "/chat/completions"):
+            return 404, error_body(f"no route {request.method} {request.path}", code="not_found")
+        if request.method != "POST":
+            return 405, error_body("chat completions take POST")
+        if not key:
+            auth = request.headers.get("authorization", "")
+            key = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        if not key:
+            return 401, error_body("no session: use /s/<session>/v1 or the API key 'Bearer <session>'",
+                                   "authentication_error")
+        try:
+            body = request.json()
+        except ValueError as exc:
+            return 400, error_body(f"the body is not JSON: {exc}")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+            return 400, error_body("the body needs a non-empty 'messages' list", code="invalid_messages")
+        if body.get("stream"):
+            return 400, error_body("streaming is not supported by the envgym recording proxy; send stream=false",
+                                   code="stream_unsupported")
+        if (body.get("n") or 1) != 1:
+            return 400, error_body("only n=1 is supported")
+        return await self._chat(self.session(key), body)
+
+    async def _chat(self, session: SessionRecord, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        pinned = self.sampling
+        temperature = pinned.temperature if pinned.temperature is not None else body.get("temperature", 1.0)
+        top_p = pinned.top_p if pinned.top_p is not None else body.get("top_p", 1.0)
+        max_tokens = pinned.max_tokens or body.get("max_completion_tokens") or body.get("max_tokens") \
+            or self.default_max_tokens
+        stop = body.get("stop")
+        stop = [stop] if isinstance(stop, str) else list(stop or ())
+        async with session._lock:
+            try:
+                prompt_ids, prompt_text = self._prompt(session, body["messages"], body.get("tools") or [])
+            except (KeyError, TypeError, ValueError) as exc:
+                return 400, error_body(f"cannot render the messages: {type(exc).__name__}: {exc}",
+                                       code="invalid_messages")
+            started = time.perf_counter()
+            try:
+                out = await self.backend.generate(prompt_ids, max_new_tokens=int(max_tokens),
+                                                  temperature=float(1.0 if temperature is None else temperature),
+                                                  top_p=float(1.0 if top_p is None else top_p),
+                                                  seed=body.get("seed"), stop=stop)
+            except PromptTooLong as exc:
+                return 400, error_body(str(exc), code="context_length_exceeded")
+            except BackendError as exc:
+                return 502, error_body(str(exc), "server_error", code="backend_error")
+            seconds = time.perf_counter() - started
+            return 200, self._record(session, body, prompt_ids, prompt_text, out, stop, seconds)
+
+    def _prompt(self, session: SessionRecord, messages: list[dict[str, Any]],
+                tools: list[dict[str, Any]]) -> tuple[list[int], str]:
+        turns: list[dict[str, Any]] = []
+        replies: list[str] = []
+        for message in messages:
+            role = message["role"]
+            content = _text(message.get("content"))
+            if role == "assistant":
+                replies.append(session._texts.get(_reply_key(content, message.get("tool_calls")))
+                               or _canonical(content, message.get("tool_calls")))
+            if role == "developer":
+                role = "system"
+            turns.append({"role": role, "content": content})
+        if tools:
+            section = tool_section(tools)
+            if turns[0]["role"] == "system":
+                turns[0] = {"role": "system", "content": (turns[0]["content"] + "\n\n" + section).strip()}
+            else:
+                turns.insert(0, {"role": "system", "content": section})
+        text = self.tokenizer.apply_chat_template(render(turns, replies), tokenize=False, add_generation_prompt=True)
+        if session._last_text and text.startswith(session._last_text):
+            suffix = text[len(session._last_text):]
+            return session._last_tokens + self.tokenizer.encode(suffix, add_special_tokens=False), text
+        return self.tokenizer.encode(text, add_special_tokens=False), text
+
+    def _record(self, session: SessionRecord, body: dict[str, Any], prompt_ids: list[int], prompt_text: str,
+                out: Completion, stop: Sequence[str], seconds: float) -> dict[str, Any]:
+        before = session._last_tokens
+        extends = bool(session.calls) and prompt_ids[: len(before)] == before
+        segment = session.calls[-1].segment + (0 if extends else 1) if session.calls else 0
+        ids = out.completion_ids
+        full_text = self.tokenizer.decode(ids, skip_special_tokens=False)
+        raw = self.tokenizer.decode(ids[:-1] if ids and ids[-1] in self._eos else ids, skip_special_tokens=False)
+        visible = raw
+        for s in stop:  # OpenAI semantics: the stop string is not part of the message (it stays in the tokens)
+            if s and s in visible:
+                visible = visible[: visible.index(s)]
+        action = parse_reply(visible)
+        calls = [{"id": f"call_{secrets.token_hex(8)}", "type": "function",
+                  "function": {"name": c.name, "arguments": c.arguments}} for c in action.tool_calls]
+        content = action.text if action.text is not None or calls else ""
+        session._texts[_reply_key(content, calls)] = raw
+        session._last_tokens = prompt_ids + ids
+        session._last_text = prompt_text + full_text
+        record = CallRecord(prompt_ids, list(ids), list(out.logprobs), out.finish_reason, out.policy_version,
+                            segment, seconds)
+        session.calls.append(record)
+        session.token_data.append(record.to_dict())
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            message["tool_calls"] = calls
+        finish = "tool_calls" if calls and out.finish_reason == "stop" else out.finish_reason
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        if body.get("logprobs"):
+            tokens = self.tokenizer.convert_ids_to_tokens(ids)
+            choice["logprobs"] = {"content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": []}
+                                              for t, lp in zip(tokens, out.logprobs, strict=True)]}
+        response: dict[str, Any] = {
+            "id": f"chatcmpl-{secrets.token_hex(8)}", "object": "chat.completion", "created": int(time.time()),
+            "model": self.model_name, "choices": [choice],
+            "usage": {"prompt_tokens": len(prompt_ids), "completion_tokens": len(ids),
+                      "total_tokens": len(prompt_ids) + len(ids)},
+            "envgym": {"session": session.key, "call": len(session.calls) - 1, "segment": segment,
+                       "policy_version": out.policy_version}}
+        if body.get("return_token_ids"):
+            response["prompt_token_ids"] = prompt_ids
+            choice["token_ids"] = list(ids)
+        return response
+
+
+def _text(content: Any) -> str:
+    """A message's content as text (content-part lists keep their text parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def _reply_key(content: str | None, tool_calls: Any) -> tuple[Any, ...]:
+    calls = tuple((c.get("id"), c["function"]["name"], c["function"]["arguments"]) for c in tool_calls or ())
+    return content or "", calls
+
+
+def _canonical(content: str, tool_calls: Any) -> str:
+    """An assistant turn this proxy did not produce, in the format the model is prompted to answer in."""
+    blocks = []
+    for call in tool_calls or ():
+        function = call["function"]
+        arguments = function.get("arguments") or "{}"
+        with contextlib.suppress(ValueError):  # not JSON: shown as the string it is
+            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+        blocks.append("<tool_call>" + json.dumps({"name": function["name"], "arguments": arguments},
+                                                 ensure_ascii=False) + "</tool_call>")
+    return "\n".join([content, *blocks]) if content else "\n".join(blocks)
