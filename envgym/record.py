@@ -2,10 +2,11 @@
 
 A :class:`ResultRecord` is everything the leaderboard needs about an episode, schema-versioned: the task
 (id, content hash, suite, split), the env id and version, the agent (id, model, settings), the run's
-config hash, the seed and run index, the attempt number, the outcome and verdict, usage and timing, and
-the error of an infra failure. Files are append-only; each record is one ``write`` followed by ``fsync``,
-so a crash can leave at most a torn last line, which :func:`read_records` detects and (with ``repair``)
-cuts off. A corrupt line anywhere else is a :class:`RecordError`.
+config hash, the seed and run index, the attempt number, the outcome and verdict, usage and timing,
+the error of an infra failure and, when asked for, the token data of the model's calls (for trainers).
+Files are append-only; each record is one ``write`` followed by ``fsync``, so a crash can leave at most a
+torn last line, which :func:`read_records` detects and (with ``repair``) cuts off. A corrupt line anywhere
+else is a :class:`RecordError`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class ResultRecord(FrozenModel):
     image_digest: str | None = None
     envgym_version: str = ""
     created_at: float = 0.0
+    token_data: list[dict[str, Any]] = Field(default_factory=list)
+    """The episode's model calls at token level (``from_trajectory(..., tokens=True)``; see envgym.rl.samples)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -57,8 +60,11 @@ class ResultRecord(FrozenModel):
         return self.task_hash, self.run_index
 
     @classmethod
-    def from_trajectory(cls, trajectory: Trajectory, **fields: Any) -> ResultRecord:
+    def from_trajectory(cls, trajectory: Trajectory, *, tokens: bool = False, **fields: Any) -> ResultRecord:
+        """The record of a trajectory; ``tokens`` copies its token data too (for trainers; it is large)."""
         verdict = trajectory.verdict
+        if tokens:
+            fields["token_data"] = list(trajectory.token_data)
         return cls(task_id=trajectory.task_id, task_hash=trajectory.task_hash, env_id=trajectory.env_id,
                    seed=trajectory.seed, outcome=trajectory.outcome, score=trajectory.reward,
                    passed=bool(verdict and verdict.passed and trajectory.outcome is not Outcome.INFRA_ERROR),

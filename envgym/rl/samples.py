@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import model_validator
 
 from envgym.errors import RecordError
-from envgym.record import read_jsonl
+from envgym.record import ResultRecord, read_jsonl
 from envgym.trajectory import Trajectory
 from envgym.types import FrozenModel, Outcome
 
@@ -126,7 +126,8 @@ def samples_from_episode(source: Trajectory | Any, reward: float | None = None, 
                          status: Outcome | str | None = None) -> list[TrainingSample]:
     """The training samples of one episode, one per token segment.
 
-    ``source`` is a :class:`Trajectory` whose ``token_data`` holds the calls, a proxy ``SessionRecord``
+    ``source`` is a :class:`Trajectory` or :class:`ResultRecord` whose ``token_data`` holds the calls, a proxy
+    ``SessionRecord``
     (anything with ``.calls``), or the list of call dicts itself. Task ids, reward (the verdict's score)
     and status (the outcome) come from the trajectory (``source`` or ``trajectory=``) unless given;
     ``episode_id`` defaults to the session key, else a fresh id. ``group_id`` names the GRPO group.
@@ -134,6 +135,12 @@ def samples_from_episode(source: Trajectory | Any, reward: float | None = None, 
     if isinstance(source, Trajectory):
         trajectory = trajectory or source
         calls = source.token_data
+    elif isinstance(source, ResultRecord):
+        calls = source.token_data
+        task_id, task_hash = task_id or source.task_id, task_hash or source.task_hash
+        env_id = env_id or source.env_id
+        reward = reward if reward is not None else source.score
+        status = status if status is not None else source.outcome
     elif hasattr(source, "calls"):
         calls = [c if isinstance(c, dict) else c.to_dict() for c in source.calls]
         episode_id = episode_id or getattr(source, "key", None)
