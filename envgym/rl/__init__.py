@@ -1,1 +1,38 @@
-"""Token-faithful rollouts: the recording OpenAI-compatible proxy, inference backends and training samples."""
+"""Token-faithful rollouts: the recording OpenAI-compatible proxy, inference backends and training samples.
+
+``envgym.rl.models`` loads SmolLM2 and the tiny test policy (torch is imported only there and in the
+backends' worker); see ``envgym/rl/README.md`` for the whole picture.
+"""
+
+from envgym.rl.agents import RecordingAgent, RecordingAgentFactory
+from envgym.rl.backends import (
+    BackendError,
+    Completion,
+    InferenceBackend,
+    PromptTooLong,
+    TransformersBackend,
+    VLLMBackend,
+)
+from envgym.rl.proxy import CallRecord, RecordingProxy, Sampling, SessionRecord
+from envgym.rl.samples import Segment, TrainingSample, read_samples, samples_from_episode, segments_of, write_samples
+
+__all__ = [
+    "BackendError",
+    "CallRecord",
+    "Completion",
+    "InferenceBackend",
+    "PromptTooLong",
+    "RecordingAgent",
+    "RecordingAgentFactory",
+    "RecordingProxy",
+    "Sampling",
+    "Segment",
+    "SessionRecord",
+    "TrainingSample",
+    "TransformersBackend",
+    "VLLMBackend",
+    "read_samples",
+    "samples_from_episode",
+    "segments_of",
+    "write_samples",
+]
