@@ -1,0 +1,122 @@
+"""``python -m envgym_swe.inject``: build, import and validate the bundled bug-injection suites.
+
+::
+
+    python -m envgym_swe.inject build --lib toolz --n 25 --seed 0     # find bugs, write tasks/swe-toolz/
+    python -m envgym_swe.inject import --lib toolz                    # rebuild repo from sdist, image, tasks.jsonl
+    python -m envgym_swe.inject validate --suite swe-toolz --sample 5 # CI: ids + bug/fix re-checked in containers
+    python -m envgym_swe.inject libraries                             # the pinned libraries
+
+Exit status: 0 when everything asked for held, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+
+from envgym_swe.sources import LIBRARIES, library
+
+
+def default_image() -> str:
+    """The swe-python image (built when missing): the same Python and pytest as the graders use."""
+    from envgym.sandbox.images import build, tag_for
+
+    build(["swe-python"], log=lambda _: None)
+    return tag_for("swe-python")
+
+
+def import_suite(name: str, *, log=print) -> int:
+    """Rebuild ``name``'s repository from the sdist (ids must match), build its image, write tasks.jsonl."""
+    from envgym.task import TaskSpec
+    from envgym_swe.importer import ImportReport, env_id_for, import_instances, write_suite
+    from envgym_swe.inject.build import load_instances, suite_dir, write_readme
+    from envgym_swe.sources import rebuild_repo, repo_path
+
+    lib = library(name)
+    instances = load_instances(lib)
+    made = rebuild_repo(lib, instances, repo_path(lib))
+    wrong = [i["instance_id"] for i in instances if made[i["instance_id"]] != i["base_commit"]]
+    if wrong:
+        log(f"{lib.name}: {len(wrong)} rebuilt commit(s) differ from base_commit: {', '.join(wrong[:5])}")
+        return 1
+    suite = f"swe-{lib.name}"
+    merged = ImportReport(suite=suite, env_id=env_id_for(suite))
+    tasks: list[TaskSpec] = []
+    for split in ("train", "test"):
+        rows = [i for i in instances if i["split"] == split]
+        if not rows:
+            continue
+        report = import_instances(rows, {lib.repo: repo_path(lib)}, suite, None, split=split, log=log)
+        tasks += report.tasks
+        merged.skipped += report.skipped
+        merged.images += report.images
+    order = {i["instance_id"]: n for n, i in enumerate(instances)}
+    merged.tasks = sorted(tasks, key=lambda t: order[t.metadata["instance_id"]])
+    out = write_suite(merged, suite_dir(lib))
+    write_readme(lib, out)
+    log(f"{suite}: {len(merged.tasks)} tasks written to {out}; skipped {len(merged.skipped)}; images "
+        + ", ".join(f"{tag} ({'built' if built else 'cached'})" for tag, built in merged.images))
+    for iid, why in merged.skipped:
+        log(f"  skipped {iid}: {why}")
+    return 0 if not merged.skipped else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m envgym_swe.inject", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="inject bugs, keep the validated ones, write the suite (and import it)")
+    b.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
+    b.add_argument("--n", type=int, default=25)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--max-fail", type=int, default=20, help="drop bugs that fail more tests than this")
+    b.add_argument("--max-tries", type=int, default=400)
+    b.add_argument("--per-function", type=int, default=1, help="at most this many bugs per function")
+    b.add_argument("--image", help="test image (default: envgym/swe-python)")
+    b.add_argument("--no-import", action="store_true", help="write the instances only")
+    i = sub.add_parser("import", help="rebuild the repository from the sdist and import the stored instances")
+    i.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
+    v = sub.add_parser("validate", help="rebuild from the sdist and re-check a sample of tasks in containers")
+    v.add_argument("--suite", required=True, help="swe-<lib>")
+    v.add_argument("--sample", type=int, default=5, help="tasks to re-run (0: all)")
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--image")
+    sub.add_parser("libraries", help="list the pinned libraries")
+    args = parser.parse_args(argv)
+
+    if args.cmd == "libraries":
+        for lib in LIBRARIES.values():
+            print(f"{lib.name:12} {lib.dist}=={lib.version}  {lib.repo}  sha256 {lib.sha256[:16]}...")
+        return 0
+    if args.cmd == "import":
+        return import_suite(args.lib)
+    image = args.image or default_image()
+    if args.cmd == "build":
+        from envgym_swe.inject.build import build_suite, write_readme, write_suite_files
+
+        lib = library(args.lib)
+        report = asyncio.run(build_suite(lib.name, args.n, args.seed, image, max_fail=args.max_fail,
+                                         max_tries=args.max_tries, per_function=args.per_function))
+        out = write_suite_files(lib, report, args.seed)
+        write_readme(lib, out)
+        print(f"{lib.name}: kept {len(report.instances)} of {report.tried} tried in {report.seconds:.0f}s "
+              f"(dropped: {dict(report.rejected)}) -> {out}")
+        if len(report.instances) < args.n:
+            print(f"{lib.name}: only {len(report.instances)} of the {args.n} asked for")
+        return import_suite(lib.name) if not args.no_import else 0
+    from envgym_swe.inject.validate import validate_suite
+
+    started = time.monotonic()
+    result = asyncio.run(validate_suite(args.suite, image, sample=args.sample or None, seed=args.seed))
+    bad = [t for t in result.tasks if not t.ok]
+    print(f"{args.suite}: commits {result.commits_ok}/{result.commits_total} identical; tasks "
+          f"{len(result.tasks) - len(bad)}/{len(result.tasks)} valid; {time.monotonic() - started:.1f}s")
+    for problem in result.commit_problems[:10]:
+        print(f"  {problem}")
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+"""Build a bundled suite: inject bugs into a pinned library, keep those its own tests catch, write instances.
+
+:func:`build_suite` makes the library's repository from its sdist (:mod:`envgym_swe.sources`), lists every
+mutation of its source files (:mod:`envgym_swe.inject.mutations`), shuffles them with ``seed`` and tries
+them in that order, at most ``per_function`` bug per function, in one container (:mod:`.runner`):
+
+* the test files for the mutated module run once with the bug; the clean baseline ran twice, and only
+  tests that passed both times count;
+* the bug is kept iff the run finished (no timeout, no import/collection error), 1 to ``max_fail`` tests
+  that passed on the clean tree fail with it (FAIL_TO_PASS), and it is run a second time with the same
+  outcome (no flaky tests in either list). PASS_TO_PASS is every other test of the files that hold a
+  FAIL_TO_PASS test and passed both ways;
+* kept bugs become one commit each (bug + those test files removed), the gold patch is ``git diff``
+  from that commit back to the clean one (the reverse of the injection), the test patch re-adds the test
+  files, and the problem statement is written from the failures (:mod:`.statement`).
+
+The SWE-bench instances go to ``tasks/swe-<lib>/instances.swebench.json`` with ``build.json`` (what was
+built, from which sdist, how many candidates were tried and why the others were dropped); then
+:func:`import_suite` hands them to ``envgym_swe.importer`` which builds the image and writes ``tasks.jsonl``.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import hashlib
+import json
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envgym_swe.inject.mutations import Mutation, candidates
+from envgym_swe.inject.runner import RunResult, TestRunner
+from envgym_swe.inject.statement import module_imports, write_statement
+from envgym_swe.sources import (
+    PYTEST,
+    Library,
+    add_task_commit,
+    build_repo,
+    diff,
+    library,
+)
+
+TASKS_ROOT = Path(__file__).resolve().parents[4] / "tasks"
+TEST_CMD = " ".join([*PYTEST[:-1], "-rA", "--tb=short"])
+"""What the graders run (the test files are appended); prints pytest's ``-rA`` summary."""
+INSTALL = "true"
+"""Nothing to install: the tests import the package from the checkout (``python -m pytest`` puts it on the path)."""
+TEST_FRACTION = 0.3
+
+
+def suite_dir(lib: Library) -> Path:
+    return TASKS_ROOT / f"swe-{lib.name}"
+
+
+def split_of(instance_id: str) -> str:
+    """A stable train/test split: about ``TEST_FRACTION`` of the ids go to test."""
+    bucket = int(hashlib.sha256(instance_id.encode()).hexdigest()[:8], 16) % 100
+    return "test" if bucket < TEST_FRACTION * 100 else "train"
+
+
+def test_files_for(lib: Library, repo: Path, source_path: str) -> list[str]:
+    stem = Path(source_path).stem
+    globs = lib.tests_for.get(stem, lib.test_globs)
+    return sorted({p.relative_to(repo).as_posix() for g in globs for p in repo.glob(g)})
+
+
+def public_names(lib: Library, repo: Path) -> dict[str, str]:
+    """Bare name -> how users spell it (``partition`` -> ``toolz.partition``, ``slugify`` ->
+    ``boltons.strutils.slugify``)."""
+    init = repo / lib.package / "__init__.py"
+    init_text = init.read_text() if init.is_file() else ""
+    names: dict[str, str] = {}
+    for path in sorted((repo / lib.package).rglob("*.py")):
+        rel = path.relative_to(repo)
+        if "tests" in rel.parts or (path.name.startswith("_") and path.name != "__init__.py"):
+            continue
+        module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
+        if f"from .{path.stem} import *" in init_text:
+            module = lib.package
+        try:
+            tree = ast.parse(path.read_text())
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                names.setdefault(node.name, f"{module}.{node.name}")
+            if isinstance(node, ast.ClassDef):
+                for sub in node.body:
+                    if isinstance(sub, ast.FunctionDef) and not sub.name.startswith("_"):
+                        names.setdefault(sub.name, f"{module}.{node.name}.{sub.name}")
+    return names
+
+
+@dataclass
+class BuildReport:
+    lib: str
+    tried: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    instances: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _usable(test_id: str) -> bool:
+    """Ids the graders' ``-rA`` parsing reads back unambiguously."""
+    return " - " not in test_id and "\n" not in test_id
+
+
+def _detail_rank(detail: dict[str, Any]) -> tuple[int, int]:
+    return (0 if detail.get("exc_type") == "AssertionError" and detail.get("raised_in_test") else 1,
+            0 if detail.get("statement") else 1)
+
+
+@dataclass
+class _Plan:
+    lib: Library
+    repo: Path
+    clean: str
+    names: dict[str, str]
+    sources: dict[str, str]
+    pool: list[Mutation]
+
+
+def _plan(name: str, seed: int) -> _Plan:
+    """The repository from the sdist and the seeded order of every candidate mutation (host work)."""
+    lib = library(name)
+    repo, clean = build_repo(lib)
+    sources = {p.relative_to(repo).as_posix(): p.read_text()
+               for g in lib.source_globs for p in sorted(repo.glob(g))}
+    pool = [m for path, text in sources.items() for m in candidates(path, text)]
+    random.Random(f"{lib.name}:{seed}").shuffle(pool)
+    return _Plan(lib, repo, clean, public_names(lib, repo), sources, pool)
+
+
+def _record(plan: _Plan, mutation: Mutation, result: RunResult, f2p: list[str], p2p: list[str],
+            seed: int) -> dict[str, Any]:
+    """Commit a kept bug and return its SWE-bench instance (host work)."""
+    lib, repo = plan.lib, plan.repo
+    owner, project = lib.repo.split("/")
+    iid = f"{owner}__{project}-{lib.version}-{mutation.key}"
+    hidden = sorted({t.split("::", 1)[0] for t in f2p})
+    commit = add_task_commit(repo, iid, {mutation.path: mutation.apply(plan.sources[mutation.path])}, hidden)
+    details = sorted((dict(result.details.get(t, {}), file=t.split("::", 1)[0]) for t in f2p), key=_detail_rank)
+    imports = {f: module_imports((repo / f).read_text()) for f in hidden}
+    return {
+        "instance_id": iid, "repo": lib.repo, "base_commit": commit,
+        "patch": diff(repo, commit, plan.clean, [mutation.path]),
+        "test_patch": diff(repo, commit, plan.clean, hidden),
+        "problem_statement": write_statement(details, lib.package, plan.names, imports, len(f2p)),
+        "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p, "version": lib.version,
+        "requirements": list(lib.requirements), "install": INSTALL, "test_cmd": TEST_CMD,
+        "environment_setup_commit": plan.clean, "created_at": "2024-01-01T00:00:00Z", "split": split_of(iid),
+        "injection": {"kind": mutation.kind, "file": mutation.path, "function": mutation.function, "seed": seed},
+    }
+
+
+async def build_suite(name: str, n: int, seed: int, image: str, *, max_fail: int = 20, per_function: int = 1,
+                      test_timeout: float = 60, max_tries: int = 400,
+                      log: Callable[[str], None] = print) -> BuildReport:
+    """Find up to ``n`` validated bugs in library ``name``; see the module docstring."""
+    started = time.monotonic()
+    plan = await asyncio.to_thread(_plan, name, seed)
+    lib = plan.lib
+    report = BuildReport(lib.name)
+    per_func: Counter[tuple[str, str]] = Counter()
+    baselines: dict[tuple[str, ...], set[str]] = {}
+    async with TestRunner(image, plan.repo) as runner:
+        for mutation in plan.pool:
+            if len(report.instances) >= n or report.tried >= max_tries:
+                break
+            if per_func[(mutation.path, mutation.function)] >= per_function:
+                continue
+            files = tuple(test_files_for(lib, plan.repo, mutation.path))
+            if files not in baselines:
+                first = await runner.run(files, timeout=test_timeout * 2)
+                second = await runner.run(files, timeout=test_timeout * 2)
+                if first.broken:
+                    raise RuntimeError(f"{lib.name}: the clean test run is broken: {first.output[-1500:]}")
+                baselines[files] = first.passed() & second.passed()
+            report.tried += 1
+            mutated = {mutation.path: mutation.apply(plan.sources[mutation.path])}
+            result = await runner.run(files, mutated, timeout=test_timeout)
+            verdict = _judge(result, baselines[files], max_fail)
+            if isinstance(verdict, str):
+                report.rejected[verdict] += 1
+                continue
+            f2p, p2p = verdict
+            again = await runner.run(files, mutated, timeout=test_timeout)
+            if _judge(again, baselines[files], max_fail) != verdict:
+                report.rejected["flaky"] += 1
+                continue
+            per_func[(mutation.path, mutation.function)] += 1
+            report.instances.append(await asyncio.to_thread(_record, plan, mutation, result, f2p, p2p, seed))
+            log(f"{lib.name}: kept {len(report.instances)}/{n} ({mutation.kind} in {mutation.function or '<module>'}"
+                f", {len(f2p)} F2P, {len(p2p)} P2P) after {report.tried} tries")
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _judge(result: RunResult, baseline: set[str], max_fail: int) -> tuple[list[str], list[str]] | str:
+    """(FAIL_TO_PASS, PASS_TO_PASS) of a run with the bug, or why the bug is dropped."""
+    if result.timed_out:
+        return "timeout"
+    if result.broken:
+        return "import or collection error"
+    f2p = sorted(t for t in baseline if result.status.get(t) == "failed")
+    if not f2p:
+        return "no test fails"
+    if len(f2p) > max_fail:
+        return f"more than {max_fail} tests fail"
+    if not all(_usable(t) for t in f2p):
+        return "unparseable test id"
+    hidden = {t.split("::", 1)[0] for t in f2p}
+    p2p = sorted(t for t in baseline if t.split("::", 1)[0] in hidden and result.status.get(t) == "passed"
+                 and _usable(t))
+    return f2p, p2p
+
+
+def write_suite_files(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None) -> Path:
+    """``instances.swebench.json`` and ``build.json`` in the suite folder."""
+    out = out_dir or suite_dir(lib)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "instances.swebench.json").write_text(json.dumps(report.instances, indent=1) + "\n")
+    meta = {"library": lib.dist, "version": lib.version, "sdist_sha256": lib.sha256, "repo": lib.repo,
+            "seed": seed, "tried": report.tried, "kept": len(report.instances),
+            "rejected": dict(sorted(report.rejected.items())), "build_seconds": round(report.seconds, 1),
+            "kinds": dict(sorted(Counter(i["injection"]["kind"] for i in report.instances).items())),
+            "splits": dict(sorted(Counter(i["split"] for i in report.instances).items()))}
+    (out / "build.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return out
+
+
+def load_instances(lib: Library, out_dir: Path | None = None) -> list[dict[str, Any]]:
+    return json.loads(((out_dir or suite_dir(lib)) / "instances.swebench.json").read_text())
+
+
+def write_readme(lib: Library, out: Path) -> None:
+    """The suite's README: where the tasks come from and how to rebuild, import and check them."""
+    meta = json.loads((out / "build.json").read_text())
+    instances = load_instances(lib, out)
+    suite = f"swe-{lib.name}"
+    env_id = f"swe/{lib.name}-v1"
+    kinds = ", ".join(f"{k} {v}" for k, v in meta["kinds"].items())
+    lines = [
+        f"# {suite}", "",
+        f"{len(instances)} SWE tasks (env `{env_id}`) made by injecting bugs into `{lib.dist}=={lib.version}` "
+        f"(upstream `{lib.repo}`), a pure-Python library whose sdist ships its own pytest suite. Each bug is a "
+        "small AST-located edit of the library's source (SWE-smith's idea), kept only because some of the "
+        "library's own tests fail with it and pass without it while the rest of those test files pass both "
+        "ways, checked in a container with no network. The problem statement is written from the failing "
+        "test's observed call, result and expectation, never from the diff. The gold patch is the reverse of "
+        "the injection; the test files holding FAIL_TO_PASS tests are removed from the base commit and come "
+        "back only at grading (`test_patch`).", "",
+        f"- sdist sha256 `{lib.sha256}`; seed {meta['seed']}; {meta['kept']} kept of {meta['tried']} tried "
+        f"(dropped: {', '.join(f'{k} {v}' for k, v in meta['rejected'].items()) or 'none'})",
+        f"- bug kinds: {kinds}",
+        f"- splits: {', '.join(f'{k} {v}' for k, v in meta['splits'].items())}", "",
+        "Files: `instances.swebench.json` (SWE-bench fields, plus `split` and `injection`), `build.json` "
+        "(how the suite was built), `tasks.jsonl` (the TaskSpecs `envgym swe import` wrote).", "",
+        "    python -m envgym_swe.inject import --lib " + lib.name + "      # repo from the sdist (same commit ids), "
+        "image, tasks.jsonl",
+        f"    python -m envgym_swe.inject validate --suite {suite} --sample 5",
+        f"    envgym check {env_id}",
+        f"    python -m envgym_swe.inject build --lib {lib.name} --n {len(instances)} --seed {meta['seed']}"
+        "   # regenerate from scratch", "",
+    ]
+    (out / "README.md").write_text("\n".join(lines))

@@ -1,0 +1,216 @@
+"""Run a library's own tests in a container (network none) and read back each test's outcome.
+
+A :class:`TestRunner` holds one Docker sandbox for one repository tree: the tree is copied in once, and
+each :meth:`TestRunner.run` writes the given files over it (restoring them afterwards), runs pytest on the
+given test files with a small reporting plugin (:data:`PLUGIN`) and returns a :class:`RunResult`: the
+outcome per test node id plus, for each failing test, what the failure looked like from the test's side
+(the failing statement, the exception, the test's source and the values of the names it used), which is
+what :mod:`envgym_swe.inject.statement` turns into an issue. Tests never run on the host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envgym.sandbox.docker import DockerSandbox
+from envgym.sandbox.profile import DEFAULT
+from envgym_swe.sources import PYTEST
+
+WORKDIR = "/work/repo"
+PLUGIN_DIR = "/opt/envgym-inject"
+REPORT = "/tmp/envgym-report.jsonl"
+PROFILE = DEFAULT.model_copy(update={"name": "inject", "memory": "1g", "cpus": 1.0, "lifetime_s": 4 * 3600})
+
+PLUGIN = '''\
+"""pytest plugin: one JSON line per test outcome, with failure details from the test's own frame."""
+import inspect, json, os
+from _pytest._io.saferepr import saferepr
+
+_OUT = open(os.environ["ENVGYM_REPORT"], "a", encoding="utf-8")
+_DETAIL = {}
+
+
+def _emit(rec):
+    _OUT.write(json.dumps(rec) + "\\n")
+    _OUT.flush()
+
+
+def _detail(item, excinfo):
+    test_path = str(item.path)
+    test_name = getattr(getattr(item, "obj", None), "__name__", None)
+    frame_entry = None
+    for entry in excinfo.traceback:  # the test function's own frame, else the last frame in the test file
+        if str(entry.path) == test_path and (frame_entry is None or frame_entry.frame.code.name != test_name):
+            frame_entry = entry
+    info = {"exc_type": excinfo.type.__name__, "exc_msg": str(excinfo.value)[:3000],
+            "raised_in_test": bool(frame_entry is not None and frame_entry is excinfo.traceback[-1])}
+    if frame_entry is not None:
+        info["statement"] = str(frame_entry.statement).strip()[:2000]
+        names = {}
+        for name, value in frame_entry.frame.f_locals.items():
+            if name.startswith("@") or name in ("self",):
+                continue
+            try:
+                names[name] = saferepr(value, maxsize=300)
+            except Exception:
+                pass
+        info["locals"] = names
+    try:
+        info["test_source"] = inspect.getsource(item.obj)[:6000]
+    except Exception:
+        pass
+    return info
+
+
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None and report.when == "call":
+        try:
+            _DETAIL[item.nodeid] = _detail(item, call.excinfo)
+        except Exception as exc:
+            _DETAIL[item.nodeid] = {"exc_type": "?", "exc_msg": repr(exc)}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        rec = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome}
+        if report.failed:
+            rec["detail"] = _DETAIL.pop(report.nodeid, {})
+            rec["longrepr"] = report.longreprtext[-3000:]
+        _emit(rec)
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _emit({"nodeid": report.nodeid, "when": "collect", "outcome": "error", "longrepr": report.longreprtext[-3000:]})
+'''
+
+
+@dataclass
+class RunResult:
+    """What one pytest run did: ``status`` per test node id (passed / failed / skipped)."""
+
+    status: dict[str, str] = field(default_factory=dict)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """node id -> the failure as the test saw it (exc_type, exc_msg, statement, locals, test_source)."""
+    collect_errors: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    exit_code: int | None = None
+    output: str = ""
+
+    @property
+    def broken(self) -> bool:
+        """The run says nothing reliable: it timed out, or a module failed to import (collection error)."""
+        return self.timed_out or bool(self.collect_errors) or self.exit_code not in (0, 1)
+
+    def failed(self) -> set[str]:
+        return {t for t, s in self.status.items() if s == "failed"}
+
+    def passed(self) -> set[str]:
+        return {t for t, s in self.status.items() if s == "passed"}
+
+
+def parse_report(text: str) -> RunResult:
+    result = RunResult()
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        nodeid, outcome = rec["nodeid"], rec["outcome"]
+        if rec["when"] == "collect":
+            result.collect_errors.append(nodeid)
+            continue
+        if outcome == "failed":
+            result.status[nodeid] = "failed"
+            if rec.get("detail"):
+                result.details.setdefault(nodeid, rec["detail"])
+            result.details.setdefault(nodeid, {}).setdefault("longrepr", rec.get("longrepr", ""))
+        elif result.status.get(nodeid) != "failed":
+            result.status[nodeid] = outcome
+    return result
+
+
+class TestRunner:
+    """One container holding one repository tree; see the module docstring."""
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, image: str, tree: Path) -> None:
+        self.image, self.tree = image, tree
+        self.sandbox: DockerSandbox | None = None
+
+    async def __aenter__(self) -> TestRunner:
+        self.sandbox = DockerSandbox(self.image, PROFILE, labels={"envgym.purpose": "swe-inject"})
+        await self.sandbox.start()
+        try:
+            await self.sandbox.exec(["mkdir", "-p", WORKDIR, PLUGIN_DIR])
+            await self.sandbox.write(f"{PLUGIN_DIR}/envgym_inject_report.py", PLUGIN)
+            await self.load(self.tree)
+        except BaseException:
+            await self.sandbox.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.sandbox is not None:
+            await self.sandbox.stop()
+
+    async def load(self, tree: Path) -> None:
+        """Replace the container's repository with the host directory ``tree`` (its .git left out)."""
+        sb = self._sb()
+        await sb.exec(["rm", "-rf", WORKDIR])
+        await sb.exec(["mkdir", "-p", WORKDIR])
+        for child in await asyncio.to_thread(lambda: sorted(tree.iterdir())):
+            if child.name != ".git":
+                await sb.copy_in(child, WORKDIR)
+
+    def _sb(self) -> DockerSandbox:
+        if self.sandbox is None:
+            raise RuntimeError("TestRunner used outside 'async with'")
+        return self.sandbox
+
+    async def run(self, test_files: Sequence[str], files: Mapping[str, str] | None = None, *,
+                  originals: Mapping[str, str | None] | None = None, timeout: float = 60) -> RunResult:  # noqa: ASYNC109 - the test run's own deadline
+        """Run pytest on ``test_files`` with ``files`` (path -> text) written over the tree, then restore.
+
+        ``originals`` gives the text to restore per path (None: delete it); paths in ``files`` without an
+        entry are restored from the host tree.
+        """
+        sb = self._sb()
+        files = dict(files or {})
+        try:
+            for rel, text in files.items():
+                await sb.write(f"{WORKDIR}/{rel}", text)
+            await sb.exec(["rm", "-f", REPORT])
+            cmd = (f"find . -name __pycache__ -prune -exec rm -rf {{}} + ; PYTHONPATH={PLUGIN_DIR} "
+                   f"ENVGYM_REPORT={REPORT} {shlex.join(PYTEST)} -p envgym_inject_report --tb=short -vv "
+                   f"{shlex.join(test_files)}")
+            proc = await sb.exec(["sh", "-c", cmd], cwd=WORKDIR, timeout=timeout, max_output=1 << 16)
+            report = await sb.exec(["cat", REPORT])
+            result = parse_report(report.stdout if report.ok else "")
+            result.timed_out, result.exit_code = proc.timed_out or proc.oom_killed, proc.exit_code
+            result.output = (proc.stdout + proc.stderr)[-4000:]
+            return result
+        finally:
+            for rel in files:
+                original = (originals or {}).get(rel) if rel in (originals or {}) else \
+                    await asyncio.to_thread(_host_text, self.tree / rel)
+                if original is None:
+                    await sb.exec(["rm", "-f", f"{WORKDIR}/{rel}"])
+                else:
+                    await sb.write(f"{WORKDIR}/{rel}", original)
+
+
+def _host_text(path: Path) -> str | None:
+    return path.read_text() if path.is_file() else None

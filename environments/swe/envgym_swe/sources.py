@@ -1,0 +1,255 @@
+"""Pinned library sources: fetch an sdist, unpack it, and build a git repository with deterministic history.
+
+A :class:`Library` names one pure-Python PyPI release whose sdist ships its own test suite. ``fetch_sdist``
+downloads it with ``pip download --no-deps --no-binary :all:`` into ``~/.cache/envgym/sdists`` (once) and
+checks it against the pinned sha256. ``build_repo`` unpacks it into a fresh git repository whose single
+commit (the *clean* commit) is made with a fixed author, committer, date and config (``git -c``, no hooks,
+no signing, no user config), so its id is the same on every machine. ``add_task_commit`` puts one commit per
+task on top of the clean commit (the injected bug plus the removal of the hidden test files), tagged
+``task/<instance_id>``; its id depends only on the clean commit and the edit, so rebuilding every task from
+the sdist and the stored gold patches (:func:`rebuild_repo`) reproduces the ids that the task files store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import tarfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CACHE = Path.home() / ".cache" / "envgym"
+"""Sdists land in ``CACHE/sdists``, repositories in ``CACHE/repos/<name>-<version>``."""
+
+GIT_DATE = "2024-01-01T00:00:00+0000"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "envgym", "GIT_AUTHOR_EMAIL": "envgym@localhost", "GIT_AUTHOR_DATE": GIT_DATE,
+    "GIT_COMMITTER_NAME": "envgym", "GIT_COMMITTER_EMAIL": "envgym@localhost", "GIT_COMMITTER_DATE": GIT_DATE,
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C",
+}
+GIT_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false",
+              "-c", "core.autocrlf=false", "-c", "core.fileMode=true", "-c", "init.defaultBranch=main",
+              "-c", "user.useConfigOnly=false"]
+
+
+class SourceError(RuntimeError):
+    """An sdist could not be fetched or verified, or a git step failed."""
+
+
+@dataclass(frozen=True)
+class Library:
+    """One pinned PyPI release used as a task source."""
+
+    name: str
+    """Short name, used in suite ids (``swe-<name>``) and instance ids."""
+    dist: str
+    """The PyPI distribution name."""
+    version: str
+    sha256: str
+    repo: str
+    """``owner/name`` of the upstream project (the SWE-bench ``repo`` field)."""
+    package: str
+    """Import name of the package under test (a folder or module at the sdist root)."""
+    source_globs: tuple[str, ...]
+    """Library source files the injector may mutate (relative to the repository root)."""
+    test_globs: tuple[str, ...]
+    """Test files of the library's own suite."""
+    tests_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Module stem -> test-file globs to run for a bug in that module; modules absent run every test file."""
+    exclude_sources: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ("pytest==8.3.5",)
+    """What the test image needs installed (the SWE-bench ``requirements`` list)."""
+
+    @property
+    def sdist_name(self) -> str:
+        return f"{self.dist.replace('-', '_')}-{self.version}.tar.gz"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
+PYTEST = ("python3", "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q")
+"""The test command: ``addopts`` is emptied because some sdists configure coverage plugins we do not install."""
+
+LIBRARIES: dict[str, Library] = {lib.name: lib for lib in (
+    Library("toolz", "toolz", "1.2.0", "9667a038e9d6ecba37995e26cb2f59ec6420b6ad8dd9677de59db9b956b08490",
+            "pytoolz/toolz", "toolz",
+            source_globs=("toolz/itertoolz.py", "toolz/dicttoolz.py", "toolz/functoolz.py", "toolz/recipes.py",
+                          "toolz/sandbox/core.py"),
+            test_globs=("toolz/tests/test_*.py", "toolz/sandbox/tests/test_*.py"),
+            tests_for={"itertoolz": ("toolz/tests/test_itertoolz.py", "toolz/tests/test_recipes.py"),
+                       "dicttoolz": ("toolz/tests/test_dicttoolz.py",),
+                       "functoolz": ("toolz/tests/test_functoolz.py", "toolz/tests/test_inspect_args.py",
+                                     "toolz/tests/test_serialization.py"),
+                       "recipes": ("toolz/tests/test_recipes.py",),
+                       "core": ("toolz/sandbox/tests/test_core.py",)}),
+    Library("parse", "parse", "1.22.4", "706d458feed5a81b02768d3156e8070baf6cee7d150a3a3c0cd43101a875c3b5",
+            "r1chardj0n3s/parse", "parse",
+            source_globs=("parse/__init__.py",), test_globs=("tests/test_*.py",)),
+    Library("inflection", "inflection", "0.5.1", "1a29730d366e996aaacffb2f1f1cb9593dc38e2ddd30c91250c6dde09ea9b417",
+            "jpvanhal/inflection", "inflection",
+            source_globs=("inflection/__init__.py",), test_globs=("test_inflection.py",)),
+    Library("boltons", "boltons", "26.2.0", "d39cfd15c1a1c3bd4d705c82252fa9edb8e4f5e8cc039f8e39afac7b1b47e92c",
+            "mahmoud/boltons", "boltons",
+            source_globs=tuple(f"boltons/{m}.py" for m in (
+                "strutils", "iterutils", "dictutils", "setutils", "listutils", "mathutils", "cacheutils",
+                "queueutils", "formatutils", "tableutils", "timeutils", "urlutils", "statsutils")),
+            test_globs=("tests/test_*.py",),
+            tests_for={m: (f"tests/test_{m}*.py",) for m in (
+                "strutils", "iterutils", "dictutils", "setutils", "listutils", "mathutils", "cacheutils",
+                "queueutils", "formatutils", "tableutils", "timeutils", "urlutils", "statsutils")}),
+)}
+
+
+def library(name: str) -> Library:
+    try:
+        return LIBRARIES[name]
+    except KeyError:
+        raise SourceError(f"unknown library {name!r} (known: {', '.join(LIBRARIES)})") from None
+
+
+# -- sdists ----------------------------------------------------------------------------------------------------
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch_sdist(lib: Library, cache: Path = CACHE) -> Path:
+    """The verified sdist of ``lib`` in ``cache/sdists`` (downloaded with pip when missing)."""
+    folder = cache / "sdists"
+    path = folder / lib.sdist_name
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
+                               ":all:", "-d", str(folder), f"{lib.dist}=={lib.version}"],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0 or not path.is_file():
+            raise SourceError(f"pip download {lib.dist}=={lib.version} failed: {proc.stderr.strip()[-800:]}")
+    actual = sha256_file(path)
+    if actual != lib.sha256:
+        raise SourceError(f"{path} has sha256 {actual}, pinned {lib.sha256}: delete it and fetch again")
+    return path
+
+
+def unpack(sdist: Path, dest: Path) -> None:
+    """Extract the regular files of ``sdist`` (its top folder stripped) into ``dest``; modes are 644/755."""
+    with tarfile.open(sdist, "r:gz") as tar:
+        for member in tar.getmembers():
+            parts = Path(member.name).parts[1:]
+            if not member.isfile() or not parts or ".." in parts or Path(member.name).is_absolute():
+                continue
+            if any(p.endswith(".egg-info") for p in parts):
+                continue  # build metadata, not source
+            target = dest.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = tar.extractfile(member)
+            assert data is not None
+            target.write_bytes(data.read())
+            target.chmod(0o755 if member.mode & 0o100 else 0o644)
+
+
+# -- git -------------------------------------------------------------------------------------------------------
+def git(repo: Path, *args: str, stdin: str | None = None) -> str:
+    """Run git in ``repo`` with the fixed identity and config; returns stdout."""
+    proc = subprocess.run(["git", *GIT_CONFIG, *args], cwd=repo, env={**os.environ, **GIT_ENV}, input=stdin,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SourceError(f"git {' '.join(args)} in {repo} failed: {proc.stderr.strip()[-800:]}")
+    return proc.stdout
+
+
+def repo_path(lib: Library, cache: Path = CACHE) -> Path:
+    return cache / "repos" / lib.slug
+
+
+def build_repo(lib: Library, dest: Path | None = None, *, cache: Path = CACHE) -> tuple[Path, str]:
+    """A fresh repository of ``lib``'s sdist at ``dest`` (replaced if present); returns (path, clean commit)."""
+    import shutil
+
+    dest = dest or repo_path(lib, cache)
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    unpack(fetch_sdist(lib, cache), dest)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "--no-verify", "-m", f"{lib.dist} {lib.version} from its sdist")
+    git(dest, "tag", "clean")
+    return dest, head(dest)
+
+
+def head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def clean_commit(repo: Path) -> str:
+    return git(repo, "rev-parse", "clean^{commit}").strip()
+
+
+def add_task_commit(repo: Path, instance_id: str, files: Mapping[str, str], removed: Sequence[str]) -> str:
+    """Commit ``files`` (path -> new text) and the removal of ``removed`` on top of the clean commit.
+
+    The commit is tagged ``task/<instance_id>`` and the working tree is left at the clean commit.
+    """
+    git(repo, "checkout", "-q", "--detach", "clean")
+    try:
+        for rel, text in files.items():
+            (repo / rel).write_bytes(text.encode())
+        if removed:
+            git(repo, "rm", "-q", "--", *removed)
+        git(repo, "add", "--", *files)
+        git(repo, "commit", "-q", "--no-verify", "-m", f"{instance_id}")
+        commit = head(repo)
+        git(repo, "tag", "-f", f"task/{instance_id}", commit)
+    finally:
+        git(repo, "checkout", "-q", "-f", "--detach", "clean")
+    return commit
+
+
+def diff(repo: Path, a: str, b: str, paths: Sequence[str] = ()) -> str:
+    """``git diff a b`` (text, no renames, fixed context) limited to ``paths``."""
+    return git(repo, "diff", "--no-color", "--no-renames", "--no-ext-diff", a, b, "--", *paths)
+
+
+def file_at(repo: Path, commit: str, path: str) -> str:
+    return git(repo, "show", f"{commit}:{path}")
+
+
+def rebuild_repo(lib: Library, instances: Sequence[Mapping[str, object]], dest: Path | None = None, *,
+                 cache: Path = CACHE) -> dict[str, str]:
+    """Rebuild ``lib``'s repository from the sdist and re-create each instance's commit from its patches.
+
+    The bug is the gold patch applied in reverse; the hidden test files are those ``test_patch`` adds back.
+    Returns instance_id -> the commit id made now (equal to ``base_commit`` when the build is deterministic).
+    """
+    repo, _ = build_repo(lib, dest, cache=cache)
+    made = {}
+    for inst in instances:
+        iid, patch, test_patch = str(inst["instance_id"]), str(inst["patch"]), str(inst["test_patch"])
+        git(repo, "checkout", "-q", "--detach", "clean")
+        git(repo, "apply", "--reverse", "--whitespace=nowarn", "-", stdin=patch)
+        touched = patch_paths(patch)
+        files = {p: (repo / p).read_bytes().decode() for p in touched}
+        git(repo, "checkout", "-q", "-f", "--detach", "clean")
+        made[iid] = add_task_commit(repo, iid, files, patch_paths(test_patch))
+    return made
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files a unified git diff touches (``b/`` side, or ``a/`` for deletions)."""
+    paths = []
+    for line in io.StringIO(patch):
+        if line.startswith("diff --git "):
+            a, _, b = line[len("diff --git "):].rstrip("\n").partition(" b/")
+            path = b or a.removeprefix("a/")
+            if path not in paths:
+                paths.append(path)
+    return paths
