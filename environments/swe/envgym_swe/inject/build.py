@@ -37,6 +37,7 @@ from envgym_swe.inject.mutations import Mutation, candidates
 from envgym_swe.inject.runner import RunResult, TestRunner
 from envgym_swe.inject.statement import module_imports, write_statement
 from envgym_swe.sources import (
+    CACHE,
     PYTEST,
     Library,
     add_task_commit,
@@ -125,10 +126,10 @@ class _Plan:
     pool: list[Mutation]
 
 
-def _plan(name: str, seed: int) -> _Plan:
+def _plan(name: str, seed: int, cache: Path) -> _Plan:
     """The repository from the sdist and the seeded order of every candidate mutation (host work)."""
     lib = library(name)
-    repo, clean = build_repo(lib)
+    repo, clean = build_repo(lib, cache=cache)
     sources = {p.relative_to(repo).as_posix(): p.read_text()
                for g in lib.source_globs for p in sorted(repo.glob(g))}
     pool = [m for path, text in sources.items() for m in candidates(path, text)]
@@ -159,11 +160,11 @@ def _record(plan: _Plan, mutation: Mutation, result: RunResult, f2p: list[str], 
 
 
 async def build_suite(name: str, n: int, seed: int, image: str, *, max_fail: int = 20, per_function: int = 1,
-                      test_timeout: float = 60, max_tries: int = 400,
+                      test_timeout: float = 60, max_tries: int = 400, cache: Path = CACHE,
                       log: Callable[[str], None] = print) -> BuildReport:
     """Find up to ``n`` validated bugs in library ``name``; see the module docstring."""
     started = time.monotonic()
-    plan = await asyncio.to_thread(_plan, name, seed)
+    plan = await asyncio.to_thread(_plan, name, seed, cache)
     lib = plan.lib
     report = BuildReport(lib.name)
     per_func: Counter[tuple[str, str]] = Counter()
