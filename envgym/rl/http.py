@@ -52,6 +52,7 @@ class JsonServer:
         self.port = port
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port, limit=MAX_BODY)
@@ -63,12 +64,20 @@ class JsonServer:
             return
         server.close()
         for writer in list(self._writers):
-            writer.close()
+            writer.close()  # the connection's reader sees EOF and its task ends by itself
+        if self._tasks:
+            # Cancelling them instead would log errors on Python 3.11 (its stream callback re-raises it).
+            _, pending = await asyncio.wait(list(self._tasks), timeout=5)
+            for task in pending:
+                task.cancel()
         with contextlib.suppress(Exception):
             await server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
         try:
             while True:
                 request = await _read(reader)
@@ -87,6 +96,7 @@ class JsonServer:
             pass
         finally:
             self._writers.discard(writer)
+            self._tasks.discard(task)  # type: ignore[arg-type]
             writer.close()
 
 
