@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import re
 import secrets
 import time
 from collections.abc import Sequence
@@ -109,8 +111,14 @@ class RecordingProxy:
         self.sessions_dropped = 0
         self._sessions: dict[str, SessionRecord] = {}
         self._server = JsonServer(self._handle, host=host, port=port)
+        self._encode = ChunkEncoder(self.tokenizer)
+        self._sections: list[tuple[list[dict[str, Any]], str]] = []
         eos = self.tokenizer.eos_token_id
         self._eos = {eos} if isinstance(eos, int) else set(eos or ())
+
+    @property
+    def port(self) -> int:
+        return self._server.port
 
     @property
     def base_url(self) -> str:
@@ -224,16 +232,26 @@ class RecordingProxy:
                 role = "system"
             turns.append({"role": role, "content": content})
         if tools:
-            section = tool_section(tools)
+            section = self._tool_section(tools)
             if turns[0]["role"] == "system":
                 turns[0] = {"role": "system", "content": (turns[0]["content"] + "\n\n" + section).strip()}
             else:
                 turns.insert(0, {"role": "system", "content": section})
         text = self.tokenizer.apply_chat_template(render(turns, replies), tokenize=False, add_generation_prompt=True)
         if session._last_text and text.startswith(session._last_text):
-            suffix = text[len(session._last_text):]
-            return session._last_tokens + self.tokenizer.encode(suffix, add_special_tokens=False), text
-        return self.tokenizer.encode(text, add_special_tokens=False), text
+            return session._last_tokens + self._encode(text[len(session._last_text):]), text
+        return self._encode(text), text
+
+    def _tool_section(self, tools: list[dict[str, Any]]) -> str:
+        """The tools' system-prompt section; the last few are remembered (comparing is cheaper than dumping)."""
+        for i, (known, section) in enumerate(self._sections):
+            if known == tools:
+                if i:
+                    self._sections.insert(0, self._sections.pop(i))
+                return section
+        section = tool_section(tools)
+        self._sections = [(tools, section), *self._sections[:7]]
+        return section
 
     def _record(self, session: SessionRecord, body: dict[str, Any], prompt_ids: list[int], prompt_text: str,
                 out: Completion, stop: Sequence[str], seconds: float) -> dict[str, Any]:
@@ -278,6 +296,40 @@ class RecordingProxy:
             response["prompt_token_ids"] = prompt_ids
             choice["token_ids"] = list(ids)
         return response
+
+
+class ChunkEncoder:
+    """``tokenizer.encode(text)`` by pieces between added tokens, each piece's ids kept in an LRU cache.
+
+    A fast tokenizer splits text at added tokens (``<|im_start|>`` ...) before anything else, so the ids of
+    the whole are the ids of the pieces joined: the same system prompt and tool schemas, repeated in every
+    episode of an env, are tokenised once. Tokenizers whose added tokens strip or normalise their
+    neighbours are encoded whole.
+    """
+
+    def __init__(self, tokenizer: Any, cache_size: int = 4096) -> None:
+        self.tokenizer = tokenizer
+        added = {t.content: i for i, t in getattr(tokenizer, "added_tokens_decoder", {}).items()}
+        plain = all(not (t.lstrip or t.rstrip or t.normalized)
+                    for t in getattr(tokenizer, "added_tokens_decoder", {}).values())
+        self._added = added if added and plain else {}
+        pattern = "|".join(re.escape(t) for t in sorted(self._added, key=len, reverse=True))
+        self._split = re.compile(f"({pattern})").split if self._added else None
+        self._piece = functools.lru_cache(maxsize=cache_size)(self._encode_piece)
+
+    def __call__(self, text: str) -> list[int]:
+        if self._split is None:
+            return self.tokenizer.encode(text, add_special_tokens=False)
+        ids: list[int] = []
+        for piece in self._split(text):
+            if piece in self._added:
+                ids.append(self._added[piece])
+            elif piece:
+                ids.extend(self._piece(piece))
+        return ids
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        return tuple(self.tokenizer.encode(piece, add_special_tokens=False))
 
 
 def _text(content: Any) -> str:
