@@ -57,11 +57,14 @@ def _task(number: int, kind: str, rng: random.Random) -> dict[str, Any]:
     names = rng.sample(NAMES, 6)
     codes = {n: "".join(rng.choice(ALPHABET) for _ in range(4)) for n in names}
     listed = names[:3]
-    target = rng.choice(listed) if kind == "given" else names[5]
+    target = rng.choice(listed) if kind in ("echo", "given") else names[5]
     listing = ", ".join(f"{n}={codes[n]}" for n in listed)
-    if kind == "given":
-        instruction = f"Codes: {listing}. What is the code for {target}?"
+    if kind == "echo":
+        instruction = f"The code for {target} is {codes[target]}. Reply with that code."
         solution: list[dict[str, Any]] = []
+    elif kind == "given":
+        instruction = f"Codes: {listing}. What is the code for {target}?"
+        solution = []
     else:
         instruction = f"Codes: {listing}. What is the code for {target}? It is not listed: look it up."
         solution = [{"tool_calls": [{"id": "call_1", "name": "get_code",
@@ -83,11 +86,12 @@ def _task(number: int, kind: str, rng: random.Random) -> dict[str, Any]:
 
 
 def build() -> list[Any]:
-    """The ``tool-codes`` suite: 80 ``given`` then 20 ``lookup`` tasks, every fifth one in ``test``."""
+    """The ``tool-codes`` suite: 60 ``echo``, 60 ``given``, 20 ``lookup`` tasks, every fifth one in ``test``."""
     from envgym.task import TaskSpec
 
     rng = random.Random(20251130)
-    drafts = [_task(n, "given", rng) for n in range(1, 81)] + [_task(n, "lookup", rng) for n in range(81, 101)]
+    kinds = ["echo"] * 60 + ["given"] * 60 + ["lookup"] * 20
+    drafts = [_task(n, kind, rng) for n, kind in enumerate(kinds, start=1)]
     return [TaskSpec.model_validate(d) for d in drafts]
 
 
