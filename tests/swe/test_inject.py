@@ -10,7 +10,7 @@ import pytest
 from envgym_swe.inject.build import _judge, split_of
 from envgym_swe.inject.mutations import KINDS, candidates
 from envgym_swe.inject.runner import RunResult, parse_report
-from envgym_swe.inject.statement import describe, module_imports, reproduction, write_statement
+from envgym_swe.inject.statement import describe, reproduction, write_statement
 
 SOURCE = '''\
 """A module."""
@@ -130,7 +130,8 @@ def test_split_is_stable() -> None:
     assert 30 < sum(split_of(i) == "test" for i in ids) < 90
 
 
-TEST_MODULE = "from toolz import partition, take\nimport pytest\nfrom .helpers import x\n"
+TEST_MODULE = ("from toolz import partition, take, drop\nimport pytest\nimport os\nfrom .helpers import x\n\n\n"
+               "def double(v):\n    return 2 * v\n\n\ndef test_partition():\n    pass\n")
 NAMES = {"partition": "toolz.partition", "take": "toolz.take"}
 
 
@@ -143,21 +144,28 @@ def test_statement_from_an_equality_assertion() -> None:
     sentence, _, subject = describe(detail, NAMES)
     assert sentence == "`list(partition(2, [1, 2, 3]))` returns `[(1, 2), (3, None)]`, but `[(1, 2)]` was expected."
     assert subject == "toolz.partition"
-    text = write_statement([detail], "toolz", NAMES, {"t.py": module_imports(TEST_MODULE)}, 3)
+    text = write_statement([detail], "toolz", NAMES, {"t.py": TEST_MODULE}, 3)
     assert text.startswith("Wrong behaviour of `toolz.partition`")
-    assert "from toolz import partition, take\n\nassert list(partition(2, [1, 2, 3])) == [(1, 2)]" in text
+    assert "```python\nfrom toolz import partition\n\nassert list(partition(2, [1, 2, 3])) == [(1, 2)]\n```" \
+        in text
     assert "2 more checks" in text and "pytest" not in text.split("```python")[1]
 
 
 def test_statement_from_locals_and_from_an_exception() -> None:
-    source = "def test_take():\n    seq = [1, 2]\n    # why\n    got = list(take(1, seq))\n    assert got == [1]\n"
+    source = ("def test_take():\n    seq = [1, 2]\n    # why\n"
+              "    got = list(take(1, double(seq)))\n    assert got == [1]\n"
+              "    assert got != [2]\n")
     detail = {"exc_type": "AssertionError", "exc_msg": "assert [] == [1]", "statement": "assert got == [1]",
               "locals": {"got": "[]", "seq": "[1, 2]"}, "test_source": source}
     sentence, _, subject = describe(detail, NAMES)
     assert sentence == "`got` ends up as `[]`, but `[1]` was expected."
     assert subject is None
-    assert reproduction(source, "assert got == [1]", module_imports(TEST_MODULE)) == \
-        "from toolz import partition, take\n\nseq = [1, 2]\ngot = list(take(1, seq))\nassert got == [1]"
+    assert reproduction(source, "assert got == [1]", TEST_MODULE) == (
+        "from toolz import take\n\ndef double(v):\n    return 2 * v\n\nseq = [1, 2]\n"
+        "got = list(take(1, double(seq)))\nassert got == [1]")
+    bare = reproduction(source, "assert got == [1]")
+    assert bare == "seq = [1, 2]\ngot = list(take(1, double(seq)))\nassert got == [1]"
+    assert reproduction(source, "assert nothing_like_this") == ""
     raised = {"exc_type": "IndexError", "exc_msg": "tuple index out of range",
               "statement": "out = take(3, [1])", "test_source": "def test_x():\n    out = take(3, [1])\n"}
     sentence, _, subject = describe(raised, NAMES)

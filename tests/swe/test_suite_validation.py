@@ -51,8 +51,8 @@ async def test_a_bug_is_found_kept_and_revalidated(tmp_path: Path, image: str,
         "tests/test_mini.py::test_low", "tests/test_mini.py::test_high", "tests/test_mini.py::test_inside"}
     assert set(inst["FAIL_TO_PASS"]) | set(inst["PASS_TO_PASS"]) == {
         "tests/test_mini.py::test_low", "tests/test_mini.py::test_high", "tests/test_mini.py::test_inside"}
-    assert "`mini.clamp`" in inst["problem_statement"] and "was expected" in inst["problem_statement"] \
-        or "raises" in inst["problem_statement"]
+    assert "`mini.clamp`" in inst["problem_statement"]
+    assert "was expected" in inst["problem_statement"] or "raises" in inst["problem_statement"]
     assert "mini/__init__.py" not in inst["problem_statement"]
     repo = sources.repo_path(lib, tmp_path / "cache")
     from envgym_swe.inject.runner import TestRunner

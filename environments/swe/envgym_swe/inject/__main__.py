@@ -5,6 +5,7 @@
     python -m envgym_swe.inject build --lib toolz --n 25 --seed 0     # find bugs, write tasks/swe-toolz/
     python -m envgym_swe.inject import --lib toolz                    # rebuild repo from sdist, image, tasks.jsonl
     python -m envgym_swe.inject validate --suite swe-toolz --sample 5 # CI: ids + bug/fix re-checked in containers
+    python -m envgym_swe.inject restate --lib toolz                   # rewrite problem statements only
     python -m envgym_swe.inject libraries                             # the pinned libraries
 
 Exit status: 0 when everything asked for held, 1 otherwise.
@@ -31,7 +32,7 @@ def default_image() -> str:
 def import_suite(name: str, *, log=print) -> int:
     """Rebuild ``name``'s repository from the sdist (ids must match), build its image, write tasks.jsonl."""
     from envgym.task import TaskSpec
-    from envgym_swe.importer import ImportReport, env_id_for, import_instances, write_suite
+    from envgym_swe.importer import import_instances, write_suite
     from envgym_swe.inject.build import load_instances, suite_dir, write_readme
     from envgym_swe.sources import rebuild_repo, repo_path
 
@@ -43,25 +44,17 @@ def import_suite(name: str, *, log=print) -> int:
         log(f"{lib.name}: {len(wrong)} rebuilt commit(s) differ from base_commit: {', '.join(wrong[:5])}")
         return 1
     suite = f"swe-{lib.name}"
-    merged = ImportReport(suite=suite, env_id=env_id_for(suite))
-    tasks: list[TaskSpec] = []
-    for split in ("train", "test"):
-        rows = [i for i in instances if i["split"] == split]
-        if not rows:
-            continue
-        report = import_instances(rows, {lib.repo: repo_path(lib)}, suite, None, split=split, log=log)
-        tasks += report.tasks
-        merged.skipped += report.skipped
-        merged.images += report.images
-    order = {i["instance_id"]: n for n, i in enumerate(instances)}
-    merged.tasks = sorted(tasks, key=lambda t: order[t.metadata["instance_id"]])
-    out = write_suite(merged, suite_dir(lib))
+    report = import_instances(instances, {lib.repo: repo_path(lib)}, suite, None, log=log)  # one image
+    split = {i["instance_id"]: i["split"] for i in instances}
+    report.tasks = [TaskSpec.model_validate({**t.model_dump(mode="json"), "split": split[t.metadata["instance_id"]]})
+                    for t in report.tasks]
+    out = write_suite(report, suite_dir(lib))
     write_readme(lib, out)
-    log(f"{suite}: {len(merged.tasks)} tasks written to {out}; skipped {len(merged.skipped)}; images "
-        + ", ".join(f"{tag} ({'built' if built else 'cached'})" for tag, built in merged.images))
-    for iid, why in merged.skipped:
+    log(f"{suite}: {len(report.tasks)} tasks written to {out}; skipped {len(report.skipped)}; images "
+        + ", ".join(f"{tag} ({'built' if built else 'cached'})" for tag, built in report.images))
+    for iid, why in report.skipped:
         log(f"  skipped {iid}: {why}")
-    return 0 if not merged.skipped else 1
+    return 0 if not report.skipped else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--sample", type=int, default=5, help="tasks to re-run (0: all)")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--image")
+    r = sub.add_parser("restate", help="rewrite the stored problem statements from a fresh run of each bug")
+    r.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
+    r.add_argument("--image")
     sub.add_parser("libraries", help="list the pinned libraries")
     args = parser.parse_args(argv)
 
@@ -93,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "import":
         return import_suite(args.lib)
     image = args.image or default_image()
+    if args.cmd == "restate":
+        from envgym_swe.inject.build import restate_suite
+
+        asyncio.run(restate_suite(args.lib, image))
+        return 0
     if args.cmd == "build":
         from envgym_swe.inject.build import build_suite, write_readme, write_suite_files
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from envgym_swe.inject.mutations import Mutation, candidates
 from envgym_swe.inject.runner import RunResult, TestRunner
-from envgym_swe.inject.statement import module_imports, write_statement
+from envgym_swe.inject.statement import write_statement
 from envgym_swe.sources import (
     CACHE,
     PYTEST,
@@ -76,10 +76,8 @@ def public_names(lib: Library, repo: Path) -> dict[str, str]:
     init = repo / lib.package / "__init__.py"
     init_text = init.read_text() if init.is_file() else ""
     names: dict[str, str] = {}
-    for path in sorted((repo / lib.package).rglob("*.py")):
+    for path in sorted(p for g in lib.source_globs for p in repo.glob(g)):  # not test helpers (toolz.utils)
         rel = path.relative_to(repo)
-        if "tests" in rel.parts or (path.name.startswith("_") and path.name != "__init__.py"):
-            continue
         module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
         if f"from .{path.stem} import *" in init_text:
             module = lib.package
@@ -146,12 +144,12 @@ def _record(plan: _Plan, mutation: Mutation, result: RunResult, f2p: list[str], 
     hidden = sorted({t.split("::", 1)[0] for t in f2p})
     commit = add_task_commit(repo, iid, {mutation.path: mutation.apply(plan.sources[mutation.path])}, hidden)
     details = sorted((dict(result.details.get(t, {}), file=t.split("::", 1)[0]) for t in f2p), key=_detail_rank)
-    imports = {f: module_imports((repo / f).read_text()) for f in hidden}
+    modules = {f: (repo / f).read_text() for f in hidden}
     return {
         "instance_id": iid, "repo": lib.repo, "base_commit": commit,
         "patch": diff(repo, commit, plan.clean, [mutation.path]),
         "test_patch": diff(repo, commit, plan.clean, hidden),
-        "problem_statement": write_statement(details, lib.package, plan.names, imports, len(f2p)),
+        "problem_statement": write_statement(details, lib.package, plan.names, modules, len(f2p)),
         "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p, "version": lib.version,
         "requirements": list(lib.requirements), "install": INSTALL, "test_cmd": TEST_CMD,
         "environment_setup_commit": plan.clean, "created_at": "2024-01-01T00:00:00Z", "split": split_of(iid),
@@ -270,3 +268,35 @@ def write_readme(lib: Library, out: Path) -> None:
         "   # regenerate from scratch", "",
     ]
     (out / "README.md").write_text("\n".join(lines))
+
+
+async def restate_suite(name: str, image: str, *, test_timeout: float = 60,
+                        log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Rewrite the problem statements of ``name``'s stored instances from a fresh run of each bug.
+
+    Nothing else changes (same commits, patches and test lists); a bug whose FAIL_TO_PASS tests no longer
+    all fail raises, since the suite would then be invalid.
+    """
+    from envgym_swe.sources import file_at, rebuild_repo, repo_path
+
+    lib = library(name)
+    instances = load_instances(lib)
+    repo = repo_path(lib)
+    await asyncio.to_thread(rebuild_repo, lib, instances, repo)
+    names = public_names(lib, repo)
+    async with TestRunner(image, repo) as runner:
+        for inst in instances:
+            path = inst["injection"]["file"]
+            buggy = await asyncio.to_thread(file_at, repo, inst["base_commit"], path)
+            files = sorted({t.split("::", 1)[0] for t in inst["FAIL_TO_PASS"] + inst["PASS_TO_PASS"]})
+            result = await runner.run(files, {path: buggy}, timeout=test_timeout)
+            f2p = inst["FAIL_TO_PASS"]
+            if any(result.status.get(t) != "failed" for t in f2p):
+                raise RuntimeError(f"{inst['instance_id']}: FAIL_TO_PASS no longer all fail with the bug")
+            details = sorted((dict(result.details.get(t, {}), file=t.split("::", 1)[0]) for t in f2p),
+                             key=_detail_rank)
+            modules = {f: (repo / f).read_text() for f in {d["file"] for d in details}}
+            inst["problem_statement"] = write_statement(details, lib.package, names, modules, len(f2p))
+            log(f"{lib.name}: restated {inst['instance_id']}")
+    (suite_dir(lib) / "instances.swebench.json").write_text(json.dumps(instances, indent=1) + "\n")
+    return instances

@@ -75,53 +75,80 @@ def _value_of(expr: str, local_values: Mapping[str, str]) -> str | None:
     return local_values.get(expr.strip())
 
 
-def reproduction(test_source: str, statement: str, module_imports: Sequence[str]) -> str:
-    """The test's lines up to and including the failing statement, dedented, with the imports they use."""
-    body = textwrap.dedent(test_source)
-    lines = body.splitlines()
-    start = 1 if lines and lines[0].lstrip().startswith(("def ", "async def ")) else 0
-    while start < len(lines) and lines[start].lstrip().startswith(("@", "def ", "async def ")):
-        start += 1
-    kept = textwrap.dedent("\n".join(lines[start:])).splitlines()
-    first_line = statement.strip().splitlines()[0].strip() if statement.strip() else ""
-    end = next((i for i, line in enumerate(kept) if first_line and line.strip() == first_line), None)
-    if end is None:
-        return ""
-    n_stmt_lines = len(statement.strip().splitlines())
-    kept = kept[: end + n_stmt_lines]
-    kept = [line for line in kept if not line.strip().startswith("#")]
-    kept = kept[-14:]
-    snippet = "\n".join(kept)
-    used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", snippet))
-    imports = [imp for imp in module_imports if _binds(imp) & used]
-    return "\n".join([*imports, *([""] if imports else []), snippet]).strip()
+MAX_REPRO_LINES = 16
 
 
-def _binds(import_line: str) -> set[str]:
+def _lines(source: str, node: ast.AST) -> str:
+    lines = source.splitlines()
+    return textwrap.dedent("\n".join(lines[node.lineno - 1:node.end_lineno]))  # type: ignore[attr-defined]
+
+
+def _names(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+
+
+def reproduction(test_source: str, statement: str, module_source: str = "") -> str:
+    """A runnable-looking cut of the test: its top-level statements up to the failing one, plus what they use.
+
+    Whole statements only (a loop or ``with`` block containing the failure is kept whole, or replaced by the
+    failing statement alone when long), at most :data:`MAX_REPRO_LINES` lines, preceded by the test module's
+    imports reduced to the names used and its small module-level helpers.
+    """
+    source = textwrap.dedent(test_source)
     try:
-        node = ast.parse(import_line).body[0]
+        func = ast.parse(source).body[0]
     except (SyntaxError, IndexError):
-        return set()
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    return set()
+        return ""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    first = statement.strip().splitlines()[0].strip() if statement.strip() else ""
+    target = next((i for i, s in enumerate(body) if first and first in _lines(source, s)), None)
+    if target is None:
+        return ""
+    blocks = [_lines(source, s) for s in body[:target + 1]]
+    if len(blocks[-1].splitlines()) > MAX_REPRO_LINES:
+        blocks[-1] = textwrap.dedent(statement.strip("\n"))
+    kept: list[str] = []
+    for block in reversed(blocks):
+        if kept and sum(len(b.splitlines()) for b in kept) + len(block.splitlines()) > MAX_REPRO_LINES:
+            break
+        kept.insert(0, block)
+    snippet = "\n".join(kept)
+    prelude = _prelude(module_source, snippet, exclude=func.name) if module_source else []
+    return "\n\n".join(p for p in ("\n".join(prelude[0]), "\n\n".join(prelude[1]), snippet) if p) if prelude \
+        else snippet
 
 
-def module_imports(test_file_source: str) -> list[str]:
-    """Top-level import statements of a test module, one line each (relative imports and pytest left out)."""
-    out = []
+def _prelude(module_source: str, snippet: str, *, exclude: str) -> tuple[list[str], list[str]]:
+    """(import lines, helper definitions) of the test module that ``snippet`` uses."""
     try:
-        tree = ast.parse(test_file_source)
+        tree = ast.parse(module_source)
     except SyntaxError:
-        return out
+        return [], []
+    used = _names(snippet)
+    helpers: list[str] = []
+    defined = set()
+    for node in tree.body:  # small module-level helpers and constants the snippet names
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in used and node.name != exclude \
+                and not node.name.startswith("test") and node.end_lineno - node.lineno < 12:
+            helpers.append(_lines(module_source, node))
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign) and node.end_lineno - node.lineno < 4 and any(
+                isinstance(t, ast.Name) and t.id in used for t in node.targets):
+            helpers.append(_lines(module_source, node))
+    used |= _names("\n".join(helpers))
+    imports = []
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level:
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            line = ast.unparse(node)
-            if "pytest" not in line:
-                out.append(line)
-    return out
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module != "pytest":
+            aliases = [a for a in node.names if (a.asname or a.name) in used]
+            if aliases:
+                imports.append(ast.unparse(ast.ImportFrom(module=node.module, names=aliases, level=0)))
+        elif isinstance(node, ast.Import):
+            aliases = [a for a in node.names if (a.asname or a.name).split(".")[0] in used and a.name != "pytest"]
+            if aliases:
+                imports.append(ast.unparse(ast.Import(names=aliases)))
+    return imports, helpers
 
 
 def describe(detail: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, str, str | None]:
@@ -150,7 +177,8 @@ def describe(detail: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, 
     if exc_type == "AssertionError" and isinstance(node, ast.Assert):
         text = _short(textwrap.dedent(statement).removeprefix("assert ").strip())
         how = exc_msg.strip().splitlines()[0] if exc_msg.strip() else ""
-        extra = f" (pytest reports: `{_short(how)}`)" if how and how != f"assert {text}" else ""
+        useful = how and how != f"assert {text}" and " at 0x" not in how and "...." not in how
+        extra = f" (pytest reports: `{_short(how)}`)" if useful else ""
         return f"The expectation `{text}` does not hold{extra}.", statement, subj
     if exc_type and exc_type != "AssertionError":
         what = _short(textwrap.dedent(statement)) if statement else "the call"
@@ -164,16 +192,16 @@ def describe(detail: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, 
 
 
 def write_statement(failures: Sequence[Mapping[str, Any]], package: str, names: Mapping[str, str],
-                    imports: Mapping[str, list[str]], n_failing: int) -> str:
+                    modules: Mapping[str, str], n_failing: int) -> str:
     """The issue text for a bug whose FAIL_TO_PASS tests failed as ``failures`` (details, most useful first).
 
-    ``names`` is the library's public names (see :func:`subject`); ``imports`` maps each detail's ``file`` to
-    its test module's import lines.
+    ``names`` is the library's public names (see :func:`subject`); ``modules`` maps each detail's ``file`` to
+    its test module's source.
     """
     sentences, repros, subjects = [], [], []
     for detail in failures[:2]:
         sentence, statement, subj = describe(detail, names)
-        repro = reproduction(str(detail.get("test_source", "")), statement, imports.get(str(detail.get("file")), []))
+        repro = reproduction(str(detail.get("test_source", "")), statement, modules.get(str(detail.get("file")), ""))
         sentences.append(sentence)
         repros.append(repro)
         if subj:
