@@ -224,8 +224,10 @@ class TransformersBackend:
                     else:
                         if top_ps[row] < 1.0:
                             row_logp = _nucleus(row_logp, top_ps[row])
-                        probs = row_logp.exp().cpu()
-                        token = int(torch.multinomial(probs, 1, generator=generators[row]))
+                        # Inverse-CDF draw with the request's own generator (multinomial is slower here).
+                        cdf = row_logp.exp().cumsum(0).cpu()
+                        u = float(torch.rand(1, generator=generators[row])) * float(cdf[-1])
+                        token = min(int(torch.searchsorted(cdf, torch.tensor([u]))), cdf.numel() - 1)
                     r.out_ids.append(token)
                     r.out_logprobs.append(float(row_logp[token]))
                     chosen[row] = token
