@@ -36,6 +36,8 @@ class TrainConfig(FrozenModel):
     suite: str = "tool-codes"
     """Bundled suite, folder or JSONL file the tasks come from."""
     split: str | None = "train"
+    task_tags: tuple[str, ...] = ()
+    """Only tasks carrying every one of these tags (e.g. ``("echo",)`` of ``tool-codes``)."""
     task_limit: int | None = Field(default=None, ge=1)
     """Only the first N tasks of the suite (after the split filter)."""
     max_turns: int | None = Field(default=None, ge=1)
@@ -57,7 +59,10 @@ class TrainConfig(FrozenModel):
     """An ``infra_error`` episode is re-run with a fresh env this many times before it leaves its group."""
 
     temperature: float = Field(default=1.0, gt=0)
+    """Sampling temperature; rollout and trainer log-probabilities are both taken at it."""
     max_new_tokens: int = Field(default=32, ge=1)
+    gen_batch: int = Field(default=16, ge=1)
+    """Requests the in-process backend decodes together; 1 makes generation batch-invariant (bitwise)."""
 
     lr: float = Field(default=1e-5, gt=0)
     weight_decay: float = Field(default=0.0, ge=0)
@@ -78,7 +83,11 @@ class TrainConfig(FrozenModel):
     std_normalize: bool = True
     """Divide group advantages by the group's reward std (GRPO); off gives Dr. GRPO's mean-centring only."""
 
+    save_samples: bool = False
+    """Append every trained sample to ``samples.jsonl`` in the run folder (the canonical format)."""
     seed: int = 0
+    torch_threads: int | None = Field(default=None, ge=1)
+    """``torch.set_num_threads`` for the run (``None``: torch's default)."""
     checkpoint_every: int = Field(default=10, ge=1)
     keep_checkpoints: int = Field(default=2, ge=1)
 
@@ -103,13 +112,15 @@ class TrainConfig(FrozenModel):
 
 RECIPES: dict[str, dict[str, Any]] = {
     # SmolLM2-135M on tool-codes, 2 CPU cores: short prompts, 24-token answers, 2 groups of 4 per step.
-    "cpu-smollm2": {"model": "smollm2", "suite": "tool-codes", "max_turns": 2, "group_size": 4,
-                    "groups_per_step": 2, "steps": 30, "lr": 2e-5, "max_new_tokens": 24, "temperature": 1.0,
-                    "concurrency": 8, "micro_batch_size": 8, "checkpoint_every": 10},
+    "cpu-smollm2": {"model": "smollm2", "suite": "tool-codes", "task_tags": ("echo",), "max_turns": 1,
+                    "group_size": 4, "groups_per_step": 2, "steps": 30, "lr": 2e-5, "max_new_tokens": 16,
+                    "temperature": 0.8, "concurrency": 8, "micro_batch_size": 8, "checkpoint_every": 10,
+                    "save_samples": True},
     # One H200, generation and training on the same GPU (benchmarks/train_gpu.py).
     "gpu-smollm2": {"model": "smollm2", "device": "cuda", "dtype": "float32", "suite": "tool-codes",
-                    "max_turns": 2, "group_size": 8, "groups_per_step": 8, "steps": 40, "lr": 2e-5,
-                    "max_new_tokens": 24, "concurrency": 64, "micro_batch_size": 64, "checkpoint_every": 20},
+                    "task_tags": ("echo",), "max_turns": 1, "temperature": 0.8, "group_size": 8,
+                    "groups_per_step": 8, "steps": 40, "lr": 2e-5, "max_new_tokens": 16, "concurrency": 64,
+                    "gen_batch": 64, "micro_batch_size": 64, "checkpoint_every": 20},
     # A random 2-layer model: seconds per run (tests, smoke checks).
     "tiny": {"model": "tiny", "suite": "tool-codes", "max_turns": 1, "group_size": 2, "groups_per_step": 2,
              "steps": 2, "lr": 1e-3, "max_new_tokens": 8, "concurrency": 4, "checkpoint_every": 1},

@@ -1,0 +1,170 @@
+"""Rollouts for the trainer: GRPO groups of episodes, played through the recording proxy, as samples.
+
+    runner = GroupRunner(pool, proxy, config, tasks, run_id="r0")
+    group = await runner.run_group(index)          # group.samples: list[TrainingSample]; group.rewards
+
+Group ``index`` always draws the same task (a seeded shuffle of the task list, reshuffled every epoch)
+and its ``group_size`` members the same env seeds and sampling seeds, whatever the timing: that is what
+makes a run reproducible and lets ``max_staleness=0`` equal synchronous training exactly. Each member is an
+envgym ``openai`` agent talking to the :class:`~envgym.rl.RecordingProxy` over loopback (so the episode is
+exactly what any OpenAI harness would produce), in its own session; the proxy records the token ids,
+logprobs and policy version, and the trajectory carries them into :func:`~envgym.rl.samples_from_episode`.
+
+A member whose episode ends in ``infra_error`` is played again in a fresh session (the pool replaces its
+env) up to ``max_retries`` times, so a flaky environment does not shrink its group; a member that still
+fails is kept with ``status="infra_error"`` and excluded from the loss and from its group's baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from envgym.agents.openai import OpenAIAgentFactory
+from envgym.env import Env, StepResult
+from envgym.rl.agents import RecordingAgent
+from envgym.rl.proxy import RecordingProxy, SessionRecord
+from envgym.rl.samples import TrainingSample, samples_from_episode
+from envgym.task import TaskSpec
+from envgym.train.config import TrainConfig
+from envgym.trajectory import Trajectory
+from envgym.types import Action, Limits, Outcome
+from envgym.vector.pool import EpisodePool, Job
+from envgym.wrappers import Wrapper
+
+
+def derive_seed(*parts: Any) -> int:
+    """A stable 63-bit seed from any printable parts (not Python's salted ``hash``)."""
+    digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+class SeededProxy(RecordingProxy):
+    """A recording proxy that gives every call without a ``seed`` a deterministic one.
+
+    The seed derives from the session key and the call's index in the session, so an episode samples the
+    same tokens however many others run beside it (given a backend whose batching does not change the
+    numbers, e.g. ``max_batch=1``). A seed the client sends is kept.
+    """
+
+    async def _chat(self, session: SessionRecord, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if body.get("seed") is None:
+            body = {**body, "seed": derive_seed("call", session.key, len(session.calls))}
+        return await super()._chat(session, body)
+
+
+class LatencyEnv(Wrapper):
+    """Adds ``latency_s`` of wall time to every step: an env whose tools or world take time to answer."""
+
+    def __init__(self, env: Env, latency_s: float) -> None:
+        super().__init__(env)
+        self.latency_s = latency_s
+
+    async def step(self, action: Action) -> StepResult:
+        await asyncio.sleep(self.latency_s)
+        return await self.env.step(action)
+
+
+@dataclass
+class Member:
+    """One episode of a group (after retries)."""
+
+    trajectory: Trajectory
+    samples: list[TrainingSample]
+    attempts: int
+
+    @property
+    def failed(self) -> bool:
+        return self.trajectory.outcome is Outcome.INFRA_ERROR
+
+
+@dataclass
+class Group:
+    """A GRPO group: ``group_size`` episodes of one task, in member order."""
+
+    index: int
+    task: TaskSpec
+    members: list[Member]
+    started_version: int
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rewards(self) -> list[float]:
+        return [m.trajectory.reward for m in self.members]
+
+    @property
+    def samples(self) -> list[TrainingSample]:
+        return [s for m in self.members for s in m.samples]
+
+    @property
+    def retries(self) -> int:
+        return sum(m.attempts - 1 for m in self.members)
+
+
+def capped(task: TaskSpec, max_turns: int | None) -> TaskSpec:
+    """The task with its step limit capped at ``max_turns`` (a new task, so a new hash)."""
+    if max_turns is None or task.limits.max_steps <= max_turns:
+        return task
+    limits = Limits.model_validate({**task.limits.model_dump(), "max_steps": max_turns})
+    return TaskSpec.model_validate({**task.model_dump(), "limits": limits.model_dump()})
+
+
+class GroupRunner:
+    """Plays GRPO groups on an :class:`EpisodePool` through a proxy; see the module docstring."""
+
+    def __init__(self, pool: EpisodePool, proxy: RecordingProxy, config: TrainConfig, tasks: list[TaskSpec], *,
+                 run_id: str = "run") -> None:
+        if not tasks:
+            raise ValueError("no tasks to train on")
+        self.pool = pool
+        self.proxy = proxy
+        self.config = config
+        self.tasks = [capped(t, config.max_turns) for t in tasks]
+        self.run_id = run_id
+        self._orders: dict[int, list[int]] = {}
+
+    def task_for(self, index: int) -> TaskSpec:
+        epoch, position = divmod(index, len(self.tasks))
+        order = self._orders.get(epoch)
+        if order is None:
+            order = list(range(len(self.tasks)))
+            random.Random(derive_seed("order", self.config.seed, epoch)).shuffle(order)
+            self._orders = {epoch: order}  # one epoch at a time is enough: groups run in index order ± a window
+        return self.tasks[order[position]]
+
+    async def run_group(self, index: int) -> Group:
+        task = self.task_for(index)
+        started = asyncio.get_running_loop().time()
+        version = self.proxy.backend.policy_version
+        members = await asyncio.gather(*(self._member(index, m, task) for m in range(self.config.group_size)))
+        return Group(index, task, list(members), version, asyncio.get_running_loop().time() - started)
+
+    async def _member(self, index: int, member: int, task: TaskSpec) -> Member:
+        cfg = self.config
+        group_id = f"{self.run_id}:g{index}"
+        env_seed = derive_seed("env", cfg.seed, index, member) % 2**31
+        attempt = 1
+        while True:
+            key = f"{self.run_id}-g{index}-m{member}-a{attempt}"
+            factory = OpenAIAgentFactory(self.proxy.base_url_for(key), self.proxy.model_name,
+                                         temperature=cfg.temperature, max_tokens=cfg.max_new_tokens,
+                                         timeout_s=600, retries=0)
+            agent = RecordingAgent(factory, self.proxy, key)
+            trajectory = await _run_one(self.pool, Job(task, seed=env_seed, key=key, agent=agent))
+            if trajectory.outcome is not Outcome.INFRA_ERROR or attempt > cfg.max_retries:
+                break
+            attempt += 1
+        samples = samples_from_episode(trajectory, group_id=group_id, episode_id=key) if trajectory.token_data else []
+        return Member(trajectory, samples, attempt)
+
+
+async def _run_one(pool: EpisodePool, job: Job) -> Trajectory:
+    async with contextlib.aclosing(pool.run_jobs([job])) as stream:
+        async for done in stream:
+            return done.trajectory
+    raise RuntimeError("the episode pool yielded nothing for a job")  # the pool promises one result per job
