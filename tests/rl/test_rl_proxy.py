@@ -185,3 +185,13 @@ async def test_the_tiny_policy_on_a_real_env_re_decodes_to_its_transcript(tiny):
         assert sample.completion_ids[: len(call["completion_ids"])] == call["completion_ids"]
     reply = trajectory.steps[0].action.text or ""
     assert reply and reply in tiny.tokenizer.decode(samples[0].completion_ids, skip_special_tokens=False)
+
+
+def test_piecewise_encoding_equals_encoding_the_whole(tokenizer):
+    from envgym.rl.proxy import ChunkEncoder
+
+    encode = ChunkEncoder(tokenizer)
+    text = ("<|im_start|>system\nTools: {\"a\":1}<|im_end|>\n<|im_start|>user\n  spaced   ünïcödé 🤖<tool_call>"
+            "<|im_end|><|im_end|>\n<|im_start|>assistant\n\n<repo_name>x<|endoftext|>tail ")
+    assert encode(text) == tokenizer.encode(text, add_special_tokens=False)
+    assert encode(text) == encode(text)  # from the cache
