@@ -6,6 +6,7 @@
     envgym eval --suite S --agent A --out DIR    evaluate (resumable: rerun the same command)
     envgym leaderboard build RUN_DIR... --out DIR
     envgym sandbox build [NAME...|--all] | gc    container images and the reaper (envgym/sandbox/cli.py)
+    envgym swe import | build | grade            SWE-bench instances, repository images, predictions (envgym_swe/cli.py)
     envgym train --recipe R --mode M --out DIR   the bundled async GRPO trainer (envgym/train/cli.py)
 
 Errors a user can fix (bad ids, bad task files, unknown agents) print one clear line and exit 2.
@@ -205,6 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     from envgym.train.cli import add_parser as add_train_parser
 
     add_train_parser(sub)
+
+    from envgym_swe.cli import add_parser as add_swe_parser
+
+    add_swe_parser(sub)
     return parser
 
 

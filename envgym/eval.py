@@ -5,6 +5,8 @@ A run lives in one directory::
     run.json            the run's id, its typed config and config hash, the agent's description
     records.jsonl       one ResultRecord per finished episode (append-only, fsync'd)
     trajectories.jsonl  the matching trajectories (actions, observations, verdicts) for re-grading
+    predictions.jsonl   SWE-bench predictions (instance_id, model_name_or_path, model_patch): one per episode
+                        whose verdict carries a ``model_patch`` (the ``tests`` verifier's final git diff)
 
 Running the same command again resumes: episodes with a record are skipped, a torn last line is cut off
 (kept beside as ``records.jsonl.torn``), and episodes recorded as ``infra_error`` are retried as a new
@@ -43,6 +45,15 @@ class JudgeSettings(FrozenModel):
     base_url: str
     model: str
     api_key_env: str | None = None
+
+
+class Prediction(FrozenModel):
+    """A SWE-bench prediction: an episode's final diff, gradable by ``envgym swe grade``."""
+
+    instance_id: str
+    model_name_or_path: str
+    model_patch: str
+    run_index: int = 0
 
 
 class EvalConfig(FrozenModel):
@@ -184,6 +195,7 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                 key=(suite, task, run_index, attempt)) for suite, task, run_index, attempt in todo]
     records = JsonlWriter(run_dir / "records.jsonl")
     trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
+    predictions: JsonlWriter | None = None  # opened at the first verdict with a model patch (SWE suites)
     try:
         async with EpisodePool(factory, concurrency=max(1, min(concurrency, len(todo))),
                                make_env=lambda env_id: make(env_id, **judge_kwargs)) as pool:
@@ -197,9 +209,18 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                     created_at=time.time())
                 # one thread hop; the record (the commit marker) after its trajectory
                 await asyncio.to_thread(_persist, trajectories, trajectory, records, record)
+                patch = trajectory.verdict.evidence.get("model_patch") if trajectory.verdict else None
+                if isinstance(patch, str):
+                    predictions = predictions or JsonlWriter(run_dir / "predictions.jsonl")
+                    prediction = Prediction(instance_id=str(task.metadata.get("instance_id", task.id)),
+                                            model_name_or_path=meta["agent_id"], model_patch=patch,
+                                            run_index=run_index)
+                    await asyncio.to_thread(predictions.write_sync, prediction)
                 summary.outcomes[record.outcome.value] += 1
                 if on_record:
                     on_record(record)
     finally:
         records.close()
         trajectories.close()
+        if predictions is not None:
+            predictions.close()

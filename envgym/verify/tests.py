@@ -32,6 +32,8 @@ from envgym.verify.context import VerifyContext
 PASSING = frozenset({"PASSED", "XFAIL"})
 _STATUSES = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
 _SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$", re.MULTILINE)
+_TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))? ")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 PATCH_PATH = "/tmp/.envgym_test.patch"
 PROTECTED = ("conftest.py", "pytest.ini")
@@ -154,9 +156,9 @@ async def run_hidden_tests(spec: TestsSpec, sandbox: Any) -> Verdict:
             detail += f" [{reason} after {spec.timeout_s:g}s]" if reason == "timeout" else f" [{reason}]"
         criteria.append(CriterionResult(name=name, score=float(ok), passed=ok, detail=detail))
     resolved = all(c.passed for c in criteria) and reason is None
+    # No timings in the evidence: the same work graded twice gives the same verdict.
     evidence = {"resolved": resolved, "reason": reason, "tests": tests, "test_files": files,
-                "exit_code": result.exit_code, "duration_s": round(result.duration_s, 3),
-                "log_tail": output[-4000:]}
+                "exit_code": result.exit_code, "log_tail": _ADDRESS.sub("0x?", _TIMING.sub(" ", output[-4000:]))}
     return Verdict(score=float(resolved), passed=resolved, criteria=tuple(criteria), evidence=evidence)
 
 

@@ -1,0 +1,184 @@
+"""The SWE environment: a repository at its task's base commit in a container, graded by hidden tests.
+
+::
+
+    async with envgym.make("swe/demo-v1") as env:
+        obs, info = await env.reset(task=task)            # obs.text: the problem statement + where the repo is
+        await env.step(Action.call("bash", cmd="python -m pytest -q tests"))
+        await env.step(Action.call("edit", path="calc/__init__.py", old="len(values) - 1", new="len(values)"))
+        obs, reward, terminated, truncated, info = await env.step(Action.call("submit"))
+        info["verdict"].evidence["tests"]                  # {"FAIL_TO_PASS": {id: "PASSED"}, "PASS_TO_PASS": ...}
+
+``reset`` takes a container of the task's image (``initial_state["image"]``, see :mod:`envgym_swe.images`)
+from the shared pool, or keeps the one it has when the image is the same, and puts ``/testbed`` at the base
+commit (:func:`~envgym_swe.containers.reset_repo`). Tools: ``bash``, ``view``, ``edit``, ``create``,
+``search``, ``submit`` (:mod:`envgym_swe.tools`); a mistaken call is ``last_action_error``, never an
+exception. ``submit`` (or a final message) runs the task's ``tests`` verifier in the container; the
+verdict's evidence holds each test's status and the episode's ``model_patch``. A container that dies
+raises :class:`~envgym.sandbox.errors.SandboxCrashed` (the rollout records ``infra_error``) and the next
+reset starts a fresh one. A missing image raises ImageMissing naming ``envgym swe build``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+
+from envgym.clock import Clock
+from envgym.env import Env, StepResult
+from envgym.errors import EnvError
+from envgym.sandbox.base import Sandbox, SandboxState
+from envgym.sandbox.errors import ImageMissing, SandboxCrashed, SandboxError
+from envgym.task import TaskSpec
+from envgym.types import Action, Observation, ToolResult, Verdict
+from envgym.verify import VerifyContext, verify
+from envgym_swe import containers
+from envgym_swe.images import ImageSpec, image_tag
+from envgym_swe.tools import ARGS, TOOLS, ToolBox, ToolError
+
+_tags: dict[str, str] = {}
+
+
+def task_image(task: TaskSpec) -> str:
+    """The image tag of ``task`` (its ``initial_state["image"]`` spec and the current swe-python recipe)."""
+    raw = task.initial_state.get("image")
+    if not isinstance(raw, dict):
+        raise EnvError(f"task {task.id}: initial_state['image'] must be an image spec (envgym swe import makes one)")
+    key = json.dumps(raw, sort_keys=True)
+    if key not in _tags:
+        _tags[key] = image_tag(ImageSpec.model_validate(raw))
+    return _tags[key]
+
+
+class SweEnv(Env):
+    """See the module docstring. ``command_timeout_s`` and ``max_output`` bound every tool call."""
+
+    needs_sandbox: ClassVar[bool] = True
+    has_write_actions: ClassVar[bool] = True
+
+    def __init__(self, *, command_timeout_s: float = 120.0, max_output: int = 16_000, reuse_container: bool = True,
+                 clock: Clock | None = None, judge: Any = None) -> None:  # judge: eval passes it to every env
+        super().__init__(clock=clock)
+        self.command_timeout_s, self.max_output, self.reuse_container = command_timeout_s, max_output, reuse_container
+        self.sandbox: Sandbox | None = None
+        self.image: str | None = None
+        self.tools: ToolBox | None = None
+        self._final_answer: str | None = None
+        self._submitted = False
+
+    # -- containers ------------------------------------------------------------------------------------------
+    async def _container(self, image: str) -> Sandbox:
+        healthy = self.sandbox is not None and self.sandbox.state is SandboxState.RUNNING
+        if healthy and image == self.image and self.reuse_container:
+            return self.sandbox  # type: ignore[return-value]
+        await self._give_back(reuse=self.reuse_container)
+        try:
+            self.sandbox = await containers.lease(image)
+        except ImageMissing as exc:
+            raise ImageMissing(f"{exc}; SWE images are built by `envgym swe build --suite SUITE` "
+                               "(or `envgym swe import`)") from None
+        self.image = image
+        return self.sandbox
+
+    async def _give_back(self, *, reuse: bool = True) -> None:
+        sandbox, image, self.sandbox, self.image = self.sandbox, self.image, None, None
+        if image is not None:
+            await containers.release(image, sandbox, reuse=reuse)
+
+    # -- the episode -----------------------------------------------------------------------------------------
+    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        chosen = self._choose_task(task, seed)
+        image = task_image(chosen)
+        base = str(chosen.initial_state["base_commit"])
+        repo = str(chosen.initial_state.get("repo", "the repository"))
+        for attempt in range(2):  # a container found dead at reset is replaced once
+            sandbox = await self._container(image)
+            try:
+                await containers.reset_repo(sandbox, base, f"{repo} at the task's base commit")
+                break
+            except SandboxCrashed:
+                await self._give_back(reuse=False)
+                if attempt:
+                    raise
+        self.task = chosen
+        self.tools = ToolBox(sandbox, timeout_s=self.command_timeout_s, max_output=self.max_output)
+        self._final_answer, self._submitted = None, False
+        text = (f"{chosen.instruction.strip()}\n\n---\nThe repository {repo} is checked out in /testbed (the working "
+                "directory); it has no network access. Tools: bash, view, edit, create, search. Change the code so "
+                "that the problem is solved, then call submit: hidden tests will grade your changes.")
+        info = {"tools": TOOLS, "task_id": chosen.id, "task_hash": chosen.hash, "env_id": chosen.env_id,
+                "repo": repo, "image": image}
+        return Observation(text=text), info
+
+    async def step(self, action: Action) -> StepResult:
+        if self.task is None or self.tools is None:
+            raise EnvError("step() without an open episode")
+        if not action.tool_calls:
+            if action.text is None:
+                return self._observe([], "empty action: call a tool (submit when done)")
+            return await self._finish(action.text)
+        results: list[ToolResult] = []
+        for call in action.tool_calls:
+            try:
+                args = self._parse(call.name, call.arguments)
+                if call.name == "submit":
+                    return await self._finish(None)
+                content = await getattr(self.tools, call.name)(args)
+                results.append(ToolResult(call_id=call.id, name=call.name, content=content))
+            except ToolError as exc:
+                results.append(ToolResult(call_id=call.id, name=call.name, content=str(exc), error=str(exc)))
+            except SandboxError as exc:
+                raise self._broken(exc) from exc
+        errors = "; ".join(f"{r.name}: {r.error}" for r in results if r.error) or None
+        return self._observe(results, errors)
+
+    def _observe(self, results: list[ToolResult], error: str | None) -> StepResult:
+        text = "\n\n".join(r.content if len(results) == 1 else f"[{r.name}]\n{r.content}" for r in results)
+        if error and not results:
+            text = error
+        obs = Observation(text=text, tool_results=tuple(results), last_action_error=error)
+        return StepResult(obs, 0.0, False, False, {})
+
+    @staticmethod
+    def _parse(name: str, arguments: str) -> Any:
+        model = ARGS.get(name)
+        if model is None:
+            raise ToolError(f"unknown tool {name!r}; available: {', '.join(ARGS)}")
+        try:
+            raw = json.loads(arguments or "{}")
+        except json.JSONDecodeError as exc:
+            raise ToolError(f"invalid JSON in arguments of {name}: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(raw, dict):
+            raise ToolError(f"arguments of {name} must be a JSON object")
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "arguments"
+            raise ToolError(f"bad arguments for {name}: {field}: {first['msg']}") from None
+
+    def _broken(self, exc: SandboxError) -> SandboxError:
+        if self.sandbox is not None and self.sandbox.state is not SandboxState.RUNNING:
+            return SandboxCrashed(f"the episode's container died: {exc}")
+        return exc
+
+    async def _finish(self, answer: str | None) -> StepResult:
+        self._final_answer, self._submitted = answer, True
+        verdict = await self.verify()
+        obs = Observation(text="Submitted. " + ("Resolved." if verdict.passed else "Not resolved."))
+        return StepResult(obs, verdict.score, True, False, {"verdict": verdict})
+
+    async def verify(self) -> Verdict:
+        if self.task is None:
+            raise EnvError("verify() without an episode")
+        if self.sandbox is None or self.sandbox.state is not SandboxState.RUNNING:
+            raise SandboxCrashed("the episode's container is gone; nothing can be graded")
+        ctx = VerifyContext(calls=[], final_answer=self._final_answer, sandbox=self.sandbox)
+        return await verify(self.task.verifiers, ctx)
+
+    async def close(self) -> None:
+        self.tools = None
+        await self._give_back(reuse=self.reuse_container)

@@ -1,0 +1,109 @@
+"""``envgym swe grade``: grade SWE-bench predictions (``instance_id``, ``model_patch``) without an agent.
+
+Each prediction runs in a container of its task's image (from the shared pool, reset to the base commit):
+the model patch is applied (``git apply``, then ``patch --fuzz=5`` as SWE-bench does), then the task's
+``tests`` verifier runs the hidden tests. A patch that does not apply is a failed result with the reason,
+never a crash; an empty patch is ``empty_patch``; a container that dies is ``error`` (infra). The report
+follows SWE-bench's: counts, ``resolved_ids`` / ``unresolved_ids`` / ``empty_patch_ids`` / ``error_ids``,
+and per instance ``patch_successfully_applied``, ``resolved`` and ``tests_status`` (success / failure
+lists per FAIL_TO_PASS and PASS_TO_PASS) plus each test's status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from envgym.errors import EnvgymError
+from envgym.sandbox.base import SandboxState
+from envgym.task import TaskSpec
+from envgym.verify.tests import PASSING, TestsSpec, run_hidden_tests
+from envgym_swe import containers
+from envgym_swe.env import task_image
+
+MODEL_PATCH_PATH = "/tmp/.envgym_model.patch"
+_APPLY = (f"git apply --whitespace=nowarn {MODEL_PATCH_PATH} 2>&1 || "
+          f"patch --batch --fuzz=5 -p1 -i {MODEL_PATCH_PATH} 2>&1")
+
+
+def instance_id(task: TaskSpec) -> str:
+    return str(task.metadata.get("instance_id", task.id))
+
+
+def tests_spec(task: TaskSpec) -> TestsSpec:
+    for spec in task.verifiers:
+        if isinstance(spec, TestsSpec):
+            return spec
+    raise EnvgymError(f"task {task.id} has no tests verifier")
+
+
+async def grade_prediction(task: TaskSpec, model_patch: str | None) -> dict[str, Any]:
+    """One instance's report entry (see the module docstring)."""
+    entry: dict[str, Any] = {"patch_is_None": model_patch is None, "patch_exists": bool(model_patch),
+                             "patch_successfully_applied": False, "resolved": False, "status": "empty_patch",
+                             "reason": None}
+    if not model_patch or not model_patch.strip():
+        entry["reason"] = "empty patch"
+        return entry
+    spec = tests_spec(task)
+    image = task_image(task)
+    sandbox = None
+    try:
+        sandbox = await containers.lease(image)
+        await containers.reset_repo(sandbox, spec.base_commit, "base commit")
+        await sandbox.write(MODEL_PATCH_PATH, model_patch if model_patch.endswith("\n") else model_patch + "\n")
+        applied = await sandbox.exec(["bash", "-c", _APPLY], timeout=120, max_output=1 << 16, cwd=spec.workdir)
+        if applied.exit_code != 0:
+            entry.update(status="patch_failed", reason="the model patch does not apply: "
+                         + applied.stdout.strip()[-1000:])
+            return entry
+        entry["patch_successfully_applied"] = True
+        verdict = await run_hidden_tests(spec, sandbox)
+    except EnvgymError as exc:
+        entry.update(status="error", reason=f"{type(exc).__name__}: {exc}")
+        return entry
+    finally:
+        if sandbox is not None:
+            await containers.release(image, sandbox, reuse=sandbox.state is SandboxState.RUNNING)
+    tests = verdict.evidence["tests"]
+    entry.update(resolved=verdict.passed, status="resolved" if verdict.passed else "unresolved",
+                 reason=verdict.evidence.get("reason"), tests=tests,
+                 tests_status={group: {"success": [t for t, s in statuses.items() if s in PASSING],
+                                       "failure": [t for t, s in statuses.items() if s not in PASSING]}
+                               for group, statuses in tests.items()})
+    return entry
+
+
+async def grade_predictions(predictions: Iterable[Mapping[str, Any]], tasks: Iterable[TaskSpec], *,
+                            concurrency: int = 2) -> dict[str, Any]:
+    """Grade every prediction against the task with its ``instance_id``; the SWE-bench-style report."""
+    by_id = {instance_id(t): t for t in tasks}
+    preds = list(predictions)
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+    instances: dict[str, dict[str, Any]] = {}
+
+    async def one(pred: Mapping[str, Any]) -> None:
+        iid = str(pred.get("instance_id", ""))
+        task = by_id.get(iid)
+        if task is None:
+            instances[iid] = {"resolved": False, "status": "error", "reason": f"unknown instance_id {iid!r}",
+                              "patch_exists": bool(pred.get("model_patch")), "patch_successfully_applied": False}
+            return
+        async with semaphore:
+            instances[iid] = await grade_prediction(task, pred.get("model_patch"))
+
+    await asyncio.gather(*(one(p) for p in preds))
+    ids = {status: sorted(i for i, e in instances.items() if e["status"] == status)
+           for status in ("resolved", "unresolved", "empty_patch", "patch_failed", "error")}
+    return {
+        "total_instances": len(by_id), "submitted_instances": len(preds),
+        "completed_instances": len(ids["resolved"]) + len(ids["unresolved"]) + len(ids["patch_failed"]),
+        "resolved_instances": len(ids["resolved"]),
+        "unresolved_instances": len(ids["unresolved"]) + len(ids["patch_failed"]),
+        "empty_patch_instances": len(ids["empty_patch"]), "error_instances": len(ids["error"]),
+        "resolved_ids": ids["resolved"], "unresolved_ids": sorted(ids["unresolved"] + ids["patch_failed"]),
+        "patch_failed_ids": ids["patch_failed"], "empty_patch_ids": ids["empty_patch"], "error_ids": ids["error"],
+        "model_name_or_path": sorted({str(p.get("model_name_or_path", "")) for p in preds}),
+        "instances": dict(sorted(instances.items())),
+    }
