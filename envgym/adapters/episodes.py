@@ -8,7 +8,8 @@ Every trainer adapter runs episodes the same way::
         episode.samples         # TrainingSamples, one per token segment (envgym.rl.samples)
         episode.reward          # the envgym verdict's score (0.0 for an infra error)
 
-The agent is envgym's own ``openai`` agent pointed at the proxy's per-episode base URL, so the policy sees
+The agent is envgym's own ``openai`` agent pointed at the proxy's per-episode session
+(:class:`~envgym.rl.agents.RecordingAgentFactory`), so the policy sees
 exactly what an evaluation shows it (system prompt with the env's policy, tools, tool results) and every
 generated token is the backend's sampled token, never a re-tokenisation. The env comes from ``make_env``
 (``envgym.make`` by default) and is closed after the episode; a failed episode is an ``infra_error``
@@ -22,17 +23,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from envgym.agents.openai import OpenAIAgentFactory
 from envgym.env import Env
 from envgym.registry import make
 from envgym.rollout import run_episode
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
+from envgym.vector.pool import Job, failed_trajectory
 
 if TYPE_CHECKING:
     from envgym.rl.proxy import RecordingProxy
@@ -55,32 +55,26 @@ class RecordedEpisode:
 
 
 async def run_recorded_episode(proxy: RecordingProxy, task: TaskSpec, *, group_id: str, seed: int | None = None,
-                               model: str = "policy", temperature: float = 1.0, max_tokens: int | None = 256,
-                               make_env: Callable[[str], Env] = make, session: str | None = None,
+                               temperature: float = 1.0, max_tokens: int | None = 256,
+                               make_env: Callable[[str], Env] = make,
                                episode_id: str | None = None) -> RecordedEpisode:
     """Play ``task`` with the proxy's policy and return the trajectory and its training samples."""
+    from envgym.rl.agents import RecordingAgentFactory
     from envgym.rl.samples import samples_from_episode
 
-    episode_id = episode_id or uuid.uuid4().hex[:16]
-    session = session or f"ep-{episode_id}"
-    factory = OpenAIAgentFactory(proxy.base_url_for(session), model, api_key=session, temperature=temperature,
-                                 max_tokens=max_tokens, retries=0)
+    agent = RecordingAgentFactory(proxy, temperature=temperature, max_tokens=max_tokens).create(task)
     try:
         env = make_env(task.env_id)
+    except Exception as exc:  # an env that cannot be built is an infra error, as in the pool
+        await agent.close()
+        trajectory = failed_trajectory(Job(task, seed=seed), exc)
+    else:
         try:
-            trajectory = await run_episode(env, factory.create(task), task, seed=seed)
+            trajectory = await run_episode(env, agent, task, seed=seed)  # closes the agent and its session
         finally:
             await env.close()
-    finally:
-        await factory.aclose()
-    record = proxy.session(session)
-    trajectory = trajectory.model_copy(update={"token_data": [call.model_dump(mode="json") if hasattr(
-        call, "model_dump") else dict(call) for call in record.calls]})
-    samples = samples_from_episode(record, reward=trajectory.reward, group_id=group_id, episode_id=episode_id,
-                                   task_id=task.id, task_hash=task.hash, env_id=task.env_id,
-                                   status=trajectory.outcome.value)
-    proxy.close_session(session)
-    return RecordedEpisode(trajectory=trajectory, samples=samples, session=session)
+    samples = samples_from_episode(trajectory, group_id=group_id, episode_id=episode_id or agent.session_key)
+    return RecordedEpisode(trajectory=trajectory, samples=samples, session=agent.session_key)
 
 
 class LoopThread:

@@ -23,6 +23,9 @@ recording proxy (:mod:`envgym.rl.proxy`) and returns, per episode:
   ``retries`` fresh attempts (TRL then leaves it out of the group baseline instead of scoring it 0);
 - ``envgym_outcome``, ``envgym_task_id``: forwarded to reward functions and logs.
 
+Rows of :func:`trl_dataset` name their task inside the prompt message (``envgym_task_id``), since TRL hands
+the rollout only the prompts and tasks may share an instruction.
+
 Pass :func:`envgym_reward` as the reward function so the trainer's reward is the verdict score. TRL trains
 on one token sequence per completion; an episode whose prompts were not all exact extensions of each other
 (several segments) contributes its last segment, whose prompt holds the whole earlier conversation, so
@@ -55,16 +58,23 @@ if TYPE_CHECKING:
     from envgym.rl.proxy import RecordingProxy
 
 
+TASK_KEY = "envgym_task_id"
+"""The key of the prompt message that names the task (chat templates ignore keys they do not know)."""
+
+
 def task_prompt(task: TaskSpec) -> list[dict[str, str]]:
-    """The conversational prompt a dataset row carries for ``task`` (the adapter maps it back to the task)."""
-    return [{"role": "user", "content": task.instruction}]
+    """The conversational prompt a dataset row carries for ``task``: the instruction, tagged with the task id.
+
+    TRL hands the rollout only the prompts, and tasks of a suite may share an instruction (the same request
+    against different initial states), so the task id travels inside the message.
+    """
+    return [{"role": "user", "content": task.instruction, TASK_KEY: task.id}]
 
 
 def trl_dataset(tasks: Sequence[TaskSpec]) -> Any:
     """A ``datasets.Dataset`` with TRL's ``prompt`` column (conversational) and the task id, one row per task."""
     from datasets import Dataset
 
-    _index(tasks)  # refuse ambiguous prompts up front
     return Dataset.from_list([{"prompt": task_prompt(t), "task_id": t.id} for t in tasks])
 
 
@@ -74,27 +84,18 @@ def envgym_reward(prompts: list[Any], completions: list[Any], envgym_reward: lis
     return list(envgym_reward)
 
 
-def _index(tasks: Sequence[TaskSpec]) -> dict[str, TaskSpec]:
-    index: dict[str, TaskSpec] = {}
-    for task in tasks:
-        other = index.setdefault(task.instruction, task)
-        if other is not task:
-            raise SpecError(f"tasks {other.id!r} and {task.id!r} have the same instruction; TRL hands the rollout "
-                            "only the prompt, so each task needs a distinct one")
-    return index
-
-
 class EnvgymRollout:
     """A TRL ``rollout_func`` that plays envgym episodes; see the module docstring."""
 
     def __init__(self, tasks: Sequence[TaskSpec], *, backend: InferenceBackend | None = None,
-                 backend_factory: Callable[[Any], InferenceBackend] | None = None, model: str = "policy",
+                 backend_factory: Callable[[Any], InferenceBackend] | None = None,
                  temperature: float = 1.0, max_tokens: int | None = 256, concurrency: int = 8, retries: int = 1,
                  seed: int = 0, sync_weights: bool = True, make_env: Callable[[str], Env] = make) -> None:
         if concurrency < 1 or retries < 0:
             raise SpecError("concurrency must be >= 1 and retries >= 0")
-        self.tasks = _index(tasks)
-        self.model = model
+        self.tasks = {t.id: t for t in tasks}
+        if len(self.tasks) != len(tasks):
+            raise SpecError("the rollout's tasks must have distinct ids")
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.concurrency = concurrency
@@ -155,7 +156,7 @@ class EnvgymRollout:
                 for attempt in range(self.retries + 1):
                     episode = await run_recorded_episode(
                         proxy, task, group_id=group, seed=self.seed + call * 100_003 + index * 101 + attempt,
-                        model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
+                        temperature=self.temperature, max_tokens=self.max_tokens,
                         make_env=self.make_env, episode_id=f"trl{call}-{index}-{attempt}")
                     if episode.trajectory.outcome is not Outcome.INFRA_ERROR and episode.samples:
                         break
@@ -196,10 +197,12 @@ class EnvgymRollout:
 
     # back in TRL's thread -------------------------------------------------------------------------------
     def _task_for(self, prompt: Any) -> TaskSpec:
-        text = prompt[-1]["content"] if isinstance(prompt, list) else prompt
-        task = self.tasks.get(text)
+        message = prompt[-1] if isinstance(prompt, list) and prompt else {}
+        task_id = message.get(TASK_KEY) if isinstance(message, dict) else None
+        task = self.tasks.get(task_id) if task_id else None
         if task is None:
-            raise SpecError(f"the prompt {str(text)[:80]!r} is not the instruction of any task given to the rollout")
+            raise SpecError(f"the prompt names no task of this rollout (task id {task_id!r}); build the dataset "
+                            "with envgym.adapters.trl.trl_dataset")
         return task
 
     def _to_trl(self, episodes: list[RecordedEpisode], prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:

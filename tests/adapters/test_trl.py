@@ -12,32 +12,36 @@ from envgym.errors import SpecError
 from envgym.rl.models import tiny_policy
 
 
-def retail_tasks(n: int):
-    tasks = envgym.load_suite("tool-retail", split="train")[:n]
+def suite_tasks(n: int, suite: str = "timed-backoffice"):
+    # TRL scores every position on a CPU (prompt included): the suite with the shortest prompt keeps it fast
+    tasks = envgym.load_suite(suite, split="train")[:n]
     # a random tiny model rarely stops on its own: cap the episode so the test stays fast
     return [t.model_copy(update={"limits": t.limits.model_copy(update={"max_steps": 2})}) for t in tasks]
 
 
 @pytest.mark.slow
+# TRL 1.16 still calls transformers' deprecated gradient-checkpointing names
+@pytest.mark.filterwarnings("ignore:.*gradient_checkpointing.*:FutureWarning")
 def test_grpo_trainer_takes_an_optimizer_step_on_envgym_verdicts(tmp_path, monkeypatch):
     from trl import GRPOConfig, GRPOTrainer
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    model, tokenizer = tiny_policy(seed=0)
+    model, tokenizer = tiny_policy(seed=0, layers=1, hidden=32, heads=2)
     tokenizer.padding_side = "left"
-    tasks = retail_tasks(2)
+    tasks = suite_tasks(2)
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_steps=1,
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=1,
                       learning_rate=1e-2, logging_steps=1, report_to="none", use_cpu=True, save_strategy="no",
-                      max_completion_length=24, seed=0, dataloader_num_workers=0, beta=0.0)
-    with EnvgymRollout(tasks, max_tokens=24, concurrency=4, temperature=1.0) as rollout:
+                      max_completion_length=24, seed=0, dataloader_num_workers=0, beta=0.0,
+                      activation_checkpointing=False)
+    with EnvgymRollout(tasks, max_tokens=24, concurrency=2, temperature=1.0) as rollout:
         trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=envgym_reward,
                               train_dataset=trl_dataset(tasks), args=args, rollout_func=rollout)
         trainer.train()
         episodes = rollout.episodes
 
     assert trainer.state.global_step == 1
-    assert len(episodes) == 4 and len({e.trajectory.task_id for e in episodes}) == 1  # one GRPO group
+    assert len(episodes) == 2 and len({e.trajectory.task_id for e in episodes}) == 1  # one GRPO group
     for episode in episodes:
         trajectory = episode.trajectory
         assert trajectory.verdict is not None, trajectory.error  # graded by envgym, not an infra error
@@ -56,13 +60,11 @@ def test_grpo_trainer_takes_an_optimizer_step_on_envgym_verdicts(tmp_path, monke
         assert any(not v.equal(model.state_dict()[k]) for k, v in before.items())
 
 
-def test_rollout_maps_prompts_back_to_tasks_and_refuses_ambiguity():
-    tasks = retail_tasks(3)
+def test_rollout_maps_prompts_back_to_tasks_even_when_instructions_repeat():
+    tasks = suite_tasks(3)
+    assert len({t.instruction for t in tasks}) < len(tasks)  # the suite repeats an instruction
     rollout = EnvgymRollout(tasks)
     dataset = trl_dataset(tasks)
     assert [rollout._task_for(row["prompt"]).id for row in dataset] == [t.id for t in tasks]
-    with pytest.raises(SpecError, match="not the instruction"):
-        rollout._task_for([{"role": "user", "content": "something else"}])
-    twin = tasks[1].model_copy(update={"id": "twin", "instruction": tasks[0].instruction})
-    with pytest.raises(SpecError, match="same instruction"):
-        trl_dataset([tasks[0], twin])
+    with pytest.raises(SpecError, match="names no task"):
+        rollout._task_for([{"role": "user", "content": tasks[0].instruction}])
