@@ -118,7 +118,7 @@ def _restore_script(spec: TestsSpec) -> str:
     lines.append("done")
     if spec.test_patch.strip():
         lines.append(f"git apply --whitespace=nowarn {PATCH_PATH} 2>&1 || "
-                     f"patch --batch --fuzz=5 -p1 -i {PATCH_PATH} 2>&1 || exit 3")
+                     f"patch --batch --forward --fuzz=5 -p1 -i {PATCH_PATH} 2>&1 || exit 3")
     return "\n".join(lines)
 
 

@@ -118,7 +118,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if args.suite:
         tasks = [t for s in args.suite for t in load_suite(s)]
     elif args.instances:
-        report = import_instances(args.instances, _repos(args.repo), "swe-grade", None)
+        report = import_instances(args.instances, _repos(args.repo), "swe-grade", None, remember=False)
         for iid, why in report.skipped:
             out.print(f"[yellow]skipped[/] {iid}: {why}")
         tasks = report.tasks

@@ -1,7 +1,8 @@
 """``envgym swe grade``: grade SWE-bench predictions (``instance_id``, ``model_patch``) without an agent.
 
 Each prediction runs in a container of its task's image (from the shared pool, reset to the base commit):
-the model patch is applied (``git apply``, then ``patch --fuzz=5`` as SWE-bench does), then the task's
+the model patch is applied (``git apply``, then ``patch --forward --fuzz=5``: SWE-bench's fallback, except
+that a patch that looks reversed or already applied is refused rather than reversed), then the task's
 ``tests`` verifier runs the hidden tests. A patch that does not apply is a failed result with the reason,
 never a crash; an empty patch is ``empty_patch``; a container that dies is ``error`` (infra). The report
 follows SWE-bench's: counts, ``resolved_ids`` / ``unresolved_ids`` / ``empty_patch_ids`` / ``error_ids``,
@@ -24,7 +25,7 @@ from envgym_swe.env import task_image
 
 MODEL_PATCH_PATH = "/tmp/.envgym_model.patch"
 _APPLY = (f"git apply --whitespace=nowarn {MODEL_PATCH_PATH} 2>&1 || "
-          f"patch --batch --fuzz=5 -p1 -i {MODEL_PATCH_PATH} 2>&1")
+          f"patch --batch --forward --fuzz=5 -p1 -i {MODEL_PATCH_PATH} 2>&1")
 
 
 def instance_id(task: TaskSpec) -> str:

@@ -123,8 +123,12 @@ def known_repo(repo: str) -> Path | None:
 
 def import_instances(instances: Iterable[Instance | dict[str, Any]] | str | Path, repos: Mapping[str, str | Path],
                      suite: str, out_dir: str | Path | None = None, *, build: bool = True, split: str = "test",
-                     test_timeout_s: float = 300.0, log: Callable[[str], None] = lambda _: None) -> ImportReport:
-    """Validate, check, build images and write the suite; see the module docstring."""
+                     test_timeout_s: float = 300.0, remember: bool = True,
+                     log: Callable[[str], None] = lambda _: None) -> ImportReport:
+    """Validate, check, build images and write the suite; see the module docstring.
+
+    ``remember=False`` leaves ``~/.cache/envgym/swe`` alone (tests, throw-away imports).
+    """
     if isinstance(instances, str | Path):
         parsed = load_instances(instances)
     else:
@@ -165,17 +169,18 @@ def import_instances(instances: Iterable[Instance | dict[str, Any]] | str | Path
             except EnvgymError as exc:
                 report.skipped.extend((i.instance_id, f"image build failed: {exc}") for i in members)
                 continue
-        _remember(REPOS_INDEX, repo_name, str(paths[repo_name]))
+        if remember:
+            _remember(REPOS_INDEX, repo_name, str(paths[repo_name]))
         report.tasks.extend(build_task(i, report.env_id, spec, split=split, test_timeout_s=test_timeout_s)
                             for i in members)
     order = {i.instance_id: n for n, i in enumerate(parsed)}
     report.tasks.sort(key=lambda t: order[t.metadata["instance_id"]])
     if out_dir is not None and report.tasks:
-        report.out_dir = write_suite(report, Path(out_dir))
+        report.out_dir = write_suite(report, Path(out_dir), remember=remember)
     return report
 
 
-def write_suite(report: ImportReport, out_dir: Path) -> Path:
+def write_suite(report: ImportReport, out_dir: Path, *, remember: bool = True) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     write_tasks(out_dir / "tasks.jsonl", report.tasks)
     repos = sorted({t.initial_state["repo"] for t in report.tasks})
@@ -194,6 +199,6 @@ def write_suite(report: ImportReport, out_dir: Path) -> Path:
         inside = out_dir.resolve().parent == suites_root().resolve()
     except OSError:
         inside = False
-    if not inside:
+    if remember and not inside:
         _remember(SUITES_INDEX, report.suite, str(out_dir.resolve()))
     return out_dir

@@ -1,0 +1,147 @@
+"""The SWE env end to end on the demo repository: tools, grading, admission gates, timeouts, dead containers."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import envgym
+from envgym.agent import Agent
+from envgym.agents.baseline import NullAgent, OracleAgent
+from envgym.rollout import run_episode
+from envgym.sandbox.errors import SandboxCrashed
+from envgym.task import write_tasks
+from envgym.types import Action, Observation, Outcome
+from envgym_swe import containers
+from envgym_swe.demo import REPO, make_demo
+from envgym_swe.importer import import_instances
+
+pytestmark = pytest.mark.docker
+ENV_ID = "swe/demo-v1"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("swe-env")
+    repo, instances = make_demo(root)
+    report = import_instances(instances, {REPO: repo}, "swe-demo", None, test_timeout_s=4, remember=False)
+    tasks = {t.metadata["instance_id"]: t for t in report.tasks}
+    suite = root / "suite"
+    suite.mkdir()
+    write_tasks(suite / "tasks.jsonl", [t for t in report.tasks if "hang" not in t.id])
+    envgym.register(ENV_ID, "envgym_swe.env:SweEnv", suites=(str(suite),), override=True,
+                    kwargs={"max_output": 2000, "command_timeout_s": 3})
+    return tasks
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_containers():
+    yield
+    import docker
+
+    api = docker.APIClient(version="auto")
+    try:
+        left = api.containers(all=True, filters={"label": f"envgym.owner_pid={os.getpid()}"})
+        for c in left:
+            api.remove_container(c["Id"], force=True)
+    finally:
+        api.close()
+    assert not left and not containers.pools_in_use()
+
+
+def call(name: str, **args) -> Action:
+    return Action.call(name, **args)
+
+
+async def test_tools_errors_caps_and_hidden_history(demo):
+    task = demo["demo__calc-1"]
+    async with envgym.make(ENV_ID) as env:
+        obs, info = await env.reset(task=task)
+        assert "calc.mean([1, 2, 3, 4])" in obs.text and "/testbed" in obs.text
+        assert [t["function"]["name"] for t in info["tools"]] == ["bash", "view", "edit", "create", "search", "submit"]
+        step = await env.step(call("bash", cmd="git log --all --oneline | wc -l; ls tests; cd calc"))
+        assert step.observation.text.split() == ["1", "test_calc.py"]  # one commit, the hidden test file absent
+        step = await env.step(call("bash", cmd="pwd"))
+        assert step.observation.text.strip() == "/testbed/calc"  # cd persists
+        step = await env.step(call("edit", path="__init__.py", old="return", new="return"))
+        assert step.observation.last_action_error == (
+            "edit: old text matches 3 times in /testbed/calc/__init__.py; include more surrounding lines to make "
+            "it unique")
+        step = await env.step(call("edit", path="__init__.py", old="no such text", new="x"))
+        assert "old text not found in /testbed/calc/__init__.py" in step.observation.last_action_error
+        assert not step.terminated
+        step = await env.step(call("edit", path="__init__.py", old="(len(values) - 1)", new="len(values)"))
+        assert step.observation.last_action_error is None and "11\t    return sum(values) / len(values)" in \
+            step.observation.text
+        step = await env.step(call("view", path="/testbed/calc/__init__.py", start=8, end=9))
+        assert step.observation.text == "     8\tdef mean(values):\n     9\t    \"\"\"Arithmetic mean of a " \
+                                        "non-empty sequence.\"\"\""
+        step = await env.step(call("search", pattern="def (mean|clamp)", path="/testbed"))
+        assert step.observation.text.count("/testbed/calc/__init__.py:") == 2
+        step = await env.step(call("bash", cmd="seq 1 5000"))
+        assert step.observation.text.endswith("[output truncated: only the first 2000 bytes are shown]")
+        step = await env.step(call("bash", cmd="sleep 30"))
+        assert "[command timed out after 3s and was killed]" in step.observation.text
+        step = await env.step(call("view", path="nope.py"))
+        assert "no such file or directory" in step.observation.last_action_error
+        step = await env.step(call("create", path="/tmp/notes/a.txt", content="x\ny\n"))
+        assert step.observation.text == "created /tmp/notes/a.txt (2 lines)"
+        step = await env.step(call("submit"))
+        assert step.terminated and step.reward == 1.0
+        verdict = step.info["verdict"]
+        assert verdict.evidence["tests"]["FAIL_TO_PASS"] == {"tests/test_mean.py::test_mean": "PASSED",
+                                                             "tests/test_mean.py::test_mean_single": "PASSED"}
+        assert "-    return sum(values) / (len(values) - 1)" in verdict.evidence["model_patch"]
+        assert "tests/test_mean.py" not in verdict.evidence["model_patch"]  # grading's own files are not the agent's
+        # The next reset in the same (reused) container is clean again: the fix and /tmp are gone.
+        await env.reset(task=task)
+        step = await env.step(call("bash", cmd="git status --short; ls /tmp; grep -c 'len(values) - 1' calc/*.py"))
+        assert step.observation.text.strip() == "1"
+
+
+async def test_admission_gates_and_contract_pass(demo):
+    from envgym.check import check
+
+    report = await check(ENV_ID, concurrency=2)
+    assert report.ok, (report.failed, report.gate_failures)
+    assert report.tasks == 2
+
+
+async def test_a_hanging_test_run_is_a_failure_with_reason_timeout(demo):
+    task = demo["demo__calc-4-hang"]
+    async with envgym.make(ENV_ID) as env:
+        trajectory = await run_episode(env, OracleAgent(task), task)
+    assert trajectory.outcome is Outcome.FAILURE and trajectory.reward == 0.0
+    assert trajectory.verdict.evidence["reason"] == "timeout"
+    assert trajectory.verdict.evidence["tests"]["FAIL_TO_PASS"] == {"tests/test_hang.py::test_hangs": "TIMEOUT"}
+
+
+class KillsTheContainer(Agent):
+    """Kills its episode's container from outside, then submits."""
+
+    name = "killer"
+
+    def __init__(self, env) -> None:
+        super().__init__()
+        self.env = env
+
+    async def act(self, observation: Observation) -> Action:
+        import docker
+
+        api = docker.APIClient(version="auto")
+        try:
+            api.kill(self.env.unwrapped.sandbox.id)
+        finally:
+            api.close()
+        return call("submit")
+
+
+async def test_a_killed_container_is_an_infra_error_and_the_next_reset_recovers(demo):
+    task = demo["demo__calc-2"]
+    async with envgym.make(ENV_ID) as env:
+        trajectory = await run_episode(env, KillsTheContainer(env), task)
+        assert trajectory.outcome is Outcome.INFRA_ERROR
+        assert trajectory.error_type == SandboxCrashed.__name__
+        null = await run_episode(env, NullAgent(), task)
+        assert null.outcome is Outcome.FAILURE and null.verdict is not None

@@ -1,0 +1,71 @@
+"""``envgym swe import``: instance validation, gold patches checked on the host, one image per repo+version."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from envgym.task import load_suite
+from envgym.verify.tests import TestsSpec
+from envgym_swe import importer
+from envgym_swe.demo import REPO, make_demo
+from envgym_swe.instances import InstanceError, parse_instances
+
+
+def test_bad_fields_name_the_instance_and_the_field():
+    good = {"instance_id": "ok-1", "repo": "a/b", "base_commit": "abcdef1", "patch": "diff", "problem_statement": "x",
+            "FAIL_TO_PASS": '["t.py::a"]', "PASS_TO_PASS": "[]", "created_at": "ignored"}
+    assert parse_instances([good])[0].FAIL_TO_PASS == ("t.py::a",)  # JSON-encoded strings, as SWE-bench ships
+    rows = [good,
+            {**good, "instance_id": "no-patch", "patch": None},
+            {**good, "instance_id": "bad-f2p", "FAIL_TO_PASS": "not json"},
+            {**good, "instance_id": "bad-repo", "repo": "no-slash"},
+            {k: v for k, v in good.items() if k != "problem_statement"} | {"instance_id": "no-problem"},
+            {**good}]
+    with pytest.raises(InstanceError) as err:
+        parse_instances(rows, source="x.jsonl")
+    message = str(err.value)
+    for expected in ("'no-patch': field 'patch'", "'bad-f2p': field 'FAIL_TO_PASS'", "'bad-repo': field 'repo'",
+                     "'no-problem': field 'problem_statement'", "'ok-1': field 'instance_id': duplicate"):
+        assert expected in message
+
+
+def test_env_and_task_ids_follow_the_suite():
+    assert importer.env_id_for("swe-attrs") == "swe/attrs-v1"
+    assert importer.env_id_for("My Suite") == "swe/my-suite-v1"
+    assert importer.task_id_for("Django__Django-11099") == "django__django-11099"
+
+
+@pytest.mark.docker
+def test_import_builds_one_image_skips_a_stale_gold_patch_and_hides_the_tests(tmp_path, monkeypatch):
+    monkeypatch.setattr(importer, "SUITES_INDEX", tmp_path / "state" / "suites.json")
+    monkeypatch.setattr(importer, "REPOS_INDEX", tmp_path / "state" / "repos.json")
+    repo, instances = make_demo(tmp_path)
+    path = tmp_path / "instances.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in instances))
+    from envgym.cli import main
+
+    out_dir = tmp_path / "suite"
+    assert main(["swe", "import", str(path), "--repo", f"{REPO}={repo}", "--suite", "swe-demo",
+                 "--out", str(out_dir)]) == 0
+    tasks = load_suite(str(out_dir))
+    assert [t.metadata["instance_id"] for t in tasks] == ["demo__calc-1", "demo__calc-2", "demo__calc-4-hang"]
+    assert "demo__calc-3-stale" in (out_dir / "README.md").read_text()  # skipped, with its reason
+    assert json.loads((tmp_path / "state" / "suites.json").read_text()) == {"swe-demo": str(out_dir.resolve())}
+    images = {json.dumps(t.initial_state["image"], sort_keys=True) for t in tasks}
+    assert len(images) == 1  # one image per repository and version, never one per task
+    task = tasks[0]
+    tests = task.verifiers[0]
+    assert isinstance(tests, TestsSpec) and tests.fail_to_pass == ("tests/test_mean.py::test_mean",
+                                                                   "tests/test_mean.py::test_mean_single")
+    visible = task.instruction + json.dumps(task.initial_state)
+    assert "test_mean" not in visible and "test_patch" not in visible  # hidden tests live in the verifier only
+    assert [a.tool_calls[0].name for a in task.solution] == ["create", "bash", "submit"]
+
+    again = importer.import_instances(instances, {REPO: repo}, "swe-demo", None, remember=False)
+    assert [built for _, built in again.images] == [False]  # content-hash tag: a cache hit
+    assert again.skipped == [("demo__calc-3-stale", again.skipped[0][1])]
+    assert "gold patch does not apply" in again.skipped[0][1]
+    missing = importer.import_instances(instances[:1], {}, "swe-demo", None, build=False, remember=False)
+    assert not missing.tasks and "--repo demo/calc=PATH" in missing.skipped[0][1]
