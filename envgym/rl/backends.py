@@ -202,10 +202,10 @@ class TransformersBackend:
             mask[row, width - len(r.prompt_ids):] = 1
         ids, mask = ids.to(device), mask.to(device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        generators = [torch.Generator(device="cpu").manual_seed(r.seed) for r in batch]
+        generators = [torch.Generator(device=device).manual_seed(r.seed) for r in batch]
         temps = torch.tensor([r.temperature or 1.0 for r in batch], device=device).unsqueeze(1)
-        greedy = [r.temperature == 0 for r in batch]
-        top_ps = [r.top_p for r in batch]
+        greedy = torch.tensor([r.temperature == 0 for r in batch], device=device)
+        nucleus = [(row, r.top_p) for row, r in enumerate(batch) if r.top_p < 1.0 and r.temperature > 0]
         live = list(range(len(batch)))
         past = None
         with torch.inference_mode():
@@ -213,24 +213,21 @@ class TransformersBackend:
                 out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=past, use_cache=True,
                             logits_to_keep=1)
                 past = out.cache
-                logits = out.logits[:, -1, :].float() / temps
-                logp = torch.log_softmax(logits, dim=-1)
-                chosen = torch.full((len(batch),), self._pad, dtype=torch.long)
+                logp = torch.log_softmax(out.logits[:, -1, :].float() / temps, dim=-1)
+                for row, top_p in nucleus:
+                    logp[row] = _nucleus(logp[row], top_p)
+                # Inverse-CDF draws, each from its request's own generator (so batching does not change them),
+                # on the model's device; one host sync per step.
+                cdf = logp.exp().cumsum(-1)
+                u = torch.stack([torch.rand((), generator=g, device=device) for g in generators]) * cdf[:, -1]
+                drawn = torch.searchsorted(cdf, u.unsqueeze(1)).squeeze(1).clamp(max=cdf.shape[1] - 1)
+                chosen = torch.where(greedy, logp.argmax(-1), drawn)
+                tokens = chosen.tolist()
+                logprobs = logp.gather(1, chosen.unsqueeze(1)).squeeze(1).tolist()
                 for row in live:
-                    r = batch[row]
-                    row_logp = logp[row]
-                    if greedy[row]:
-                        token = int(row_logp.argmax())
-                    else:
-                        if top_ps[row] < 1.0:
-                            row_logp = _nucleus(row_logp, top_ps[row])
-                        # Inverse-CDF draw with the request's own generator (multinomial is slower here).
-                        cdf = row_logp.exp().cumsum(0).cpu()
-                        u = float(torch.rand(1, generator=generators[row])) * float(cdf[-1])
-                        token = min(int(torch.searchsorted(cdf, torch.tensor([u]))), cdf.numel() - 1)
+                    r, token = batch[row], tokens[row]
                     r.out_ids.append(token)
-                    r.out_logprobs.append(float(row_logp[token]))
-                    chosen[row] = token
+                    r.out_logprobs.append(logprobs[row])
                     if token in self._eos or (r.stop and self._hit_stop(r)):
                         r.finish_reason = "stop"
                     elif len(r.out_ids) >= r.max_new_tokens:
@@ -238,7 +235,7 @@ class TransformersBackend:
                 live = [row for row in live if batch[row].finish_reason is None]
                 if not live:
                     break
-                ids = chosen.unsqueeze(1).to(device)
+                ids = chosen.unsqueeze(1)
                 mask = torch.cat([mask, torch.ones((len(batch), 1), dtype=mask.dtype, device=device)], dim=1)
                 positions = positions[:, -1:] + 1
 
