@@ -38,6 +38,8 @@ _DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 PATCH_PATH = "/tmp/.envgym_test.patch"
 PROTECTED = ("conftest.py", "pytest.ini")
 """Test-harness files an agent's change to is undone before grading (they could mark any test as passed)."""
+TEST_ENV = {"PYTHONHASHSEED": "0"}
+"""Set iteration order and hashes fixed: the same work graded twice gives the same statuses and log."""
 DIFF_EXCLUDES = (":(exclude,glob)**/*.egg-info/**", ":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.pyc",
                  ":(exclude,glob)**/.pytest_cache/**")
 """Build and cache artefacts never part of a model patch (the images also list them in .git/info/exclude)."""
@@ -126,14 +128,15 @@ async def run_hidden_tests(spec: TestsSpec, sandbox: Any) -> Verdict:
     """Steps 2 and 3 of the module docstring in ``sandbox``; the verdict (without ``model_patch``)."""
     if spec.test_patch.strip():
         await sandbox.write(PATCH_PATH, spec.test_patch)
-    restored = await sandbox.exec(["bash", "-c", _restore_script(spec)], timeout=120, max_output=1 << 16)
+    # Through the session (milliseconds), not a ``docker exec`` per command (a large share of grading under load).
+    restored = await sandbox.session.exec(["bash", "-c", _restore_script(spec)], timeout=120, max_output=1 << 16)
     if restored.exit_code != 0:
         detail = (restored.stdout + restored.stderr)[-2000:]
         raise VerifierError(f"the hidden test patch did not apply at {spec.base_commit[:12]}: {detail}")
     files = test_files(spec)
     cmd = f"{spec.test_cmd} {' '.join(shlex.quote(f) for f in files)}"
-    result = await sandbox.exec(["bash", "-c", f"exec 2>&1\n{cmd}"], timeout=spec.timeout_s,
-                                max_output=spec.max_output, cwd=spec.workdir)
+    result = await sandbox.session.exec(["bash", "-c", f"exec 2>&1\n{cmd}"], timeout=spec.timeout_s,
+                                        max_output=spec.max_output, cwd=spec.workdir, env=TEST_ENV)
     output = result.stdout
     statuses = parse_pytest(output)
     groups = {"FAIL_TO_PASS": spec.fail_to_pass, "PASS_TO_PASS": spec.pass_to_pass}
@@ -164,8 +167,8 @@ async def run_hidden_tests(spec: TestsSpec, sandbox: Any) -> Verdict:
 
 async def model_patch(sandbox: Any, base_commit: str, workdir: str = "/testbed") -> str:
     """The agent's changes as a git patch against ``base_commit`` (what SWE-bench calls ``model_patch``)."""
-    result = await sandbox.exec(["bash", "-c", diff_command(base_commit)], timeout=60, max_output=16 << 20,
-                                cwd=workdir)
+    result = await sandbox.session.exec(["bash", "-c", diff_command(base_commit)], timeout=60, max_output=16 << 20,
+                                        cwd=workdir)
     if result.exit_code != 0:
         raise VerifierError(f"git diff failed in {workdir}: {result.stdout[-500:]}")
     return result.stdout

@@ -6,8 +6,9 @@
 
 ``import`` writes ``tasks/<suite>/`` by default (so ``envgym eval --suite <suite>`` and ``envgym check
 swe/<name>-v1`` find it). ``build`` makes the images a suite's tasks name when missing (a fresh machine,
-CI); a repository comes from ``--repo``, else from where it was last imported, else from
-``envgym_swe.sources.repo_for_tasks`` (the bundled suites' pinned PyPI sources). Hooked into ``envgym``
+CI); a repository comes from ``--repo``, else from where it was last imported, else (bundled suites) it is
+rebuilt from its pinned PyPI sdist and the tasks' stored patches (``envgym_swe.sources.rebuild_repo``: the
+commit ids come out the same). Hooked into ``envgym``
 by ``envgym_swe.cli.add_parser(subparsers)``; each command returns an exit code.
 """
 
@@ -56,6 +57,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _repo_for(name: str, tasks: list, given: dict[str, Path]) -> Path | None:
+    """The local repository of ``name``: given, last imported from, or rebuilt from its pinned sdist."""
     from envgym_swe import images, importer
 
     if name in given:
@@ -64,12 +66,15 @@ def _repo_for(name: str, tasks: list, given: dict[str, Path]) -> Path | None:
     commits = {str(t.initial_state["base_commit"]) for t in tasks}
     if known is not None and all(images.has_commit(known, c) for c in commits):
         return known
-    try:
-        from envgym_swe import sources
-    except ImportError:
+    from envgym_swe import sources  # the bundled suites: sdist + stored patches reproduce the commit ids
+
+    lib = next((lib for lib in sources.LIBRARIES.values() if lib.repo == name), None)
+    if lib is None:
         return None
-    hook = getattr(sources, "repo_for_tasks", None)
-    return Path(hook(name, tasks)) if hook is not None else None
+    instances = [{"instance_id": t.metadata["instance_id"], "test_patch": t.verifiers[0].test_patch,
+                  "patch": json.loads(t.solution[0].tool_calls[0].arguments)["content"]} for t in tasks]
+    sources.rebuild_repo(lib, instances, sources.repo_path(lib))
+    return sources.repo_path(lib)
 
 
 def build_suites(suites: list[str], repos: dict[str, Path], *, force: bool = False,

@@ -54,7 +54,8 @@ async def grade_prediction(task: TaskSpec, model_patch: str | None) -> dict[str,
         sandbox = await containers.lease(image)
         await containers.reset_repo(sandbox, spec.base_commit, "base commit")
         await sandbox.write(MODEL_PATCH_PATH, model_patch if model_patch.endswith("\n") else model_patch + "\n")
-        applied = await sandbox.exec(["bash", "-c", _APPLY], timeout=120, max_output=1 << 16, cwd=spec.workdir)
+        applied = await sandbox.session.exec(["bash", "-c", _APPLY], timeout=120, max_output=1 << 16,
+                                             cwd=spec.workdir)
         if applied.exit_code != 0:
             entry.update(status="patch_failed", reason="the model patch does not apply: "
                          + applied.stdout.strip()[-1000:])

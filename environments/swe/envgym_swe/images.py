@@ -109,11 +109,12 @@ def exists(api: Any, tag: str) -> bool:
     return True
 
 
-def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False,
+def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False, nocache: bool = False,
                  log: Callable[[str], None] = lambda _: None) -> tuple[str, bool]:
     """Build the image of ``spec`` unless its tag exists; returns (tag, built now?).
 
-    ``repo_path`` is the local git repository; it is needed only when the image must be built.
+    ``repo_path`` is the local git repository; it is needed only when the image must be built. ``force``
+    rebuilds an existing tag; ``nocache`` also ignores Docker's layer cache (a first build, measured).
     """
     from envgym.sandbox.docker import connect
     from envgym.sandbox.images import build
@@ -133,7 +134,7 @@ def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False
             _prepare_context(spec, Path(repo_path), context, parent, log)
             labels = {"envgym.image": "swe", "envgym.swe.repo": spec.repo, "envgym.swe.version": spec.version}
             for chunk in api.build(path=str(context), tag=tag, network_mode="none", rm=True, forcerm=True,
-                                   labels=labels, decode=True):
+                                   labels=labels, decode=True, nocache=nocache):
                 if "error" in chunk:
                     raise SandboxError(f"building {tag} failed: {chunk['error'].strip()}")
                 if chunk.get("stream", "").strip():

@@ -1,0 +1,162 @@
+"""SWE family latencies, measured side by side in one run.
+
+    python benchmarks/swe_latency.py [--suite swe-parse ...] [--starts 10] [--concurrency 2 4] [--skip-build]
+
+  image build      per repository image: first build (no Docker layer cache) and cached (tag present)
+  episode start    env.reset(): a container from a cold pool, from the warm pool (a new env), and the same
+                   env's container reused (git reset of /testbed)
+  grading          the submit step of an oracle episode (hidden tests written and run), per task
+  suite (oracle)   every task of the bundled swe-* suites (and the demo) through the oracle at concurrency 2
+                   and 4: wall time, tasks/s, resolved
+
+Without --suite it uses every bundled ``tasks/swe-*`` suite plus the local demo repository
+(``envgym_swe.demo``). Needs a running engine (sandboxes/host-setup.sh); bundled suites' repositories are
+rebuilt from their sdists when this machine has not imported them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import envgym
+from envgym.agents.baseline import OracleAgent, OracleFactory
+from envgym.rollout import run_episode
+from envgym.task import TaskSpec, list_suites, load_suite, write_tasks
+from envgym.vector.pool import EpisodePool
+from envgym_swe.cli import _repo_for
+from envgym_swe.demo import REPO, make_demo
+from envgym_swe.env import SweEnv
+from envgym_swe.images import ImageSpec, ensure_image
+from envgym_swe.importer import import_instances
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def table(title: str, header: tuple[str, ...], rows: list[tuple]) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    print(f"\n{title}")
+    for line in (header, tuple("-" * w for w in widths), *rows):
+        print("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)))
+
+
+def build_times(suites: dict[str, list[TaskSpec]], repos: dict[str, Path]) -> list[tuple]:
+    rows = []
+    seen: set[str] = set()
+    for name, tasks in suites.items():
+        spec = ImageSpec.model_validate(tasks[0].initial_state["image"])
+        if spec.model_dump_json() in seen:
+            continue
+        seen.add(spec.model_dump_json())
+        repo = _repo_for(spec.repo, [t for t in tasks if t.initial_state["image"] == tasks[0].initial_state["image"]],
+                         repos)
+        t0 = time.perf_counter()
+        ensure_image(spec, repo, force=True, nocache=True)
+        first = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _, built = ensure_image(spec, repo)
+        cached = time.perf_counter() - t0
+        rows.append((name, spec.repo, f"{first:.1f}", f"{cached:.2f}", "no" if not built else "REBUILT"))
+    return rows
+
+
+async def start_times(task: TaskSpec, n: int) -> list[tuple]:
+    cold, warm, reused = [], [], []
+    for _ in range(max(1, n // 3)):  # a cold pool each time: the env is the pool's only user
+        env = SweEnv()
+        t0 = time.perf_counter()
+        await env.reset(task=task)
+        cold.append(time.perf_counter() - t0)
+        await env.close()
+    keeper = SweEnv(reuse_container=False)  # holds the pool open and warm
+    await keeper.reset(task=task)
+    try:
+        for _ in range(n):
+            await asyncio.sleep(1.5)  # let the pool refill its spare
+            env = SweEnv(reuse_container=False)
+            t0 = time.perf_counter()
+            await env.reset(task=task)
+            warm.append(time.perf_counter() - t0)
+            await env.close()
+        env = SweEnv()
+        await env.reset(task=task)
+        for _ in range(n):
+            t0 = time.perf_counter()
+            await env.reset(task=task)
+            reused.append(time.perf_counter() - t0)
+        await env.close()
+    finally:
+        await keeper.close()
+    return [("cold pool (container start)", f"{p50(cold) * 1000:.0f}", len(cold)),
+            ("warm pool, new env", f"{p50(warm) * 1000:.0f}", len(warm)),
+            ("same env, container reused", f"{p50(reused) * 1000:.0f}", len(reused))]
+
+
+async def grading_times(suites: dict[str, list[TaskSpec]]) -> list[tuple]:
+    rows = []
+    for name, tasks in suites.items():
+        times, resolved = [], 0
+        async with SweEnv() as env:
+            for task in tasks:
+                trajectory = await run_episode(env, OracleAgent(task), task)
+                times.append(trajectory.steps[-1].env_s)
+                resolved += trajectory.reward == 1.0
+        rows.append((name, len(tasks), f"{p50(times):.2f}", f"{statistics.mean(times):.2f}", f"{max(times):.2f}",
+                     f"{resolved}/{len(tasks)}"))
+    return rows
+
+
+async def suite_run(tasks: list[TaskSpec], concurrency: int) -> tuple:
+    t0 = time.perf_counter()
+    resolved = infra = 0
+    async with EpisodePool(OracleFactory(), concurrency=concurrency) as pool:
+        async for trajectory in pool.run(tasks):
+            resolved += trajectory.reward == 1.0
+            infra += trajectory.outcome.value == "infra_error"
+    wall = time.perf_counter() - t0
+    return (concurrency, len(tasks), f"{wall:.1f}", f"{len(tasks) / wall:.2f}", f"{resolved}/{len(tasks)}", infra)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", action="append", default=[], help="suite (default: every swe-* plus the demo)")
+    parser.add_argument("--starts", type=int, default=9)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--skip-build", action="store_true", help="skip the image build measurements")
+    args = parser.parse_args()
+    tmp = tempfile.TemporaryDirectory(prefix="swe-bench-")
+    repo, instances = make_demo(tmp.name)
+    demo = import_instances([i for i in instances if "hang" not in i["instance_id"]], {REPO: repo}, "swe-demo", None,
+                            remember=False)
+    demo_dir = Path(tmp.name) / "swe-demo"
+    demo_dir.mkdir()
+    write_tasks(demo_dir / "tasks.jsonl", demo.tasks)
+    envgym.register("swe/demo-v1", "envgym_swe.env:SweEnv", suites=(str(demo_dir),), override=True)
+    names = args.suite or [s for s in list_suites() if s.startswith("swe-")]
+    suites = {name: load_suite(name) for name in names}
+    suites = {k: v for k, v in suites.items() if v}
+    suites["swe-demo (local)"] = demo.tasks
+    print(f"suites: {', '.join(f'{k} ({len(v)})' for k, v in suites.items())}")
+    if not args.skip_build:
+        table("image build per repository (seconds)", ("suite", "repo", "first", "cached", "rebuilt on 2nd?"),
+              build_times(suites, {REPO: repo}))
+    first = next(iter(suites.values()))[0]
+    table(f"episode start: env.reset() (ms, p50; {first.id})", ("source", "p50 ms", "n"),
+          asyncio.run(start_times(first, args.starts)))
+    table("grading: the submit step of an oracle episode (seconds)",
+          ("suite", "tasks", "p50", "mean", "max", "resolved"), asyncio.run(grading_times(suites)))
+    bundled = [t for name, tasks in suites.items() if name != "swe-demo (local)" for t in tasks] or demo.tasks
+    table(f"whole bundled suite{'s' if len(suites) > 2 else ''} through the oracle (EpisodePool)",
+          ("concurrency", "tasks", "wall s", "tasks/s", "resolved", "infra errors"),
+          [asyncio.run(suite_run(bundled, c)) for c in args.concurrency])
+    tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
