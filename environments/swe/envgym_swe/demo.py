@@ -8,8 +8,8 @@ with two buggy base commits, and returns the repository path and four instances 
 * ``demo__calc-3-stale``: a gold patch that does not apply (skipped at import, with the reason);
 * ``demo__calc-4-hang``: its hidden test never ends (graded as a failure with reason ``timeout``).
 
-Used by the tests, the benchmark and the README's quick start
-(``python -m envgym_swe.demo DIR`` writes ``DIR/instances.jsonl`` and prints the import command).
+Used by the tests, the benchmark and the README's quick start (``python -m envgym_swe.demo DIR`` writes
+``DIR/instances.jsonl``, the hanging instance left out, and prints the import command).
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path((argv or sys.argv[1:] or ["demo-swe"])[0])
     repo, instances = make_demo(root)
     path = root / "instances.jsonl"
-    path.write_text("".join(json.dumps(i) + "\n" for i in instances))
+    path.write_text("".join(json.dumps(i) + "\n" for i in instances if "hang" not in i["instance_id"]))
     print(f"envgym swe import {path} --repo {REPO}={repo} --suite swe-demo --out {root / 'swe-demo'}")
     return 0
 
