@@ -166,6 +166,10 @@ def test_statement_from_locals_and_from_an_exception() -> None:
     bare = reproduction(source, "assert got == [1]")
     assert bare == "seq = [1, 2]\ngot = list(take(1, double(seq)))\nassert got == [1]"
     assert reproduction(source, "assert nothing_like_this") == ""
+    helper = ("def test_y():\n    def y(a, b):\n        assert take(a, b) == b\n\n    other = 1\n    assert other\n"
+              "    items = []\n    items.append(3)\n    y(1, items)\n")
+    assert reproduction(helper, "y(1, items)") == (
+        "def y(a, b):\n    assert take(a, b) == b\nitems = []\nitems.append(3)\ny(1, items)")
     raised = {"exc_type": "IndexError", "exc_msg": "tuple index out of range",
               "statement": "out = take(3, [1])", "test_source": "def test_x():\n    out = take(3, [1])\n"}
     sentence, _, subject = describe(raised, NAMES)
@@ -174,3 +178,14 @@ def test_statement_from_locals_and_from_an_exception() -> None:
     missing = {"exc_type": "Failed", "exc_msg": "DID NOT RAISE <class 'ValueError'>",
                "statement": "with pytest.raises(ValueError):\n    take(-1, [])"}
     assert "expected to raise `<class 'ValueError'>`, but it returns normally" in describe(missing, NAMES)[0]
+
+
+def test_statement_puts_the_call_on_the_actual_side_and_inlines_parameters() -> None:
+    detail = {"exc_type": "AssertionError", "exc_msg": "assert 'cow' == 'kine'\n  - kine\n  + cow",
+              "statement": "assert singular == inflection.singularize(plural)",
+              "locals": {"singular": "'cow'", "plural": "'kine'", "obj": "<object object at 0x7f>"}}
+    sentence, _, subject = describe(detail, {"singularize": "inflection.singularize"})
+    assert sentence == "`inflection.singularize('kine')` returns `'kine'`, but `'cow'` was expected."
+    assert subject == "inflection.singularize"
+    detail["statement"] = "assert singular == inflection.singularize(obj)"
+    assert describe(detail, {})[0].startswith("`inflection.singularize(obj)` returns")

@@ -71,6 +71,38 @@ def _assert_values(message: str) -> tuple[str, str] | None:
     return None
 
 
+class _Inliner(ast.NodeTransformer):
+    """Replace a test's local names by the literal values they held (``singularize(plural)`` -> ``('kine')``)."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = values
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        node.args = [self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        return node  # the callee stays as written
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        text = self.values.get(node.id)
+        if text is None or len(text) > 80:
+            return node
+        try:
+            value = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            return node
+        return value if all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.UnaryOp,
+                                           ast.USub, ast.Load)) for n in ast.walk(value)) else node
+
+
+def _inline(node: ast.AST, source: str, local_values: Mapping[str, str]) -> str:
+    """``node``'s source with the test's local names replaced by their (literal) values."""
+    if not local_values:
+        return _segment(source, node)
+    import copy
+
+    return ast.unparse(_Inliner(local_values).visit(copy.deepcopy(node)))
+
+
 def _value_of(expr: str, local_values: Mapping[str, str]) -> str | None:
     return local_values.get(expr.strip())
 
@@ -88,11 +120,12 @@ def _names(text: str) -> set[str]:
 
 
 def reproduction(test_source: str, statement: str, module_source: str = "") -> str:
-    """A runnable-looking cut of the test: its top-level statements up to the failing one, plus what they use.
+    """A runnable-looking cut of the test: the failing statement and the earlier ones it depends on.
 
-    Whole statements only (a loop or ``with`` block containing the failure is kept whole, or replaced by the
-    failing statement alone when long), at most :data:`MAX_REPRO_LINES` lines, preceded by the test module's
-    imports reduced to the names used and its small module-level helpers.
+    Whole top-level statements of the test only (a loop or ``with`` block holding the failure is kept whole,
+    or replaced by the failing statement alone when long): walking back from the failure, those that bind a
+    name it (transitively) uses or act on one, at most :data:`MAX_REPRO_LINES` lines; preceded by the test
+    module's imports reduced to the names used and its small module-level helpers.
     """
     source = textwrap.dedent(test_source)
     try:
@@ -106,18 +139,52 @@ def reproduction(test_source: str, statement: str, module_source: str = "") -> s
     target = next((i for i, s in enumerate(body) if first and first in _lines(source, s)), None)
     if target is None:
         return ""
-    blocks = [_lines(source, s) for s in body[:target + 1]]
-    if len(blocks[-1].splitlines()) > MAX_REPRO_LINES:
-        blocks[-1] = textwrap.dedent(statement.strip("\n"))
-    kept: list[str] = []
-    for block in reversed(blocks):
-        if kept and sum(len(b.splitlines()) for b in kept) + len(block.splitlines()) > MAX_REPRO_LINES:
-            break
-        kept.insert(0, block)
+    chosen = _relevant(source, body, target)
+    kept = [_lines(source, s) for s in chosen]
+    if len(kept[-1].splitlines()) > MAX_REPRO_LINES:
+        kept[-1] = textwrap.dedent(statement.strip("\n"))
     snippet = "\n".join(kept)
     prelude = _prelude(module_source, snippet, exclude=func.name) if module_source else []
     return "\n\n".join(p for p in ("\n".join(prelude[0]), "\n\n".join(prelude[1]), snippet) if p) if prelude \
         else snippet
+
+
+def _bound(stmt: ast.stmt) -> set[str]:
+    """Names a statement binds (assignment targets, loop and ``with`` targets, defs, imports)."""
+    targets: list[ast.AST] = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _relevant(source: str, body: list[ast.stmt], target: int) -> list[ast.stmt]:
+    """The failing statement and, walking back, the earlier ones that bind or touch a name it needs."""
+    chosen = [body[target]]
+    needed = _names(_lines(source, body[target]))
+    lines = len(_lines(source, body[target]).splitlines())
+    for stmt in reversed(body[:target]):
+        text = _lines(source, stmt)
+        binds = _bound(stmt)
+        touches = binds & needed if binds else (_names(text) & needed and not isinstance(stmt, ast.Assert))
+        if not touches:
+            continue
+        size = len(text.splitlines())
+        if lines + size > MAX_REPRO_LINES:
+            break
+        chosen.insert(0, stmt)
+        lines += size
+        if not isinstance(stmt, ast.AugAssign):
+            needed -= binds
+        needed |= _names(text) - binds
+    return chosen
 
 
 def _prelude(module_source: str, snippet: str, *, exclude: str) -> tuple[list[str], list[str]]:
@@ -164,16 +231,20 @@ def describe(detail: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, 
     if exc_type == "AssertionError" and isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) \
             and len(node.test.ops) == 1 and isinstance(node.test.ops[0], (ast.Eq, ast.Is)):
         src = textwrap.dedent(statement)
-        left, right = _segment(src, node.test.left), _segment(src, node.test.comparators[0])
-        values = _assert_values(exc_msg)
-        actual = _value_of(left, local_values) or (values[0] if values else None)
-        expected = _value_of(right, local_values) or (values[1] if values else right)
+        sides = [node.test.left, node.test.comparators[0]]
+        values = _assert_values(exc_msg) or (None, None)
+        at = 1 if not _calls(sides[0]) and _calls(sides[1]) else 0  # the side that calls something is the actual
+        observed, wanted = sides[at], sides[1 - at]
+        observed_text, wanted_text = _segment(src, observed), _segment(src, wanted)
+        actual = _value_of(observed_text, local_values) or values[at]
+        expected = _value_of(wanted_text, local_values) or values[1 - at] or wanted_text
         if actual is not None:
-            if _calls(node.test.left):
-                return (f"`{_short(left)}` returns `{_short(actual)}`, but `{_short(expected)}` was expected.",
+            if _calls(observed):
+                call = _inline(observed, src, local_values)
+                return (f"`{_short(call)}` returns `{_short(actual)}`, but `{_short(expected)}` was expected.",
                         statement, subj)
-            return (f"`{_short(left)}` ends up as `{_short(actual)}`, but `{_short(expected)}` was expected.",
-                    statement, subj)
+            return (f"`{_short(observed_text)}` ends up as `{_short(actual)}`, but `{_short(expected)}` was "
+                    "expected.", statement, subj)
     if exc_type == "AssertionError" and isinstance(node, ast.Assert):
         text = _short(textwrap.dedent(statement).removeprefix("assert ").strip())
         how = exc_msg.strip().splitlines()[0] if exc_msg.strip() else ""
