@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         lib = library(args.lib)
         report = asyncio.run(build_suite(lib.name, args.n, args.seed, image, max_fail=args.max_fail,
                                          max_tries=args.max_tries, per_function=args.per_function))
-        out = write_suite_files(lib, report, args.seed)
+        out = write_suite_files(lib, report, args.seed, per_function=args.per_function, max_fail=args.max_fail)
         write_readme(lib, out)
         print(f"{lib.name}: kept {len(report.instances)} of {report.tried} tried in {report.seconds:.0f}s "
               f"(dropped: {dict(report.rejected)}) -> {out}")

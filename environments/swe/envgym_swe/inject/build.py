@@ -219,13 +219,15 @@ def _judge(result: RunResult, baseline: set[str], max_fail: int) -> tuple[list[s
     return f2p, p2p
 
 
-def write_suite_files(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None) -> Path:
+def write_suite_files(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None, *,
+                      per_function: int = 1, max_fail: int = 20) -> Path:
     """``instances.swebench.json`` and ``build.json`` in the suite folder."""
     out = out_dir or suite_dir(lib)
     out.mkdir(parents=True, exist_ok=True)
     (out / "instances.swebench.json").write_text(json.dumps(report.instances, indent=1) + "\n")
     meta = {"library": lib.dist, "version": lib.version, "sdist_sha256": lib.sha256, "repo": lib.repo,
-            "seed": seed, "tried": report.tried, "kept": len(report.instances),
+            "seed": seed, "per_function": per_function, "max_fail": max_fail, "tried": report.tried,
+            "kept": len(report.instances),
             "rejected": dict(sorted(report.rejected.items())), "build_seconds": round(report.seconds, 1),
             "kinds": dict(sorted(Counter(i["injection"]["kind"] for i in report.instances).items())),
             "splits": dict(sorted(Counter(i["split"] for i in report.instances).items()))}
@@ -264,8 +266,8 @@ def write_readme(lib: Library, out: Path) -> None:
         "image, tasks.jsonl",
         f"    python -m envgym_swe.inject validate --suite {suite} --sample 5",
         f"    envgym check {env_id}",
-        f"    python -m envgym_swe.inject build --lib {lib.name} --n {len(instances)} --seed {meta['seed']}"
-        "   # regenerate from scratch", "",
+        f"    python -m envgym_swe.inject build --lib {lib.name} --n {len(instances)} --seed {meta['seed']} "
+        f"--per-function {meta.get('per_function', 1)}   # regenerate from scratch", "",
     ]
     (out / "README.md").write_text("\n".join(lines))
 

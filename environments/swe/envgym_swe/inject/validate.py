@@ -3,8 +3,8 @@
 :func:`validate_suite` rebuilds the library's repository from the pinned sdist and the stored gold patches
 (:func:`envgym_swe.sources.rebuild_repo`) into a temporary folder and requires every instance's commit id
 to come out equal to its ``base_commit``. Then, for a seeded sample of instances, in one container with
-network ``none``: the tree at ``base_commit`` with the test patch applied must fail every FAIL_TO_PASS test
-and pass every PASS_TO_PASS test; with the gold patch applied on top, every test of both lists must pass.
+network ``none``: the test files holding FAIL_TO_PASS tests must be absent at ``base_commit``; that tree
+with the test patch applied must fail every FAIL_TO_PASS test and pass every PASS_TO_PASS test; with the gold patch applied on top, every test of both lists must pass.
 """
 
 from __future__ import annotations
@@ -81,6 +81,8 @@ async def check_instance(runner: TestRunner, repo: Path, inst: dict[str, Any], w
     check = TaskCheck(inst["instance_id"])
     tree = work / inst["instance_id"]
     await asyncio.to_thread(_export, repo, inst["base_commit"], tree)
+    hidden = sorted({t.split("::", 1)[0] for t in inst["FAIL_TO_PASS"]})
+    check.problems += [f"hidden test file {f} is visible at base_commit" for f in hidden if (tree / f).exists()]
     await asyncio.to_thread(_apply, tree, inst["test_patch"])
     await runner.load(tree)
     f2p, p2p = list(inst["FAIL_TO_PASS"]), list(inst["PASS_TO_PASS"])
