@@ -113,13 +113,13 @@ class TrainConfig(FrozenModel):
 RECIPES: dict[str, dict[str, Any]] = {
     # SmolLM2-135M on tool-codes, 2 CPU cores: short prompts, 24-token answers, 2 groups of 4 per step.
     "cpu-smollm2": {"model": "smollm2", "suite": "tool-codes", "task_tags": ("echo",), "max_turns": 1,
-                    "group_size": 4, "groups_per_step": 2, "steps": 30, "lr": 2e-5, "max_new_tokens": 16,
-                    "temperature": 0.8, "concurrency": 8, "micro_batch_size": 8, "checkpoint_every": 10,
+                    "group_size": 4, "groups_per_step": 2, "steps": 20, "lr": 3e-5, "max_new_tokens": 12,
+                    "temperature": 0.7, "concurrency": 8, "micro_batch_size": 8, "checkpoint_every": 10,
                     "save_samples": True},
     # One H200, generation and training on the same GPU (benchmarks/train_gpu.py).
     "gpu-smollm2": {"model": "smollm2", "device": "cuda", "dtype": "float32", "suite": "tool-codes",
-                    "task_tags": ("echo",), "max_turns": 1, "temperature": 0.8, "group_size": 8,
-                    "groups_per_step": 8, "steps": 40, "lr": 2e-5, "max_new_tokens": 16, "concurrency": 64,
+                    "task_tags": ("echo",), "max_turns": 1, "temperature": 0.7, "group_size": 8,
+                    "groups_per_step": 8, "steps": 40, "lr": 3e-5, "max_new_tokens": 12, "concurrency": 64,
                     "gen_batch": 64, "micro_batch_size": 64, "checkpoint_every": 20},
     # A random 2-layer model: seconds per run (tests, smoke checks).
     "tiny": {"model": "tiny", "suite": "tool-codes", "max_turns": 1, "group_size": 2, "groups_per_step": 2,

@@ -111,7 +111,7 @@ def grpo_loss(new: torch.Tensor, old: torch.Tensor, rollout: torch.Tensor, mask:
     denom = float(normalizer if normalizer is not None else max(count, 1))
     loss = -(weights.detach() * surrogate * mask).sum() / denom
     on = mask.bool()
-    was_clipped = ((ratio < low) | (ratio > high)) & on & (unclipped != clipped_term)
+    was_clipped = on & (clipped_term < unclipped)  # the minimum took the clipped term: no gradient there
     return LossParts(loss=loss, tokens=count, clipped=was_clipped.sum().detach(),
                      is_ratio=torch.exp(drift[on]).detach(), log_ratio_rollout=drift[on].detach(),
                      seq_kept=seq_kept.detach())
