@@ -193,30 +193,34 @@ class RecordingProxy:
 
     async def _chat(self, session: SessionRecord, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         pinned = self.sampling
-        temperature = pinned.temperature if pinned.temperature is not None else body.get("temperature", 1.0)
-        top_p = pinned.top_p if pinned.top_p is not None else body.get("top_p", 1.0)
+        temperature = pinned.temperature if pinned.temperature is not None else body.get("temperature")
+        top_p = pinned.top_p if pinned.top_p is not None else body.get("top_p")
         max_tokens = pinned.max_tokens or body.get("max_completion_tokens") or body.get("max_tokens") \
             or self.default_max_tokens
         stop = body.get("stop")
-        stop = [stop] if isinstance(stop, str) else list(stop or ())
+        seed = body.get("seed")
+        try:
+            settings = {"max_new_tokens": int(max_tokens), "seed": None if seed is None else int(seed),
+                        "temperature": 1.0 if temperature is None else float(temperature),
+                        "top_p": 1.0 if top_p is None else float(top_p),
+                        "stop": [stop] if isinstance(stop, str) else [str(s) for s in stop or ()]}
+        except (TypeError, ValueError) as exc:
+            return 400, error_body(f"bad sampling parameters: {exc}")
         async with session._lock:
             try:
                 prompt_ids, prompt_text = self._prompt(session, body["messages"], body.get("tools") or [])
-            except (KeyError, TypeError, ValueError) as exc:
+            except Exception as exc:  # malformed messages, or a chat template that rejects them
                 return 400, error_body(f"cannot render the messages: {type(exc).__name__}: {exc}",
                                        code="invalid_messages")
             started = time.perf_counter()
             try:
-                out = await self.backend.generate(prompt_ids, max_new_tokens=int(max_tokens),
-                                                  temperature=float(1.0 if temperature is None else temperature),
-                                                  top_p=float(1.0 if top_p is None else top_p),
-                                                  seed=body.get("seed"), stop=stop)
+                out = await self.backend.generate(prompt_ids, **settings)
             except PromptTooLong as exc:
                 return 400, error_body(str(exc), code="context_length_exceeded")
             except BackendError as exc:
                 return 502, error_body(str(exc), "server_error", code="backend_error")
             seconds = time.perf_counter() - started
-            return 200, self._record(session, body, prompt_ids, prompt_text, out, stop, seconds)
+            return 200, self._record(session, body, prompt_ids, prompt_text, out, settings["stop"], seconds)
 
     def _prompt(self, session: SessionRecord, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]]) -> tuple[list[int], str]:

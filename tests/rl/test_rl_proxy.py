@@ -29,7 +29,7 @@ async def post(client, url, body, **headers):
 
 async def test_tool_calls_usage_and_a_token_faithful_multi_turn_session(tokenizer):
     backend = ScriptedBackend(tokenizer, [f"Let me look.\n{CALL}", "It ships  tomorrow."])
-    async with RecordingProxy(backend) as proxy, httpx.AsyncClient() as client:
+    async with RecordingProxy(backend) as proxy, httpx.AsyncClient(timeout=120) as client:
         url = proxy.base_url_for("ep1") + "/chat/completions"
         messages = [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Where is o1?"}]
         status, data = await post(client, url, {"messages": messages, "tools": TOOLS, "return_token_ids": True})
@@ -65,7 +65,7 @@ async def test_tool_calls_usage_and_a_token_faithful_multi_turn_session(tokenize
 
 async def test_rewritten_history_starts_a_new_segment(tokenizer):
     backend = ScriptedBackend(tokenizer, ["one", "two", "three"])
-    async with RecordingProxy(backend) as proxy, httpx.AsyncClient() as client:
+    async with RecordingProxy(backend) as proxy, httpx.AsyncClient(timeout=120) as client:
         url = proxy.base_url + "/chat/completions"
         auth = {"Authorization": "Bearer ep2"}
         user = {"role": "user", "content": "hi"}
@@ -100,6 +100,7 @@ async def test_error_paths(tokenizer):
         assert status == 502 and "crashed" in data["error"]["message"] and data["error"]["type"] == "server_error"
         assert (await post(client, chat, {**ok, "stream": True}))[1]["error"]["code"] == "stream_unsupported"
         assert (await post(client, chat, {**ok, "n": 2}))[0] == 400
+        assert (await post(client, chat, {**ok, "max_tokens": "many"}))[1]["error"]["message"].startswith("bad")
         assert (await post(client, chat, {"messages": []}))[0] == 400
         assert (await post(client, chat, {"messages": [{"content": "no role"}]}))[0] == 400
         assert (await post(client, proxy.base_url + "/chat/completions", ok))[0] == 401
@@ -120,7 +121,7 @@ async def test_sessions_stay_isolated_under_concurrency(tiny):
             messages += [data["choices"][0]["message"], {"role": "user", "content": f"{key} again"}]
 
     try:
-        async with RecordingProxy(backend) as proxy, httpx.AsyncClient() as client:
+        async with RecordingProxy(backend) as proxy, httpx.AsyncClient(timeout=120) as client:
             keys = [f"user{i}" for i in range(8)]
             await asyncio.gather(*[episode(client, proxy, k) for k in keys])
             assert backend.batches < 24  # requests of different sessions shared batches
