@@ -84,7 +84,7 @@ class EnvgymEnv(vf.MultiTurnEnv):
         self._make_env = make_env
         self._seed = seed
         rows = [{"prompt": [{"role": "user", "content": t.instruction}], "answer": "",
-                 "info": {"task_id": t.id, "env_id": t.env_id}, "task": t.env_id} for t in tasks]
+                 "info": {"task_id": t.id, "envgym_env_id": t.env_id}} for t in tasks]
         dataset = Dataset.from_list(rows)
         rubric = vf.Rubric(funcs=[self.envgym_score], weights=[1.0])
         super().__init__(dataset=dataset, eval_dataset=dataset, rubric=rubric, max_turns=max_turns, **kwargs)

@@ -22,6 +22,7 @@ episode with several token segments contributes its last, whose prompt holds the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -92,8 +93,10 @@ class ServerManagerBackend:
         return None
 
 
-# One proxy per (server manager, event loop): agent loops are built per sample, the proxy outlives them.
-_PROXIES: weakref.WeakKeyDictionary[Any, dict[asyncio.AbstractEventLoop, Any]] = weakref.WeakKeyDictionary()
+# One proxy per (server manager, event loop): agent loops are built per sample, the proxy outlives them. The
+# entry is stored before the proxy starts, so samples that arrive together share one proxy.
+_PROXIES: weakref.WeakKeyDictionary[Any, dict[asyncio.AbstractEventLoop, tuple[Any, asyncio.Future[Any]]]] = \
+    weakref.WeakKeyDictionary()
 
 
 async def _proxy_for(server_manager: Any, tokenizer: Any, sampling_params: dict[str, Any]) -> Any:
@@ -101,22 +104,26 @@ async def _proxy_for(server_manager: Any, tokenizer: Any, sampling_params: dict[
 
     loop = asyncio.get_running_loop()
     per_loop = _PROXIES.setdefault(server_manager, {})
-    proxy = per_loop.get(loop)
-    if proxy is None:
+    entry = per_loop.get(loop)
+    if entry is None:
         proxy = RecordingProxy(ServerManagerBackend(server_manager, tokenizer, sampling_params))
-        await proxy.__aenter__()
-        per_loop[loop] = proxy
+        entry = per_loop[loop] = (proxy, asyncio.ensure_future(proxy.start()))
+    proxy, started = entry
+    await asyncio.shield(started)
     proxy.backend.sampling_params = dict(sampling_params)
     return proxy
 
 
 async def close_proxies() -> None:
-    """Stop the proxies this process started for the running loop (a worker's shutdown hook; tests)."""
+    """Stop the proxies this process started on the running loop (a worker's shutdown hook; tests)."""
     loop = asyncio.get_running_loop()
     for per_loop in list(_PROXIES.values()):
-        proxy = per_loop.pop(loop, None)
-        if proxy is not None:
-            await proxy.__aexit__(None, None, None)
+        entry = per_loop.pop(loop, None)
+        if entry is not None:
+            proxy, started = entry
+            with contextlib.suppress(Exception):
+                await started
+            await proxy.aclose()
 
 
 @register(AGENT_NAME)
