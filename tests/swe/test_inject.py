@@ -173,7 +173,7 @@ def test_statement_from_locals_and_from_an_exception() -> None:
     raised = {"exc_type": "IndexError", "exc_msg": "tuple index out of range",
               "statement": "out = take(3, [1])", "test_source": "def test_x():\n    out = take(3, [1])\n"}
     sentence, _, subject = describe(raised, NAMES)
-    assert sentence == "`out = take(3, [1])` raises `IndexError: tuple index out of range` instead of working."
+    assert sentence == "Calling `take(3, [1])` raises `IndexError: tuple index out of range` instead of working."
     assert subject == "toolz.take"
     missing = {"exc_type": "Failed", "exc_msg": "DID NOT RAISE <class 'ValueError'>",
                "statement": "with pytest.raises(ValueError):\n    take(-1, [])"}
@@ -189,3 +189,7 @@ def test_statement_puts_the_call_on_the_actual_side_and_inlines_parameters() -> 
     assert subject == "inflection.singularize"
     detail["statement"] = "assert singular == inflection.singularize(obj)"
     assert describe(detail, {})[0].startswith("`inflection.singularize(obj)` returns")
+    source = "def test_s(singular, plural):\n    assert singular == inflection.singularize(plural)\n"
+    statement = "assert singular == inflection.singularize(plural)"
+    assert reproduction(source, statement, "import inflection\n", detail["locals"]) == (
+        "import inflection\n\nsingular = 'cow'\nplural = 'kine'\nassert singular == inflection.singularize(plural)")

@@ -103,6 +103,17 @@ def _inline(node: ast.AST, source: str, local_values: Mapping[str, str]) -> str:
     return ast.unparse(_Inliner(local_values).visit(copy.deepcopy(node)))
 
 
+def _library_call(node: ast.AST, names: Mapping[str, str]) -> ast.Call | None:
+    """The outermost call in ``node`` of a name the library defines."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in names:
+                return sub
+    return None
+
+
 def _value_of(expr: str, local_values: Mapping[str, str]) -> str | None:
     return local_values.get(expr.strip())
 
@@ -119,7 +130,8 @@ def _names(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
 
 
-def reproduction(test_source: str, statement: str, module_source: str = "") -> str:
+def reproduction(test_source: str, statement: str, module_source: str = "",
+                 local_values: Mapping[str, str] | None = None) -> str:
     """A runnable-looking cut of the test: the failing statement and the earlier ones it depends on.
 
     Whole top-level statements of the test only (a loop or ``with`` block holding the failure is kept whole,
@@ -144,9 +156,23 @@ def reproduction(test_source: str, statement: str, module_source: str = "") -> s
     if len(kept[-1].splitlines()) > MAX_REPRO_LINES:
         kept[-1] = textwrap.dedent(statement.strip("\n"))
     snippet = "\n".join(kept)
+    params = [a.arg for a in func.args.args if a.arg != "self"]  # parametrised tests: show the values
+    bound = set().union(*(_bound(s) for s in chosen))
+    given = [f"{name} = {local_values[name]}" for name in params if name in (local_values or {})
+             and name in _names(snippet) and name not in bound and _literal(local_values[name])]
+    snippet = "\n".join([*given, snippet])
     prelude = _prelude(module_source, snippet, exclude=func.name) if module_source else []
     return "\n\n".join(p for p in ("\n".join(prelude[0]), "\n\n".join(prelude[1]), snippet) if p) if prelude \
         else snippet
+
+
+def _literal(text: str) -> bool:
+    try:
+        value = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return len(text) <= 200 and all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.Set,
+                                                   ast.UnaryOp, ast.USub, ast.Load)) for n in ast.walk(value))
 
 
 def _bound(stmt: ast.stmt) -> set[str]:
@@ -253,11 +279,14 @@ def describe(detail: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, 
         return f"The expectation `{text}` does not hold{extra}.", statement, subj
     if exc_type and exc_type != "AssertionError":
         what = _short(textwrap.dedent(statement)) if statement else "the call"
+        call = _library_call(node, names) if node is not None else None
+        shown = f"Calling `{_short(_inline(call, textwrap.dedent(statement), local_values))}`" if call else \
+            f"`{what}`"
         msg = exc_msg.strip().splitlines()[0] if exc_msg.strip() else ""
         if exc_type == "Failed" and "DID NOT RAISE" in exc_msg:
             return f"`{what}` is expected to raise `{msg.replace('DID NOT RAISE', '').strip()}`, but it returns "\
                    "normally.", statement, subj
-        return f"`{what}` raises `{exc_type}{': ' + _short(msg, 160) if msg else ''}` instead of working.", \
+        return f"{shown} raises `{exc_type}{': ' + _short(msg, 160) if msg else ''}` instead of working.", \
             statement, subj
     return f"The check `{_short(statement)}` fails.", statement, subj
 
@@ -270,9 +299,14 @@ def write_statement(failures: Sequence[Mapping[str, Any]], package: str, names: 
     its test module's source.
     """
     sentences, repros, subjects = [], [], []
-    for detail in failures[:2]:
+    for detail in failures:
+        if len(sentences) == 2:
+            break
         sentence, statement, subj = describe(detail, names)
-        repro = reproduction(str(detail.get("test_source", "")), statement, modules.get(str(detail.get("file")), ""))
+        if sentence in sentences:
+            continue
+        repro = reproduction(str(detail.get("test_source", "")), statement, modules.get(str(detail.get("file")), ""),
+                             detail.get("locals") or {})
         sentences.append(sentence)
         repros.append(repro)
         if subj:

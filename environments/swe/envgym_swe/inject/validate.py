@@ -4,7 +4,8 @@
 (:func:`envgym_swe.sources.rebuild_repo`) into a temporary folder and requires every instance's commit id
 to come out equal to its ``base_commit``. Then, for a seeded sample of instances, in one container with
 network ``none``: the test files holding FAIL_TO_PASS tests must be absent at ``base_commit``; that tree
-with the test patch applied must fail every FAIL_TO_PASS test and pass every PASS_TO_PASS test; with the gold patch applied on top, every test of both lists must pass.
+with the test patch applied must fail every FAIL_TO_PASS test and pass every PASS_TO_PASS test; with the
+gold patch applied on top, every test of both lists must pass.
 """
 
 from __future__ import annotations
