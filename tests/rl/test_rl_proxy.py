@@ -196,3 +196,12 @@ def test_piecewise_encoding_equals_encoding_the_whole(tokenizer):
             "<|im_end|><|im_end|>\n<|im_start|>assistant\n\n<repo_name>x<|endoftext|>tail ")
     assert encode(text) == tokenizer.encode(text, add_special_tokens=False)
     assert encode(text) == encode(text)  # from the cache
+
+
+async def test_a_backend_failure_makes_the_episode_an_infra_error(tokenizer):
+    task = retail_task(3)
+    async with RecordingProxy(ScriptedBackend(tokenizer, ["x"], fail=True)) as proxy, \
+            envgym.make("tool/retail-v1") as env:
+        trajectory = await run_episode(env, RecordingAgentFactory(proxy).create(task), task, seed=0)
+    assert trajectory.outcome is Outcome.INFRA_ERROR and "502" in trajectory.error
+    assert samples_from_episode(trajectory, group_id="g") == []
