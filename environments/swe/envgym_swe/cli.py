@@ -71,13 +71,14 @@ def _repo_for(name: str, tasks: list, given: dict[str, Path]) -> Path | None:
     lib = next((lib for lib in sources.LIBRARIES.values() if lib.repo == name), None)
     if lib is None:
         return None
-    path = sources.repo_path(lib)
-    if path.is_dir() and all(images.has_commit(path, c) for c in commits):
-        return path
+    own = importer.STATE_DIR / "repos" / lib.slug  # rebuilt here, never in the sources' own working copy
+    for path in (own, sources.repo_path(lib)):
+        if path.is_dir() and all(images.has_commit(path, c) for c in commits):
+            return path
     instances = [{"instance_id": t.metadata["instance_id"], "test_patch": t.verifiers[0].test_patch,
                   "patch": json.loads(t.solution[0].tool_calls[0].arguments)["content"]} for t in tasks]
-    sources.rebuild_repo(lib, instances, sources.repo_path(lib))
-    return sources.repo_path(lib)
+    sources.rebuild_repo(lib, instances, own)
+    return own
 
 
 def build_suites(suites: list[str], repos: dict[str, Path], *, force: bool = False,
