@@ -69,3 +69,17 @@ def test_import_builds_one_image_skips_a_stale_gold_patch_and_hides_the_tests(tm
     assert "gold patch does not apply" in again.skipped[0][1]
     missing = importer.import_instances(instances[:1], {}, "swe-demo", None, build=False, remember=False)
     assert not missing.tasks and "--repo demo/calc=PATH" in missing.skipped[0][1]
+
+
+def test_cli_reports_bad_instances_and_exits_2(tmp_path, capsys):
+    from envgym.cli import main
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"instance_id": "x-1", "repo": "a/b", "base_commit": "zz", "patch": "p",
+                                "problem_statement": "s", "FAIL_TO_PASS": []}) + "\n")
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    assert main(["swe", "import", str(path), "--repo", f"a/b={tmp_path / 'repo'}", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr()
+    text = " ".join((err.out + err.err).split())
+    assert "instance 'x-1': field 'base_commit'" in text and "instance 'x-1': field 'FAIL_TO_PASS'" in text
+    assert not (tmp_path / "o").exists()
