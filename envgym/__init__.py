@@ -48,6 +48,7 @@ def load_environment(**kwargs: object) -> object:
 
     return load(**kwargs)  # type: ignore[arg-type]
 
+
 __all__ = [
     "Action",
     "Clock",

@@ -68,3 +68,35 @@ async def test_env_response_steps_the_envgym_env_with_the_models_tool_calls():
     await env.close_envgym(state)
     assert state["envgym_outcome"] in {"success", "failure"}
     assert state["envgym_verdict"]["score"] == await env.envgym_score(state)
+
+
+@pytest.mark.slow
+async def test_verifiers_records_the_proxys_token_ids_and_logprobs():
+    """With vLLM's token fields requested, verifiers' own token capture (what prime-rl trains on) is the proxy's."""
+    from openai import AsyncOpenAI
+
+    import envgym
+    from envgym.rl.proxy import RecordingProxy
+
+    task = envgym.load_suite("timed-backoffice", split="train")[0]
+    env = EnvgymEnv([task], max_turns=1)
+    model, tokenizer = tiny_policy(seed=1)
+    backend = TransformersBackend(model, tokenizer)
+    try:
+        async with RecordingProxy(backend) as proxy:
+            openai = AsyncOpenAI(base_url=proxy.base_url_for("tokens"), api_key="tokens", max_retries=0)
+            row = env.get_eval_dataset()[0]
+            state = await env.rollout({"prompt": row["prompt"], "example_id": 0, "info": row["info"]},
+                                      vf.OpenAIChatCompletionsClient(openai), "policy",
+                                      {"max_tokens": 16, "temperature": 1.0, "logprobs": True,
+                                       "extra_body": {"return_token_ids": True}})
+            await openai.close()
+            calls = proxy.session("tokens").calls
+    finally:
+        await backend.aclose()
+    tokens = state["trajectory"][0]["tokens"]
+    assert tokens is not None and len(calls) == 1
+    assert tokens["prompt_ids"] == calls[0].prompt_ids
+    assert tokens["completion_ids"] == calls[0].completion_ids
+    assert tokens["completion_logprobs"] == pytest.approx(calls[0].logprobs, abs=1e-6)
+    assert state["envgym_verdict"] is not None
