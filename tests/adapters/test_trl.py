@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 pytest.importorskip("trl", reason="the TRL adapter needs trl (pip install trl)")
@@ -68,3 +70,41 @@ def test_rollout_maps_prompts_back_to_tasks_even_when_instructions_repeat():
     assert [rollout._task_for(row["prompt"]).id for row in dataset] == [t.id for t in tasks]
     with pytest.raises(SpecError, match="names no task"):
         rollout._task_for([{"role": "user", "content": tasks[0].instruction}])
+
+
+def test_a_failed_episode_is_retried_with_a_fresh_env_and_never_scored_zero():
+    from types import SimpleNamespace
+
+    from envgym.rl.backends import TransformersBackend
+
+    tasks = suite_tasks(1)
+    model, tokenizer = tiny_policy(seed=0, layers=1, hidden=32, heads=2)
+    trainer = SimpleNamespace(model=model, processing_class=tokenizer, state=SimpleNamespace(global_step=3),
+                              num_generations=2, num_generations_eval=2)
+    built: list[str] = []
+
+    def flaky(env_id):  # the first env of the run cannot be built; later ones can
+        built.append(env_id)
+        if len(built) == 1:
+            raise RuntimeError("sandbox did not start")
+        return envgym.make(env_id)
+
+    prompts = [row["prompt"] for row in trl_dataset(tasks)] * 2
+    backend = TransformersBackend(model, tokenizer)
+    with EnvgymRollout(tasks, backend=backend, max_tokens=8, concurrency=1, make_env=flaky) as rollout:
+        out = rollout(prompts, trainer)
+        assert len(built) == 3  # two episodes, one retried
+        assert all(e.trajectory.outcome.value != "infra_error" for e in rollout.episodes)
+        assert out["envgym_reward"] == [e.trajectory.verdict.score for e in rollout.episodes]
+        assert backend.policy_version == 3  # the version followed the trainer's step
+        assert all(v == 3 for s in rollout.episodes[0].samples for v, m in zip(s.policy_versions, s.loss_mask,
+                                                                               strict=True) if m)
+
+    def broken(env_id):
+        raise RuntimeError("no env today")
+
+    with EnvgymRollout(tasks, backend=backend, max_tokens=8, retries=1, make_env=broken) as rollout:
+        out = rollout(prompts[:1], trainer)
+    asyncio.run(backend.aclose())  # a backend passed in belongs to the caller
+    assert out["envgym_reward"] == [None] and out["envgym_outcome"] == ["infra_error"]  # out of the baseline
+    assert out["env_mask"] == [[0]] and out["prompt_ids"][0]  # an untrained placeholder completion
