@@ -10,7 +10,7 @@ import pytest
 from envgym_swe.inject.build import _judge, split_of
 from envgym_swe.inject.mutations import KINDS, candidates
 from envgym_swe.inject.runner import RunResult, parse_report
-from envgym_swe.inject.statement import describe, reproduction, write_statement
+from envgym_swe.inject.statement import describe, reproduction, resolve, write_statement
 
 SOURCE = '''\
 """A module."""
@@ -193,3 +193,10 @@ def test_statement_puts_the_call_on_the_actual_side_and_inlines_parameters() -> 
     statement = "assert singular == inflection.singularize(plural)"
     assert reproduction(source, statement, "import inflection\n", detail["locals"]) == (
         "import inflection\n\nsingular = 'cow'\nplural = 'kine'\nassert singular == inflection.singularize(plural)")
+
+
+def test_an_ambiguous_method_name_resolves_to_the_module_the_test_imports() -> None:
+    names = {"to_text": ["boltons.tableutils.Table.to_text", "boltons.urlutils.URL.to_text"], "x": "m.x"}
+    assert resolve(names, "from boltons.urlutils import URL\n") == {"to_text": "boltons.urlutils.URL.to_text",
+                                                                      "x": "m.x"}
+    assert resolve(names, "import os\n")["to_text"] == "boltons.tableutils.Table.to_text"

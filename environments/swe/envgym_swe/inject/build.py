@@ -70,12 +70,17 @@ def test_files_for(lib: Library, repo: Path, source_path: str) -> list[str]:
     return sorted({p.relative_to(repo).as_posix() for g in globs for p in repo.glob(g)})
 
 
-def public_names(lib: Library, repo: Path) -> dict[str, str]:
-    """Bare name -> how users spell it (``partition`` -> ``toolz.partition``, ``slugify`` ->
-    ``boltons.strutils.slugify``)."""
+def _add(names: dict[str, list[str]], name: str, spelling: str) -> None:
+    if spelling not in names.setdefault(name, []):
+        names[name].append(spelling)
+
+
+def public_names(lib: Library, repo: Path) -> dict[str, list[str]]:
+    """Bare name -> every way users spell it (``partition`` -> ``[toolz.partition]``, ``to_text`` ->
+    ``[boltons.tableutils.Table.to_text, boltons.urlutils.URL.to_text]``), from the mutable source files."""
     init = repo / lib.package / "__init__.py"
     init_text = init.read_text() if init.is_file() else ""
-    names: dict[str, str] = {}
+    names: dict[str, list[str]] = {}
     for path in sorted(p for g in lib.source_globs for p in repo.glob(g)):  # not test helpers (toolz.utils)
         rel = path.relative_to(repo)
         module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
@@ -87,11 +92,11 @@ def public_names(lib: Library, repo: Path) -> dict[str, str]:
             continue
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
-                names.setdefault(node.name, f"{module}.{node.name}")
+                _add(names, node.name, f"{module}.{node.name}")
             if isinstance(node, ast.ClassDef):
                 for sub in node.body:
                     if isinstance(sub, ast.FunctionDef) and not sub.name.startswith("_"):
-                        names.setdefault(sub.name, f"{module}.{node.name}.{sub.name}")
+                        _add(names, sub.name, f"{module}.{node.name}.{sub.name}")
     return names
 
 
@@ -119,7 +124,7 @@ class _Plan:
     lib: Library
     repo: Path
     clean: str
-    names: dict[str, str]
+    names: dict[str, list[str]]
     sources: dict[str, str]
     pool: list[Mutation]
 

@@ -291,22 +291,41 @@ def describe(detail: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, 
     return f"The check `{_short(statement)}` fails.", statement, subj
 
 
-def write_statement(failures: Sequence[Mapping[str, Any]], package: str, names: Mapping[str, str],
-                    modules: Mapping[str, str], n_failing: int) -> str:
+def resolve(names: Mapping[str, str | Sequence[str]], module_source: str) -> dict[str, str]:
+    """One spelling per name: of several definitions, the one whose module the test module imports."""
+    imported = set()
+    try:
+        for node in ast.walk(ast.parse(module_source)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+    except SyntaxError:
+        pass
+    out = {}
+    for name, spellings in names.items():
+        options = [spellings] if isinstance(spellings, str) else list(spellings)
+        out[name] = next((o for o in options if o.rsplit(".", 1)[0] in imported or any(
+            o.startswith(f"{m}.") for m in imported)), options[0])
+    return out
+
+
+def write_statement(failures: Sequence[Mapping[str, Any]], package: str,
+                    names: Mapping[str, str | Sequence[str]], modules: Mapping[str, str], n_failing: int) -> str:
     """The issue text for a bug whose FAIL_TO_PASS tests failed as ``failures`` (details, most useful first).
 
-    ``names`` is the library's public names (see :func:`subject`); ``modules`` maps each detail's ``file`` to
-    its test module's source.
+    ``names`` is the library's public names, each with its spellings (see :func:`resolve`); ``modules`` maps
+    each detail's ``file`` to its test module's source.
     """
     sentences, repros, subjects = [], [], []
     for detail in failures:
         if len(sentences) == 2:
             break
-        sentence, statement, subj = describe(detail, names)
+        module_source = modules.get(str(detail.get("file")), "")
+        sentence, statement, subj = describe(detail, resolve(names, module_source))
         if sentence in sentences:
             continue
-        repro = reproduction(str(detail.get("test_source", "")), statement, modules.get(str(detail.get("file")), ""),
-                             detail.get("locals") or {})
+        repro = reproduction(str(detail.get("test_source", "")), statement, module_source, detail.get("locals") or {})
         sentences.append(sentence)
         repros.append(repro)
         if subj:
