@@ -15,8 +15,10 @@ verl's load balancing, sticky sessions and weight sync apply unchanged. The resu
 ``AgentLoopOutput``: the episode's token segment (``prompt_ids``, ``response_ids`` with tool results and
 template tokens inside, ``response_mask`` 1 on model tokens, ``response_logprobs``), ``reward_score`` = the
 envgym verdict's score (verl turns it into ``rm_scores``, so no reward function is needed) and the envgym
-outcome, task id and segment count in ``extra_fields``. Like TRL, verl trains one sequence per sample: an
-episode with several token segments contributes its last, whose prompt holds the whole conversation.
+outcome, task id and segment count in ``extra_fields``. An episode that fails (``infra_error``) is replayed
+with a fresh env ``retries`` times before it is returned with reward 0. Like TRL, verl trains one sequence
+per sample: an episode with several token segments contributes its last, whose prompt holds the whole
+conversation.
 """
 
 from __future__ import annotations
@@ -130,6 +132,9 @@ async def close_proxies() -> None:
 class EnvgymAgentLoop(AgentLoopBase):
     """Plays the row's envgym task; see the module docstring."""
 
+    retries = 1
+    """Fresh attempts for an episode that ended in ``infra_error`` before its (0-reward) result is returned."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.response_length = int(self.rollout_config.response_length)
@@ -143,9 +148,12 @@ class EnvgymAgentLoop(AgentLoopBase):
         proxy = await _proxy_for(self.server_manager, self.tokenizer, sampling_params)
         started = time.perf_counter()
         group = str(kwargs.get("uid") or kwargs.get("index") or task.id)
-        episode = await run_recorded_episode(
-            proxy, task, group_id=group, seed=extra.get("seed"),
-            temperature=float(sampling_params.get("temperature", 1.0)), max_tokens=self.response_length)
+        for _attempt in range(self.retries + 1):  # a failed episode is replayed with a fresh env, not dropped
+            episode = await run_recorded_episode(
+                proxy, task, group_id=group, seed=extra.get("seed"),
+                temperature=float(sampling_params.get("temperature", 1.0)), max_tokens=self.response_length)
+            if episode.trajectory.outcome is not Outcome.INFRA_ERROR and episode.samples:
+                break
         metrics = AgentLoopMetrics(generate_sequences=time.perf_counter() - started)
         trajectory = episode.trajectory
         failed = trajectory.outcome is Outcome.INFRA_ERROR
