@@ -23,6 +23,10 @@ that prime-rl's orchestrator loads; verifiers 0.3 serves it from ``verifiers.leg
 
 The env is closed in a cleanup hook, which runs before scoring; a rollout whose env fails is a verifiers
 error (state ``error``), scored 0.
+
+Against the recording proxy, give each rollout its own session (a token-faithful trajectory per episode):
+``vf.ClientConfig(api_base_url=proxy.base_url, extra_headers_from_state={"Authorization":
+"envgym_proxy_auth"})`` sends ``Bearer <state["envgym_session"]>``, which the proxy takes as the session key.
 """
 
 from __future__ import annotations
@@ -94,6 +98,9 @@ class EnvgymEnv(vf.MultiTurnEnv):
         env = self._make_env(task.env_id)
         state["envgym_task_id"] = task.id
         state["envgym"] = None
+        # one recording-proxy session per rollout: ClientConfig(extra_headers_from_state={"Authorization": ...})
+        state["envgym_session"] = f"envgym-{state.get('trajectory_id') or task.id}"
+        state["envgym_proxy_auth"] = f"Bearer {state['envgym_session']}"
         try:
             obs, info = await env.reset(task=task, seed=self._seed + int(state.get("example_id") or 0))
         except BaseException:

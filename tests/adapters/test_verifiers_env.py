@@ -17,31 +17,30 @@ from envgym.rl.models import tiny_policy
 
 
 @pytest.mark.slow
-async def test_verifiers_evaluate_scores_rollouts_with_envgym_verdicts():
-    from openai import AsyncOpenAI
-
+async def test_verifiers_evaluate_scores_rollouts_with_envgym_verdicts(monkeypatch):
     from envgym.rl.proxy import RecordingProxy
 
+    monkeypatch.setenv("ENVGYM_PROXY_KEY", "unused")  # the proxy takes the session from the header below
     env = vf.load_environment("envgym", suite="tool-retail", split="train", limit=2, max_turns=2)
     assert isinstance(env, EnvgymEnv) and len(env.get_eval_dataset()) == 2
     model, tokenizer = tiny_policy(seed=0)
     backend = TransformersBackend(model, tokenizer)
     try:
         async with RecordingProxy(backend) as proxy:
-            openai = AsyncOpenAI(base_url=proxy.base_url_for("verifiers"), api_key="verifiers", max_retries=0)
-            client = vf.OpenAIChatCompletionsClient(openai)
-            results = await env.evaluate(client, "policy", sampling_args={"max_tokens": 24, "temperature": 1.0},
+            config = vf.ClientConfig(api_base_url=proxy.base_url, api_key_var="ENVGYM_PROXY_KEY", max_retries=0,
+                                     extra_headers_from_state={"Authorization": "envgym_proxy_auth"})
+            results = await env.evaluate(config, "policy", sampling_args={"max_tokens": 24, "temperature": 1.0},
                                          num_examples=2, rollouts_per_example=1, max_concurrent=2,
-                                         state_columns=["envgym_verdict", "envgym_outcome", "envgym_task_id"],
+                                         state_columns=["envgym_verdict", "envgym_outcome", "envgym_task_id",
+                                                        "envgym_session"],
                                          on_progress=lambda *a, **k: None)
-            await openai.close()
-            calls = proxy.session("verifiers").calls
+            sessions = {o["envgym_session"]: proxy.session(o["envgym_session"]).calls for o in results["outputs"]}
     finally:
         await backend.aclose()
 
     outputs = results["outputs"]
     assert sorted(o["envgym_task_id"] for o in outputs) == sorted(env.envgym_tasks)
-    assert len(calls) >= 2  # every model turn went through the recording proxy
+    assert len(sessions) == 2 and all(sessions.values())  # one proxy session per rollout, every turn recorded
     for output in outputs:
         verdict = output["envgym_verdict"]
         assert verdict is not None and verdict["criteria"], output.get("error")  # really graded by envgym
