@@ -35,7 +35,8 @@ class Learner:
         self.model = model
         self.config = config
         self.device = next(model.parameters()).device
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self.params = trainable(model, config.trainable_layers)
+        self.optimizer = torch.optim.AdamW(self.params, lr=config.lr, weight_decay=config.weight_decay)
         self.loss_config = LossConfig(clip_eps_low=config.clip_eps_low, clip_eps_high=config.clip_eps_high,
                                       is_mode=config.is_mode, is_cap=config.is_cap, is_low=config.is_low,
                                       is_high=config.is_high)
@@ -122,7 +123,7 @@ class Learner:
                 clipped += int(parts.clipped.item())
                 stats["seq_masked"] += int((parts.seq_kept == 0).sum().item())
                 stats["tokens"] += parts.tokens
-            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+            norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm)
             self.optimizer.step()
             updates += 1
             losses.append(chunk_loss)
@@ -145,6 +146,24 @@ class Learner:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.steps_done = int(state["steps_done"])
+
+
+def trainable(model: Any, last_layers: int | None) -> list[torch.nn.Parameter]:
+    """The parameters to train: all, or the last ``last_layers`` decoder blocks and the final norm (the rest
+    get ``requires_grad=False``, so autograd records nothing below the first trained block)."""
+    if last_layers is None:
+        return [p for p in model.parameters() if p.requires_grad]
+    inner = getattr(model, "model", model)
+    blocks = getattr(inner, "layers", None)
+    if blocks is None:
+        raise ValueError("trainable_layers needs a decoder with model.layers (Llama-style)")
+    for p in model.parameters():
+        p.requires_grad_(False)
+    chosen = [*blocks[-last_layers:], *([inner.norm] if hasattr(inner, "norm") else [])]
+    params = [p for module in chosen for p in module.parameters()]
+    for p in params:
+        p.requires_grad_(True)
+    return params
 
 
 def _split(items: list[Any], parts: int) -> list[list[Any]]:
