@@ -121,7 +121,8 @@ def kl_estimate(log_ratio: torch.Tensor) -> float:
     """k3 estimate of KL(rollout || trainer) from ``old - rollout`` at sampled tokens (0 when they agree)."""
     if log_ratio.numel() == 0:
         return 0.0
-    return float((torch.exp(log_ratio) - log_ratio - 1).mean().item())
+    x = log_ratio.double()  # float32 rounds exp(x) - x - 1 to 0 for |x| < 1e-4, where engines usually are
+    return float((torch.exp(x) - x - 1).mean().item())
 
 
 def quantiles(values: torch.Tensor, qs: Sequence[float] = (0.05, 0.5, 0.95)) -> dict[str, float]:
