@@ -61,7 +61,6 @@ class TrainResult:
     steps_done: int
     metrics: list[dict[str, Any]]
     out_dir: Path
-    interrupted: bool = False
 
 
 def select_tasks(config: TrainConfig) -> list[TaskSpec]:
@@ -145,7 +144,6 @@ class Trainer:
         self._t0 = time.perf_counter()
         self._generated_tokens = 0
         self._trained_samples = 0
-        interrupted = False
         saved = start
         try:
             await proxy.start()
@@ -156,9 +154,6 @@ class Trainer:
                     if step % cfg.checkpoint_every == 0 or step == cfg.steps:
                         await asyncio.to_thread(save_checkpoint, self.out_dir, learner, cfg)
                         saved = step
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            interrupted = True
-            raise
         finally:
             # A checkpoint of the last finished step, even when interrupted (it waits for a step in progress).
             if learner.steps_done > saved:
@@ -166,7 +161,7 @@ class Trainer:
             await pool.aclose()
             await proxy.aclose()
             await backend.aclose()
-        return TrainResult(learner.steps_done, self.metrics, self.out_dir, interrupted)
+        return TrainResult(learner.steps_done, self.metrics, self.out_dir)
 
     async def _sync_loop(self, runner: GroupRunner, learner: Learner, backend: TransformersBackend, start: int):
         cfg = self.config

@@ -133,3 +133,32 @@ async def test_resuming_with_another_config_is_refused(tmp_path):
     await _run(tmp_path, "run", tiny_config(mode="sync", steps=1))
     with pytest.raises(SpecError, match="different training config"):
         await _run(tmp_path, "run", tiny_config(mode="sync", steps=2, lr=1e-2))
+
+
+async def test_cancelling_a_run_checkpoints_the_last_finished_step_and_closes_everything(tmp_path):
+    import asyncio
+
+    built: list[VowelEnv] = []
+
+    class Tracked(VowelEnv):
+        closed = False
+
+        async def close(self) -> None:
+            self.closed = True
+
+    def make_env(env_id):
+        built.append(Tracked())
+        return built[-1]
+
+    first_step = asyncio.Event()
+    config = tiny_config(mode="async", max_staleness=1, steps=50, checkpoint_every=100)
+    trainer = Trainer(config, tmp_path / "run", policy=_policy(), tasks=vowel_tasks(), make_env=make_env,
+                      report=lambda line: first_step.set())
+    task = asyncio.create_task(trainer.run())
+    await first_step.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    saved = latest_checkpoint(tmp_path / "run")
+    assert saved is not None and json.loads((saved / "state.json").read_text())["step"] >= 1
+    assert built and all(env.closed for env in built)
