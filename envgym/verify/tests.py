@@ -70,15 +70,13 @@ def patch_paths(patch: str) -> list[str]:
     return list(seen)
 
 
-def test_files(spec: TestsSpec) -> list[str]:
+def files_to_run(spec: TestsSpec) -> list[str]:
     """The files to run: those of the listed node ids (``path::name``), else the test patch's ``.py`` files."""
     files = {t.split("::", 1)[0] for t in (*spec.fail_to_pass, *spec.pass_to_pass) if "::" in t}
     if not files:
         files = {p for p in patch_paths(spec.test_patch) if p.endswith(".py")}
     return sorted(files)
 
-
-test_files.__test__ = False  # type: ignore[attr-defined]
 
 
 def parse_pytest(output: str) -> dict[str, str]:
@@ -109,7 +107,7 @@ def diff_command(base: str) -> str:
 
 def _restore_script(spec: TestsSpec) -> str:
     base = shlex.quote(spec.base_commit)
-    paths = sorted(set(patch_paths(spec.test_patch)) | set(test_files(spec)))
+    paths = sorted(set(patch_paths(spec.test_patch)) | set(files_to_run(spec)))
     lines = ["set -u", f"cd {shlex.quote(spec.workdir)}"]
     changed = (f"git diff --name-only {base} -- {' '.join(shlex.quote(f':(glob)**/{p}') for p in PROTECTED)}; "
                f"git ls-files --others --exclude-standard -- "
@@ -133,7 +131,7 @@ async def run_hidden_tests(spec: TestsSpec, sandbox: Any) -> Verdict:
     if restored.exit_code != 0:
         detail = (restored.stdout + restored.stderr)[-2000:]
         raise VerifierError(f"the hidden test patch did not apply at {spec.base_commit[:12]}: {detail}")
-    files = test_files(spec)
+    files = files_to_run(spec)
     cmd = f"{spec.test_cmd} {' '.join(shlex.quote(f) for f in files)}"
     result = await sandbox.session.exec(["bash", "-c", f"exec 2>&1\n{cmd}"], timeout=spec.timeout_s,
                                         max_output=spec.max_output, cwd=spec.workdir, env=TEST_ENV)

@@ -13,7 +13,7 @@ from envgym.sandbox.errors import SandboxCrashed
 from envgym.sandbox.fake import FakeSandbox
 from envgym.task import TaskSpec
 from envgym.verify import VerifyContext, verify
-from envgym.verify.tests import TestsSpec, parse_pytest, patch_paths, test_files
+from envgym.verify.tests import TestsSpec, files_to_run, parse_pytest, patch_paths
 
 SUMMARY = """\
 ============================= test session starts ==============================
@@ -55,11 +55,11 @@ def test_parse_pytest_summary():
     assert not any(k.startswith("[") for k in statuses)  # "SKIPPED [1] file:line" names no node id
 
 
-def test_patch_paths_and_test_files():
+def test_patch_paths_and_files_to_run():
     assert patch_paths(TEST_PATCH) == ["tests/test_a.py", "tests/helpers.txt"]
-    assert test_files(spec()) == ["tests/test_a.py", "tests/test_b.py"]
+    assert files_to_run(spec()) == ["tests/test_a.py", "tests/test_b.py"]
     only_patch = spec(fail_to_pass=("test_one (tests.test_a.Case)",), pass_to_pass=())
-    assert test_files(only_patch) == ["tests/test_a.py"]  # ids without "::": the patch's .py files
+    assert files_to_run(only_patch) == ["tests/test_a.py"]  # ids without "::": the patch's .py files
 
 
 def test_tests_spec_is_a_verifier_kind_in_task_files():
