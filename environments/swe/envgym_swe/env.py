@@ -30,7 +30,7 @@ from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError
 from envgym.sandbox.base import Sandbox, SandboxState
-from envgym.sandbox.errors import ImageMissing, SandboxCrashed, SandboxError
+from envgym.sandbox.errors import ExecTimeout, ImageMissing, SandboxCrashed, SandboxError
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation, ToolResult, Verdict
 from envgym.verify import VerifyContext, verify
@@ -130,8 +130,15 @@ class SweEnv(Env):
                 results.append(ToolResult(call_id=call.id, name=call.name, content=content))
             except ToolError as exc:
                 results.append(ToolResult(call_id=call.id, name=call.name, content=str(exc), error=str(exc)))
-            except SandboxError as exc:
+            except (SandboxCrashed, ExecTimeout) as exc:
                 raise self._broken(exc) from exc
+            except SandboxError as exc:
+                if self.sandbox is None or self.sandbox.state is not SandboxState.RUNNING:
+                    raise self._broken(exc) from exc
+                # The agent's command killed the session helper (``pkill python3``, say): its doing, not the
+                # infrastructure's. The next call opens a new session.
+                message = f"the command broke the container's command session ({exc}); it will be restarted"
+                results.append(ToolResult(call_id=call.id, name=call.name, content=message, error=message))
         errors = "; ".join(f"{r.name}: {r.error}" for r in results if r.error) or None
         return self._observe(results, errors)
 
