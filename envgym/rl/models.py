@@ -125,6 +125,10 @@ def _save_atomically(folder: Path, save: Any) -> None:
         save(str(staging))
         if folder.exists():
             shutil.rmtree(folder)
-        staging.rename(folder)
+        try:
+            staging.rename(folder)
+        except OSError:  # another process finished the same cache first: keep theirs
+            if not folder.is_dir():
+                raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
