@@ -159,7 +159,7 @@ async def run_hidden_tests(spec: TestsSpec, sandbox: Any) -> Verdict:
     resolved = all(c.passed for c in criteria) and reason is None
     # No timings in the evidence: the same work graded twice gives the same verdict.
     evidence = {"resolved": resolved, "reason": reason, "tests": tests, "test_files": files,
-                "exit_code": result.exit_code, "log_tail": _ADDRESS.sub("0x?", _TIMING.sub(" ", output[-4000:]))}
+                "exit_code": result.exit_code, "log_tail": _ADDRESS.sub("0x?", _TIMING.sub(" ", output))[-4000:]}
     return Verdict(score=float(resolved), passed=resolved, criteria=tuple(criteria), evidence=evidence)
 
 
