@@ -200,3 +200,6 @@ def test_an_ambiguous_method_name_resolves_to_the_module_the_test_imports() -> N
     assert resolve(names, "from boltons.urlutils import URL\n") == {"to_text": "boltons.urlutils.URL.to_text",
                                                                       "x": "m.x"}
     assert resolve(names, "import os\n")["to_text"] == "boltons.tableutils.Table.to_text"
+    assert resolve({"parse": ["parse.Parser.parse", "parse.parse"]}, "import parse\n") == {"parse": "parse.parse"}
+    both = "from boltons import urlutils\nfrom boltons.urlutils import URL\n"
+    assert resolve(names, both)["to_text"] == "boltons.urlutils.URL.to_text"

@@ -292,21 +292,24 @@ def describe(detail: Mapping[str, Any], names: Mapping[str, str]) -> tuple[str, 
 
 
 def resolve(names: Mapping[str, str | Sequence[str]], module_source: str) -> dict[str, str]:
-    """One spelling per name: of several definitions, the one whose module the test module imports."""
+    """One spelling per name: of several definitions, the one under the most specific module the test imports."""
     imported = set()
     try:
         for node in ast.walk(ast.parse(module_source)):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                imported.add(node.module)
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
                 imported |= {a.name for a in node.names}
     except SyntaxError:
         pass
+
+    def score(spelling: str) -> tuple[int, int]:  # then a module-level function over a method
+        return max((len(m) for m in imported if spelling.startswith(f"{m}.")), default=0), -spelling.count(".")
+
     out = {}
     for name, spellings in names.items():
         options = [spellings] if isinstance(spellings, str) else list(spellings)
-        out[name] = next((o for o in options if o.rsplit(".", 1)[0] in imported or any(
-            o.startswith(f"{m}.") for m in imported)), options[0])
+        out[name] = max(options, key=score)  # max keeps the first of equal scores
     return out
 
 
