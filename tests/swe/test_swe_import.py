@@ -67,6 +67,9 @@ def test_import_builds_one_image_skips_a_stale_gold_patch_and_hides_the_tests(tm
     assert [built for _, built in again.images] == [False]  # content-hash tag: a cache hit
     assert again.skipped == [("demo__calc-3-stale", again.skipped[0][1])]
     assert "gold patch does not apply" in again.skipped[0][1]
+    from envgym_swe.cli import build_suites
+
+    assert build_suites([str(out_dir)], {}) == again.images  # `envgym swe build`: present, nothing to do
     missing = importer.import_instances(instances[:1], {}, "swe-demo", None, build=False, remember=False)
     assert not missing.tasks and "--repo demo/calc=PATH" in missing.skipped[0][1]
 
