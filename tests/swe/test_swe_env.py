@@ -62,8 +62,8 @@ async def test_tools_errors_caps_and_hidden_history(demo):
         assert [t["function"]["name"] for t in info["tools"]] == ["bash", "view", "edit", "create", "search", "submit"]
         step = await env.step(call("bash", cmd="git log --all --oneline | wc -l; ls tests; cd calc"))
         assert step.observation.text.split() == ["1", "test_calc.py"]  # one commit, the hidden test file absent
-        step = await env.step(call("bash", cmd="pwd"))
-        assert step.observation.text.strip() == "/testbed/calc"  # cd persists
+        step = await env.step(call("bash", cmd="pwd; ls /sys/class/net"))
+        assert step.observation.text.split() == ["/testbed/calc", "lo"]  # cd persists; no network but loopback
         step = await env.step(call("edit", path="__init__.py", old="return", new="return"))
         assert step.observation.last_action_error == (
             "edit: old text matches 3 times in /testbed/calc/__init__.py; include more surrounding lines to make "
