@@ -2,8 +2,10 @@
 
 An :class:`ImageSpec` (stored in every task's ``initial_state["image"]``) names what goes in: the repository,
 its version, the base commits the image must hold, the pip requirements and the install command. The tag is
-``envgym/swe-<owner>__<name>:<hash>`` where the hash covers the spec and the swe-python tag, so a second
-import (or a fresh machine building the same suite) finds the image or rebuilds the same one.
+``envgym-swe/<owner>__<name>:<hash>`` where the hash covers the spec and the swe-python tag, so a second
+import (or a fresh machine building the same suite) finds the image or rebuilds the same one. (Not under
+``envgym/``: ``envgym sandbox gc --images`` removes every ``envgym/`` tag that no ``sandboxes/`` recipe
+makes.)
 
 The build, on the host (synchronous: call it from a thread):
 
@@ -66,7 +68,7 @@ def parent_tag() -> str:
 def image_tag(spec: ImageSpec, parent: str | None = None) -> str:
     owner, name = spec.repo.split("/", 1)
     digest = hashlib.sha256(f"{parent or parent_tag()}\n{canonical_json(spec.model_dump(mode='json'))}".encode())
-    return f"envgym/swe-{_slug(owner)}__{_slug(name)}:{digest.hexdigest()[:12]}"
+    return f"envgym-swe/{_slug(owner)}__{_slug(name)}:{digest.hexdigest()[:12]}"
 
 
 def git(repo: Path, *args: str, check: bool = True, input: str | None = None) -> str:
