@@ -19,7 +19,9 @@ invalidates every cache, so no completion mixes versions or reuses keys/values o
 
 :class:`TransformersBackend` runs one worker thread that micro-batches the requests queued at that moment
 (left-padded, one KV cache per batch, per-request temperature, top-p, seed and stop), so the event loop
-never blocks. It keeps no KV cache across requests, so a weight update has nothing stale to keep.
+never blocks. Across batches it keeps the keys/values of a few shared prompt prefixes (an env's system
+prompt and tool schemas, a GRPO group's task), so only the rest of each prompt is prefilled; a weight
+update drops them.
 :class:`VLLMBackend` speaks HTTP to a vLLM OpenAI server (``/v1/completions`` with token-id prompts); see its
 docstring for the server flags it needs.
 """
@@ -31,6 +33,7 @@ import contextlib
 import queue
 import random
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,14 +94,21 @@ class _Request:
 class TransformersBackend:
     """An in-process transformers causal LM; see the module docstring."""
 
-    def __init__(self, model: Any, tokenizer: Any, *, max_batch: int = 16, policy_version: int = 0) -> None:
+    def __init__(self, model: Any, tokenizer: Any, *, max_batch: int = 16, policy_version: int = 0,
+                 prefix_cache: int = 4, min_prefix: int = 128) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.policy_version = policy_version
         self.max_batch = max_batch
+        self.prefix_cache = prefix_cache
+        self.min_prefix = min_prefix
         self.cache_resets = 0
         """How many times a weight update invalidated the caches (tests and metrics read it)."""
         self.batches = 0
+        self.prefix_hits = 0
+        """Batches that reused a cached prefix's keys/values."""
+        self._prefixes: OrderedDict[tuple[int, ...], list[tuple[Any, Any]]] = OrderedDict()
+        self._recent: list[int] = []
         self._weights = threading.Lock()  # held by a batch in flight and by a weight swap
         self._queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
@@ -156,7 +166,8 @@ class TransformersBackend:
                 raise BackendError(f"the new weights do not fit the model: missing {sorted(missing)[:5]}, "
                                    f"unexpected {sorted(result.unexpected_keys)[:5]}")
             self.policy_version = version
-            self.cache_resets += 1  # every batch builds its own KV cache: none survives this point
+            self._prefixes.clear()  # keys/values of the old weights must never serve the new ones
+            self.cache_resets += 1
 
     def _run(self) -> None:
         while True:
@@ -194,20 +205,25 @@ class TransformersBackend:
 
         model = self.model
         device = next(model.parameters()).device
-        width = max(len(r.prompt_ids) for r in batch)
+        start, past = self._prefix(batch, device)
+        # Each row's tokens after the shared prefix, left-padded; the pads sit between prefix and suffix,
+        # masked out, and positions count real tokens only.
+        width = max(len(r.prompt_ids) for r in batch) - start
         ids = torch.full((len(batch), width), self._pad, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for row, r in enumerate(batch):
-            ids[row, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids)
-            mask[row, width - len(r.prompt_ids):] = 1
+            suffix = r.prompt_ids[start:]
+            ids[row, width - len(suffix):] = torch.tensor(suffix)
+            mask[row, width - len(suffix):] = 1
         ids, mask = ids.to(device), mask.to(device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        positions = start + (mask.cumsum(-1) - 1).clamp(min=0)
+        if start:
+            mask = torch.cat([torch.ones((len(batch), start), dtype=mask.dtype, device=device), mask], dim=1)
         generators = [torch.Generator(device=device).manual_seed(r.seed) for r in batch]
         temps = torch.tensor([r.temperature or 1.0 for r in batch], device=device).unsqueeze(1)
         greedy = torch.tensor([r.temperature == 0 for r in batch], device=device)
         nucleus = [(row, r.top_p) for row, r in enumerate(batch) if r.top_p < 1.0 and r.temperature > 0]
         live = list(range(len(batch)))
-        past = None
         with torch.inference_mode():
             for _ in range(max(r.max_new_tokens for r in batch)):
                 out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=past, use_cache=True,
@@ -239,9 +255,69 @@ class TransformersBackend:
                 mask = torch.cat([mask, torch.ones((len(batch), 1), dtype=mask.dtype, device=device)], dim=1)
                 positions = positions[:, -1:] + 1
 
+    def _prefix(self, batch: list[_Request], device: Any) -> tuple[int, Any]:
+        """The length of a prefix every prompt of the batch shares and a KV cache holding it (0, None: none).
+
+        Cached prefixes (the last ``prefix_cache``, cleared by weight updates) are reused when every prompt
+        starts with one; otherwise the longest common prefix of the batch's prompts and the previous
+        batch's first prompt (the system prompt and tool schemas an env repeats, a GRPO group's task) is
+        computed once and cached when it has at least ``min_prefix`` tokens. The keys/values of a prefix do
+        not depend on what follows it, so the logits are those of a full prefill.
+        """
+        import torch
+        from transformers import DynamicCache
+
+        prompts = [r.prompt_ids for r in batch]
+        limit = min(len(p) for p in prompts) - 1  # the last prompt token is always fed, for its logits
+        recent, self._recent = self._recent, prompts[0]
+        if not self.prefix_cache:
+            return 0, None
+        best: tuple[int, ...] = ()
+        for key in self._prefixes:
+            n = len(key)
+            if len(best) < n <= limit and all(tuple(p[:n]) == key for p in prompts):
+                best = key
+        if best:
+            self._prefixes.move_to_end(best)
+            self.prefix_hits += 1
+            layers = self._prefixes[best]
+        else:
+            others = [*prompts[1:], *([recent] if recent else [])]
+            n = limit
+            for other in others:
+                n = min(n, _common(prompts[0], other, n))
+            if not others or n < self.min_prefix:  # no evidence that anything is shared
+                return 0, None
+            best = tuple(prompts[0][:n])
+            with torch.inference_mode():
+                out = self.model(input_ids=torch.tensor([best], device=device), use_cache=True, logits_to_keep=1)
+            layers = [(layer.keys, layer.values) for layer in out.cache.layers]
+            self._prefixes[best] = layers
+            while len(self._prefixes) > self.prefix_cache:
+                self._prefixes.popitem(last=False)
+        rows = len(batch)
+        cache = DynamicCache(ddp_cache_data=[(k.expand(rows, -1, -1, -1), v.expand(rows, -1, -1, -1))
+                                             for k, v in layers], config=self.model.config)
+        return len(best), cache
+
     def _hit_stop(self, r: _Request) -> bool:
         tail = self.tokenizer.decode(r.out_ids[-16:], skip_special_tokens=False)
         return any(s in tail for s in r.stop)
+
+
+def _common(a: list[int], b: list[int], limit: int) -> int:
+    """The length of the common prefix of ``a`` and ``b`` (at most ``limit``)."""
+    n = min(limit, len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _nucleus(logp: Any, top_p: float) -> Any:

@@ -135,3 +135,32 @@ async def test_vllm_backend_against_a_loopback_fake(tokenizer, tmp_path):
     finally:
         await backend.aclose()
         await fake.server.aclose()
+
+
+async def test_shared_prefixes_are_cached_until_the_weights_change(tiny):
+    from envgym.rl.models import tiny_policy
+
+    system = list(range(1000, 1300))  # a 300-token "system prompt" every episode repeats
+    prompts = [system + [7, 8, 9 + i] * (i + 1) for i in range(4)]
+    plain = TransformersBackend(tiny.model, tiny.tokenizer, prefix_cache=0)
+    cached = TransformersBackend(tiny_policy(seed=0).model, tiny.tokenizer, min_prefix=64)
+    try:
+        expected = [await plain.generate(p, max_new_tokens=4, temperature=1.0, seed=i) for i, p in enumerate(prompts)]
+        first = await cached.generate(prompts[0], max_new_tokens=4, temperature=1.0, seed=0)
+        assert cached.prefix_hits == 0 and not cached._prefixes  # nothing seen before: nothing shared yet
+        rest = await asyncio.gather(*[cached.generate(p, max_new_tokens=4, temperature=1.0, seed=i)
+                                      for i, p in enumerate(prompts) if i])
+        again = await cached.generate(prompts[0], max_new_tokens=4, temperature=1.0, seed=0)
+        assert cached.prefix_hits >= 1 and [len(k) for k in cached._prefixes] == [len(system) + 2]
+        for out, want in zip([first, *rest], expected, strict=True):
+            assert out.completion_ids == want.completion_ids
+            assert out.logprobs == pytest.approx(want.logprobs, abs=1e-4)
+        assert again.completion_ids == first.completion_ids
+        await cached.update_weights(tiny_policy(seed=1).model.state_dict(), version=1)
+        assert not cached._prefixes and cached.cache_resets == 1
+        changed = await cached.generate(prompts[0], max_new_tokens=4, temperature=0)
+        other = tiny_policy(seed=1).model
+        assert changed.logprobs == pytest.approx(recompute(other, prompts[0], changed.completion_ids), abs=1e-4)
+    finally:
+        await plain.aclose()
+        await cached.aclose()
