@@ -153,6 +153,7 @@ async def main(args) -> None:
                                                             f"(~{drift_tokens} tokens)"),
         ("logprob max |delta| (trainer recompute)", f"{max(deltas):.2e}"),
         ("logprob mean |delta|", f"{sum(deltas) / len(deltas):.2e}"),
+        ("backend batches (reusing a cached prefix)", f"{backend.batches} ({backend.prefix_hits})"),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
