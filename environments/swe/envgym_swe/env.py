@@ -66,7 +66,6 @@ class SweEnv(Env):
         self.image: str | None = None
         self.tools: ToolBox | None = None
         self._final_answer: str | None = None
-        self._submitted = False
 
     # -- containers ------------------------------------------------------------------------------------------
     async def _container(self, image: str) -> Sandbox:
@@ -105,7 +104,7 @@ class SweEnv(Env):
                     raise
         self.task = chosen
         self.tools = ToolBox(sandbox, timeout_s=self.command_timeout_s, max_output=self.max_output)
-        self._final_answer, self._submitted = None, False
+        self._final_answer = None
         text = (f"{chosen.instruction.strip()}\n\n---\nThe repository {repo} is checked out in /testbed (the working "
                 "directory); it has no network access. Tools: bash, view, edit, create, search. Change the code so "
                 "that the problem is solved, then call submit: hidden tests will grade your changes.")
@@ -173,7 +172,7 @@ class SweEnv(Env):
         return exc
 
     async def _finish(self, answer: str | None) -> StepResult:
-        self._final_answer, self._submitted = answer, True
+        self._final_answer = answer
         verdict = await self.verify()
         obs = Observation(text="Submitted. " + ("Resolved." if verdict.passed else "Not resolved."))
         return StepResult(obs, verdict.score, True, False, {"verdict": verdict})
