@@ -63,6 +63,8 @@ class TrainConfig(FrozenModel):
     max_new_tokens: int = Field(default=32, ge=1)
     gen_batch: int = Field(default=16, ge=1)
     """Requests the in-process backend decodes together; 1 makes generation batch-invariant (bitwise)."""
+    prefix_cache: int = Field(default=4, ge=0)
+    """Shared prompt prefixes whose keys/values the backend keeps between batches (0: none; bitwise tests)."""
 
     lr: float = Field(default=1e-5, gt=0)
     trainable_layers: int | None = Field(default=None, ge=1)

@@ -129,7 +129,8 @@ class Trainer:
             log.info("resumed from %s (step %d)", found, start)
         await asyncio.to_thread(self._write_config)
         infer_model = copy.deepcopy(model).eval()
-        backend = TransformersBackend(infer_model, tokenizer, max_batch=cfg.gen_batch, policy_version=start)
+        backend = TransformersBackend(infer_model, tokenizer, max_batch=cfg.gen_batch, policy_version=start,
+                                      prefix_cache=cfg.prefix_cache)
         sampling = Sampling(temperature=cfg.temperature, top_p=1.0, max_tokens=cfg.max_new_tokens)
         proxy = SeededProxy(backend, sampling=sampling, model_name=f"envgym-{cfg.model}")
         latency = cfg.env_latency_s

@@ -69,6 +69,6 @@ def vowel_tasks(n: int = 4) -> list[TaskSpec]:
 
 def tiny_config(**overrides: Any):
     values = {"model": "tiny", "suite": "unused", "group_size": 2, "groups_per_step": 2, "steps": 2,
-              "lr": 5e-3, "max_new_tokens": 6, "concurrency": 4, "gen_batch": 1, "checkpoint_every": 1,
-              "micro_batch_size": 4, "max_turns": 1, **overrides}
+              "lr": 5e-3, "max_new_tokens": 6, "concurrency": 4, "gen_batch": 1, "prefix_cache": 0,
+              "checkpoint_every": 1, "micro_batch_size": 4, "max_turns": 1, **overrides}
     return build_config(values)
