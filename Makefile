@@ -23,8 +23,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q $(VERL_DEPS)
 	touch $@
 
+# host-setup: Debian's chromium (+ headless shell), docker.io, dockerd and the base image. Then the SWE images:
+# swe-python and one per bundled repository (repositories rebuilt from their pinned PyPI sdists when absent).
 setup: $(VENV)/.installed
 	bash sandboxes/host-setup.sh
+	$(BIN)/envgym swe build --all
 
 demo: setup
 	$(BIN)/envgym eval $(SUITES) --agent oracle --concurrency $(CONCURRENCY) --out $(OUT)/runs/oracle
