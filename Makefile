@@ -6,7 +6,7 @@ OUT ?= out
 SUITES := --suite tool-retail --suite tool-assistant
 CONCURRENCY ?= 8
 
-.PHONY: setup demo test lint check clean
+.PHONY: setup demo test lint check validate-swe clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -43,7 +43,13 @@ lint: setup
 check: setup
 	$(BIN)/envgym check --all
 
-test: setup lint check
+# The bundled SWE suites stay valid: 2 sampled tasks per suite rebuilt from the sdist and re-run in containers
+# (the bug's FAIL_TO_PASS fail, the gold patch makes them pass, PASS_TO_PASS pass both ways).
+validate-swe: setup
+	for suite in swe-toolz swe-parse swe-inflection swe-boltons; do \
+	  $(BIN)/python -m envgym_swe.inject validate --suite $$suite --sample 2 || exit 1; done
+
+test: setup lint check validate-swe
 	$(BIN)/python -m pytest -q
 
 clean:
