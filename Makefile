@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 OUT ?= out
 SUITES := --suite tool-retail --suite tool-assistant
+SWE_SUITES := --suite swe-toolz --suite swe-parse --suite swe-inflection --suite swe-boltons
 CONCURRENCY ?= 8
 
 .PHONY: setup demo test lint check validate-swe clean
@@ -30,9 +31,9 @@ setup: $(VENV)/.installed
 	$(BIN)/envgym swe build --all
 
 demo: setup
-	$(BIN)/envgym eval $(SUITES) --agent oracle --concurrency $(CONCURRENCY) --out $(OUT)/runs/oracle
-	$(BIN)/envgym eval $(SUITES) --agent null --concurrency $(CONCURRENCY) --out $(OUT)/runs/null
-	$(BIN)/envgym eval $(SUITES) --agent random --runs 3 --concurrency $(CONCURRENCY) --out $(OUT)/runs/random
+	$(BIN)/envgym eval $(SUITES) $(SWE_SUITES) --agent oracle --concurrency $(CONCURRENCY) --out $(OUT)/runs/oracle
+	$(BIN)/envgym eval $(SUITES) $(SWE_SUITES) --agent null --concurrency $(CONCURRENCY) --out $(OUT)/runs/null
+	$(BIN)/envgym eval $(SUITES) $(SWE_SUITES) --agent random --runs 3 --concurrency $(CONCURRENCY) --out $(OUT)/runs/random
 	$(BIN)/envgym eval $(SUITES) --agent hf --max-steps 4 --step-timeout 900 --concurrency 2 --out $(OUT)/runs/smollm2
 	$(BIN)/envgym leaderboard build $(OUT)/runs/oracle $(OUT)/runs/null $(OUT)/runs/random $(OUT)/runs/smollm2 --out $(OUT)/leaderboard
 	@echo "leaderboard: $(OUT)/leaderboard/index.html"
