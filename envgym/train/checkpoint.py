@@ -2,7 +2,7 @@
 
 A checkpoint is written to a temporary folder and renamed, so a crash never leaves half of one; only the
 newest ``keep_checkpoints`` are kept. ``state.json`` records the step and the config hash; resuming with a
-config whose hash differs in anything but ``steps`` is refused (a :class:`~envgym.errors.SpecError`),
+config that differs in anything but :data:`RESUMABLE` is refused (a :class:`~envgym.errors.SpecError`),
 because the run would no longer be the one the metrics describe. Blocking functions: call them in a thread.
 """
 
@@ -17,12 +17,15 @@ from typing import Any
 from envgym.errors import SpecError
 from envgym.train.config import TrainConfig
 
+RESUMABLE = {"steps", "checkpoint_every", "keep_checkpoints", "save_samples", "concurrency", "gen_batch",
+             "prefix_cache", "torch_threads"}
+"""Fields a resumed run may change: its length, checkpointing, and knobs of speed rather than of learning."""
+
 
 def _resumable_hash(config: TrainConfig) -> str:
-    """The config hash without the knobs a resumed run may change (length, checkpoint cadence)."""
     from envgym.types import content_hash
 
-    return content_hash(config.model_dump(mode="json", exclude={"steps", "checkpoint_every", "keep_checkpoints"}))
+    return content_hash(config.model_dump(mode="json", exclude=RESUMABLE))
 
 
 def save_checkpoint(out_dir: str | Path, learner: Any, config: TrainConfig) -> Path:
