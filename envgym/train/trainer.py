@@ -142,9 +142,11 @@ class Trainer:
         from envgym.vector.pool import EpisodePool
 
         pool = EpisodePool(concurrency=cfg.concurrency, make_env=build_env)
-        self._t0 = time.perf_counter()
-        self._generated_tokens = 0
-        self._trained_samples = 0
+        # A resumed run continues its clock and counters from the metrics of the step it resumes at.
+        before = [line for line in read_metrics(self.out_dir) if line["step"] <= start] if start else []
+        self._t0 = time.perf_counter() - (before[-1]["wall_s"] if before else 0.0)
+        self._generated_tokens = sum(line["model_tokens"] for line in before)
+        self._trained_samples = sum(line["samples"] for line in before)
         saved = start
         try:
             await proxy.start()

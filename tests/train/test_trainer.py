@@ -122,7 +122,9 @@ async def test_checkpoint_resume_continues_the_same_run(tmp_path):
     assert first.steps_done == 1 and rest.steps_done == 2 and [m["step"] for m in rest.metrics] == [2]
     for (name, a), (_, b) in zip(whole_model.state_dict().items(), rest_model.state_dict().items(), strict=True):
         assert torch.equal(a, b), name
-    assert _learning(read_metrics(tmp_path / "split")) == _learning(whole.metrics)
+    lines = read_metrics(tmp_path / "split")
+    assert _learning(lines) == _learning(whole.metrics)
+    assert lines[1]["wall_s"] >= lines[0]["wall_s"]  # the clock continues across the resume
     state = json.loads((latest_checkpoint(tmp_path / "split") / "state.json").read_text())
     assert state["step"] == 2
 
