@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import envgym
@@ -13,11 +11,10 @@ from envgym.rollout import run_episode
 from envgym.sandbox.errors import SandboxCrashed
 from envgym.task import write_tasks
 from envgym.types import Action, Observation, Outcome
-from envgym_swe import containers
 from envgym_swe.demo import REPO, make_demo
 from envgym_swe.importer import import_instances
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
 ENV_ID = "swe/demo-v1"
 
 
@@ -33,21 +30,6 @@ def demo(tmp_path_factory):
     envgym.register(ENV_ID, "envgym_swe.env:SweEnv", suites=(str(suite),), override=True,
                     kwargs={"max_output": 2000, "command_timeout_s": 3})
     return tasks
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_containers():
-    yield
-    import docker
-
-    api = docker.APIClient(version="auto")
-    try:
-        left = api.containers(all=True, filters={"label": f"envgym.owner_pid={os.getpid()}"})
-        for c in left:
-            api.remove_container(c["Id"], force=True)
-    finally:
-        api.close()
-    assert not left and not containers.pools_in_use()
 
 
 def call(name: str, **args) -> Action:

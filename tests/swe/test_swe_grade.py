@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -12,11 +11,10 @@ from envgym.agents import parse_agent
 from envgym.cli import main
 from envgym.eval import EvalConfig, evaluate
 from envgym.task import write_tasks
-from envgym_swe import containers
 from envgym_swe.demo import REPO, make_demo
 from envgym_swe.importer import import_instances
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
 
 
 @pytest.fixture(scope="module")
@@ -30,21 +28,6 @@ def demo(tmp_path_factory):
     envgym.register("swe/demograde-v1", "envgym_swe.env:SweEnv", suites=(str(suite),), override=True)
     (root / "instances.jsonl").write_text("".join(json.dumps(i) + "\n" for i in instances))
     return root, repo, suite, {i["instance_id"]: i for i in instances}
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_containers():
-    yield
-    import docker
-
-    api = docker.APIClient(version="auto")
-    try:
-        left = api.containers(all=True, filters={"label": f"envgym.owner_pid={os.getpid()}"})
-        for c in left:
-            api.remove_container(c["Id"], force=True)
-    finally:
-        api.close()
-    assert not left and not containers.pools_in_use()
 
 
 async def test_eval_writes_predictions_that_grade_resolved(demo):
