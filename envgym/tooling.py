@@ -1,4 +1,4 @@
-"""What every tool-using family shares: typed arguments and OpenAI function schemas.
+"""What every tool-using family shares: typed arguments, OpenAI function schemas, argument decoding.
 
 A family's tools are plain functions whose ``args`` parameter is annotated with a pydantic model;
 :func:`args_model_of` finds that model and :func:`function_schema` turns it into the OpenAI
@@ -9,6 +9,7 @@ differs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -37,3 +38,18 @@ def function_schema(name: str, description: str, args_model: type[BaseModel]) ->
     params.setdefault("properties", {})
     params["additionalProperties"] = False
     return {"type": "function", "function": {"name": name, "description": description, "parameters": params}}
+
+
+class ArgumentsError(ValueError):
+    """A tool call's arguments are not a JSON object; the message names the tool and the problem."""
+
+
+def decode_arguments(name: str, arguments: str | None) -> dict[str, Any]:
+    """A tool call's JSON ``arguments`` (empty means ``{}``) as a dict, else :class:`ArgumentsError`."""
+    try:
+        raw = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        raise ArgumentsError(f"invalid JSON in arguments of {name}: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(raw, dict):
+        raise ArgumentsError(f"arguments of {name} must be a JSON object")
+    return raw

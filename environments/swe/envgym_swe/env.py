@@ -32,6 +32,7 @@ from envgym.errors import EnvError
 from envgym.sandbox.base import Sandbox, SandboxState
 from envgym.sandbox.errors import ExecTimeout, ImageMissing, SandboxCrashed, SandboxError
 from envgym.task import TaskSpec
+from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolResult, Verdict
 from envgym.verify import VerifyContext, verify
 from envgym_swe import containers
@@ -154,11 +155,9 @@ class SweEnv(Env):
         if model is None:
             raise ToolError(f"unknown tool {name!r}; available: {', '.join(ARGS)}")
         try:
-            raw = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"invalid JSON in arguments of {name}: {exc.msg} at column {exc.colno}") from None
-        if not isinstance(raw, dict):
-            raise ToolError(f"arguments of {name} must be a JSON object")
+            raw = decode_arguments(name, arguments)
+        except ArgumentsError as exc:
+            raise ToolError(str(exc)) from None
         try:
             return model.model_validate(raw)
         except ValidationError as exc:

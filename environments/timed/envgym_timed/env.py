@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -42,6 +41,7 @@ from envgym.task import TaskSpec
 from envgym.timed.latency import INSTANT, latency
 from envgym.timed.thinking import ThinkingSample, thinking_policy, usage_delta
 from envgym.timed.timeline import Notification, StepTiming, Timeline
+from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Usage, Verdict
 from envgym.verify import CallRecord, verify
 from envgym.verify.timed import TimedVerifyContext
@@ -289,11 +289,9 @@ class TimedEnv(Env):
             names = sorted([*self.scenario.by_name, *CONTROLS])
             return reject("unknown", None, f"unknown tool {call.name!r}; available: {', '.join(names)}")
         try:
-            raw = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return reject(spec.kind, None, f"invalid JSON in arguments of {call.name}: {exc.msg} at column {exc.colno}")
-        if not isinstance(raw, dict):
-            return reject(spec.kind, None, f"arguments of {call.name} must be a JSON object")
+            raw = decode_arguments(call.name, call.arguments)
+        except ArgumentsError as exc:
+            return reject(spec.kind, None, str(exc))
         unknown = set(raw) - set(spec.args_model.model_fields)
         if unknown:
             return reject(spec.kind, raw, f"unknown argument(s) for {call.name}: {', '.join(sorted(unknown))}")

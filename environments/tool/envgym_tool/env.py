@@ -34,6 +34,7 @@ from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError, SpecError
 from envgym.task import TaskSpec
+from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Verdict
 from envgym.verify import CallRecord, JudgeConfig, VerifyContext, verify
 from envgym.verify.context import drop_fields
@@ -95,11 +96,9 @@ def _execute(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
     if tool is None:
         return reject("unknown", None, f"unknown tool {call.name!r}; available: {', '.join(sorted(domain.by_name))}")
     try:
-        raw = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError as exc:
-        return reject(tool.kind, None, f"invalid JSON in arguments of {call.name}: {exc.msg} at column {exc.colno}")
-    if not isinstance(raw, dict):
-        return reject(tool.kind, None, f"arguments of {call.name} must be a JSON object")
+        raw = decode_arguments(call.name, call.arguments)
+    except ArgumentsError as exc:
+        return reject(tool.kind, None, str(exc))
     unknown = set(raw) - set(tool.args_model.model_fields)
     if unknown:
         return reject(tool.kind, raw, f"unknown argument(s) for {call.name}: {', '.join(sorted(unknown))}")

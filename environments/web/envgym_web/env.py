@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sqlite3
 from collections import OrderedDict
 from typing import Any, ClassVar
@@ -35,6 +34,7 @@ from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError
 from envgym.task import TaskSpec
+from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, ToolResult, Verdict
 from envgym.verify import JudgeConfig, VerifyContext, verify
 from envgym_web import observe
@@ -149,12 +149,9 @@ class BrowserEnv(Env):
         if name not in TOOL_NAMES:
             raise ActionError(f"unknown tool {name!r}; available: {', '.join(sorted(TOOL_NAMES))}")
         try:
-            args = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            raise ActionError(f"invalid JSON in arguments of {name}: {exc.msg} at column {exc.colno}") from None
-        if not isinstance(args, dict):
-            raise ActionError(f"arguments of {name} must be a JSON object")
-        return check_args(name, args)
+            return check_args(name, decode_arguments(name, arguments))
+        except ArgumentsError as exc:
+            raise ActionError(str(exc)) from None
 
     async def _finish(self, answer: str) -> StepResult:
         self._final_answer = answer
