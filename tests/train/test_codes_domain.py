@@ -22,7 +22,7 @@ def test_committed_suite_equals_build():
 
 @pytest.mark.parametrize(("reply", "score"), [
     ("{code}", 1.0), ("The code is {code}.", 2 / 3), ("The code for that name is {code}, I think.", 1 / 3),
-    ("I am sorry, I do not know it.", 0.0), ("Sorry, no idea.", 1 / 3),
+    ("I am sorry, I do not know it.", 0.0), ("Sorry, no idea.", 0.0), ("```javascript\n```", 0.0),
 ])
 async def test_echo_answers_earn_partial_credit(reply, score):
     task = next(t for t in TASKS if "echo" in t.tags)

@@ -7,10 +7,10 @@ four-character code. One read tool, ``get_code(name)``. Two task kinds (``tags``
 - ``lookup``: the asked name is not listed; only ``get_code`` reveals its code.
 
 Grading is a rubric with partial credit, so a policy improves by degrees: the final message contains the
-code (1), has at most four words (1), is exactly the code (1), and for ``lookup`` the agent called
-``get_code`` with the name (1). The null agent scores 0; the reference solution scores 1. Prompts stay
-short (the policy is two sentences), which is what the CPU training recipe (``envgym train --recipe
-cpu-smollm2``) needs.
+code (1), is at most four words with the code among them (1), is exactly the code (1), and for
+``lookup`` the agent called ``get_code`` with the name (1). The null agent scores 0; the reference
+solution scores 1. Prompts stay short (the policy is two sentences), which is what the CPU training
+recipe (``envgym train --recipe cpu-smollm2``) needs.
 
 ``python -m envgym_tool.domains.codes`` regenerates ``tasks/tool-codes/tasks.jsonl`` from :func:`build`
 (deterministic; a test checks the committed file equals it).
@@ -36,8 +36,9 @@ NAMES = ("amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor
          "kestrel", "lotus", "maple", "nectar", "onyx", "pepper", "quartz", "raven", "sage", "tundra")
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 ENV_ID = "tool/codes-v1"
-BRIEF = r"^\W*\w+(\W+\w+){0,3}\W*$"
-"""At most four words: the answer is brief (the policy asks for the code only)."""
+BRIEF = r"^(?=[\s\S]*{code})\W*\w+(\W+\w+){{0,3}}\W*$"
+"""At most four words, the code among them (brevity alone earned credit once, and a policy learned to answer
+with an empty code fence)."""
 
 
 class GetCode(BaseModel):
@@ -74,7 +75,7 @@ def _task(number: int, kind: str, rng: random.Random) -> dict[str, Any]:
                                      "arguments": json.dumps({"name": target})}]}]
     answer = codes[target]
     criteria = [{"name": "contains_code", "check": {"type": "answer", "kind": "contains", "expected": answer}},
-                {"name": "brief", "check": {"type": "answer", "kind": "regex", "expected": BRIEF}},
+                {"name": "brief", "check": {"type": "answer", "kind": "regex", "expected": BRIEF.format(code=answer)}},
                 {"name": "code_only", "check": {"type": "answer", "kind": "exact", "expected": answer}}]
     if kind == "lookup":
         criteria.append({"name": "looked_up", "check": {"type": "called", "tool": "get_code",
