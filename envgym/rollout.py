@@ -10,6 +10,7 @@ propagates (after cleanup). The agent is closed in ``finally``; the env belongs 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import traceback
 
 from envgym.agent import Agent
@@ -19,6 +20,44 @@ from envgym.errors import EnvgymError, PolicyError, PolicyTimeout, StepTimeout
 from envgym.task import TaskSpec
 from envgym.trajectory import StepRecord, Trajectory
 from envgym.types import Observation, Outcome, Timing, Verdict
+
+
+class _StepDeadline:
+    """The step deadline, re-armed before every call for the price of a float store.
+
+    One timer per episode: when it fires it compares the clock with the current due time and re-arms itself
+    to that time, and only a due time that has really passed fires ``timeout`` (the enclosing
+    ``asyncio.Timeout``, which then cancels the task into a ``TimeoutError``). Rescheduling the Timeout
+    itself before every call would cost a timer handle and a heap push per call.
+    """
+
+    __slots__ = ("_handle", "due", "loop", "seconds", "timeout")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: asyncio.Timeout, seconds: float | None) -> None:
+        self.loop, self.timeout, self.seconds = loop, timeout, seconds
+        self.due = 0.0
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        if self.seconds is None:
+            return
+        self.due = self.loop.time() + self.seconds
+        if self._handle is None:
+            self._handle = self.loop.call_at(self.due, self._check)
+
+    def _check(self) -> None:
+        now = self.loop.time()
+        if now >= self.due:
+            self._handle = None
+            with contextlib.suppress(RuntimeError):  # the Timeout has exited already (the episode is grading)
+                self.timeout.reschedule(now)
+        else:
+            self._handle = self.loop.call_at(self.due, self._check)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
 
 
 async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | None = None,
@@ -34,20 +73,22 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     outcome = Outcome.FAILURE
     error: BaseException | None = None
     first: Observation | None = None
-    # One step deadline for the whole episode, re-armed before each call (cheaper than a context per call);
+    # One step deadline for the whole episode, re-armed before each call (see _StepDeadline);
     # ``phase`` says whose deadline it was when it fires.
     step_deadline: asyncio.Timeout | None = None
+    watchdog: _StepDeadline | None = None
     phase = "reset"
 
     def arm(next_phase: str) -> None:
         nonlocal phase
         phase = next_phase
-        if limits.step_timeout_s is not None and step_deadline is not None:
-            step_deadline.reschedule(loop.time() + limits.step_timeout_s)
+        if watchdog is not None:
+            watchdog.arm()
 
     env.attach_usage(lambda: agent.usage)  # envs where thinking costs time charge by the agent's tokens
     try:
         async with asyncio.timeout(limits.episode_timeout_s), asyncio.timeout(None) as step_deadline:
+            watchdog = _StepDeadline(loop, step_deadline, limits.step_timeout_s)
             t = clock.now()
             arm("reset")
             obs, info = await env.reset(task=task, seed=seed)
@@ -96,6 +137,8 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     except Exception as exc:
         outcome, error = Outcome.INFRA_ERROR, exc
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         env.attach_usage(None)
         await agent.close()
     usage = agent.usage

@@ -34,6 +34,28 @@ async def test_agent_step_timeout_is_infra_error(notes):
     assert agent.closed
 
 
+class SlowThirdCall(ScriptedAgent):
+    async def act(self, observation):
+        if len(self.seen) == 2:
+            await asyncio.sleep(0.5)
+        return await super().act(observation)
+
+
+async def test_step_deadline_is_per_call_and_rearmed_each_call(notes):
+    # each call takes 60% of the step deadline, the episode several deadlines: nothing times out
+    task = notes[0].model_copy(update={"limits": notes[0].limits.model_copy(update={"step_timeout_s": 0.1})})
+    solution = list(task.solution)
+    agent = ScriptedAgent(solution, delay=0.06)
+    async with envgym.make("test/notes-v1") as env:
+        trajectory = await run_episode(env, agent, task)
+        assert trajectory.outcome is Outcome.SUCCESS and trajectory.timing.wall_s > 0.1
+        # a late call after fast ones still times out, attributed to the agent
+        slow = SlowThirdCall([Action.call("list_notes"), Action.call("list_notes"), Action.say("late")])
+        late = await run_episode(env, slow, task)
+    assert late.outcome is Outcome.INFRA_ERROR and late.error_type == "PolicyTimeout" and len(late.steps) == 2
+    await asyncio.sleep(0.15)  # the episode's deadline timer is gone: nothing fires after the episode
+
+
 async def test_episode_deadline_truncates_and_grades(notes):
     limits = notes[0].limits.model_copy(update={"episode_timeout_s": 0.3, "step_timeout_s": None})
     task = notes[0].model_copy(update={"limits": limits})
