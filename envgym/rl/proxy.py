@@ -39,7 +39,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,8 +101,13 @@ class RecordingProxy:
 
     def __init__(self, backend: InferenceBackend, host: str = "127.0.0.1", port: int = 0, *,
                  model_name: str = "envgym-policy", sampling: Sampling | None = None,
-                 default_max_tokens: int = 256, max_sessions: int = 4096) -> None:
+                 default_max_tokens: int = 256, max_sessions: int = 4096,
+                 seed_for: Callable[[SessionRecord], int] | None = None) -> None:
         self.backend = backend
+        self.seed_for = seed_for
+        """For a call without a ``seed``: the seed to sample it with, from its session (whose ``calls`` are
+        the earlier calls). A trainer derives it from the session key and call index, so an episode samples
+        the same tokens however many others run beside it. A seed the client sends is kept."""
         self.tokenizer = backend.tokenizer
         self.model_name = model_name
         self.sampling = sampling or Sampling()
@@ -207,6 +212,8 @@ class RecordingProxy:
         except (TypeError, ValueError) as exc:
             return 400, error_body(f"bad sampling parameters: {exc}")
         async with session._lock:
+            if settings["seed"] is None and self.seed_for is not None:
+                settings["seed"] = int(self.seed_for(session))
             try:
                 prompt_ids, prompt_text = self._prompt(session, body["messages"], body.get("tools") or [])
             except Exception as exc:  # malformed messages, or a chat template that rejects them

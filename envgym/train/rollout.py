@@ -43,18 +43,9 @@ def derive_seed(*parts: Any) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-class SeededProxy(RecordingProxy):
-    """A recording proxy that gives every call without a ``seed`` a deterministic one.
-
-    The seed derives from the session key and the call's index in the session, so an episode samples the
-    same tokens however many others run beside it (given a backend whose batching does not change the
-    numbers, e.g. ``max_batch=1``). A seed the client sends is kept.
-    """
-
-    async def _chat(self, session: SessionRecord, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        if body.get("seed") is None:
-            body = {**body, "seed": derive_seed("call", session.key, len(session.calls))}
-        return await super()._chat(session, body)
+def call_seed(session: SessionRecord) -> int:
+    """The proxy's ``seed_for``: a call's seed from its session key and its index in the session."""
+    return derive_seed("call", session.key, len(session.calls))
 
 
 class LatencyEnv(Wrapper):

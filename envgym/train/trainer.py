@@ -41,14 +41,14 @@ from envgym.env import Env
 from envgym.errors import SpecError
 from envgym.registry import make
 from envgym.rl.backends import TransformersBackend
-from envgym.rl.proxy import Sampling
+from envgym.rl.proxy import RecordingProxy, Sampling
 from envgym.rl.samples import write_samples
 from envgym.task import TaskSpec, load_suite
 from envgym.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from envgym.train.config import TrainConfig
 from envgym.train.learner import Learner
 from envgym.train.loss import group_advantages
-from envgym.train.rollout import Group, GroupRunner, LatencyEnv, SeededProxy
+from envgym.train.rollout import Group, GroupRunner, LatencyEnv, call_seed
 from envgym.types import Outcome
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ class Trainer:
         backend = TransformersBackend(infer_model, tokenizer, max_batch=cfg.gen_batch, policy_version=start,
                                       prefix_cache=cfg.prefix_cache)
         sampling = Sampling(temperature=cfg.temperature, top_p=1.0, max_tokens=cfg.max_new_tokens)
-        proxy = SeededProxy(backend, sampling=sampling, model_name=f"envgym-{cfg.model}")
+        proxy = RecordingProxy(backend, sampling=sampling, model_name=f"envgym-{cfg.model}", seed_for=call_seed)
         latency = cfg.env_latency_s
 
         def build_env(env_id: str) -> Env:

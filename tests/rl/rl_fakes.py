@@ -20,6 +20,7 @@ class ScriptedBackend:
         self.replies = list(replies)
         self.prompts: list[list[int]] = []
         self.requests: list[dict[str, Any]] = []
+        self.seeds: list[int | None] = []
         self.fail = fail
 
     async def generate(self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float = 1.0,
@@ -29,6 +30,7 @@ class ScriptedBackend:
             raise BackendError("the model crashed")
         self.prompts.append(list(prompt_ids))
         self.requests.append({"max_new_tokens": max_new_tokens, "temperature": temperature, "top_p": top_p})
+        self.seeds.append(seed)
         text = self.replies[(len(self.prompts) - 1) % len(self.replies)]
         ids = [*self.tokenizer.encode(text, add_special_tokens=False), self.tokenizer.eos_token_id]
         return Completion(ids, [-0.5] * len(ids), "stop", self.policy_version)

@@ -92,6 +92,17 @@ async def test_pinned_sampling_and_limits(tokenizer):
         assert proxy.sessions_dropped == 1 and proxy.close_session("a") is None and proxy.close_session("c")
 
 
+async def test_seed_for_seeds_calls_without_a_seed_and_keeps_the_clients(tokenizer):
+    backend = ScriptedBackend(tokenizer, ["ok"])
+    seed_for = lambda session: 1000 * ord(session.key) + len(session.calls)  # noqa: E731
+    async with RecordingProxy(backend, seed_for=seed_for) as proxy, httpx.AsyncClient() as client:
+        for key, seed in (("a", None), ("a", None), ("b", None), ("b", 7)):
+            body = {"messages": [{"role": "user", "content": key}]} | ({} if seed is None else {"seed": seed})
+            status, _ = await post(client, proxy.base_url_for(key) + "/chat/completions", body)
+            assert status == 200
+    assert backend.seeds == [97_000, 97_001, 98_000, 7]
+
+
 async def test_error_paths(tokenizer):
     async with RecordingProxy(ScriptedBackend(tokenizer, ["x"], fail=True)) as proxy, httpx.AsyncClient() as client:
         base, chat = proxy.base_url_for("s"), proxy.base_url_for("s") + "/chat/completions"
