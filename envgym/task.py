@@ -90,6 +90,15 @@ def suites_root() -> Path:
     return Path(str(resources.files("envgym_tasks")))
 
 
+def write_suite(name: str, tasks: list[TaskSpec]) -> Path:
+    """Write a bundled suite's ``tasks/<name>/tasks.jsonl`` (what the suites' generators run), say so, return it."""
+    path = suites_root() / name / "tasks.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_tasks(path, tasks)
+    print(f"wrote {len(tasks)} tasks to {path}")
+    return path
+
+
 def list_suites() -> list[str]:
     """Names of the bundled suites (folders of ``tasks/`` holding JSONL files)."""
     root = suites_root()

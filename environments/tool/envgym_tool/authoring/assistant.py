@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from envgym.task import TaskSpec, suites_root, write_tasks
+from envgym.task import TaskSpec, write_suite
 from envgym.types import Action, Limits, ToolCall
 from envgym.verify.spec import (
     AnswerSpec,
@@ -631,11 +631,7 @@ def build() -> list[TaskSpec]:
 
 
 def main() -> None:
-    path = suites_root() / "tool-assistant" / "tasks.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tasks = build()
-    write_tasks(path, tasks)
-    print(f"wrote {len(tasks)} tasks to {path}")
+    write_suite("tool-assistant", build())
 
 
 if __name__ == "__main__":

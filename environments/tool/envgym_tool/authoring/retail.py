@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from envgym.task import TaskSpec, suites_root, write_tasks
+from envgym.task import TaskSpec, write_suite
 from envgym.types import Action, Limits, ToolCall
 from envgym.verify.spec import (
     AnswerSpec,
@@ -674,6 +674,4 @@ def build() -> list[TaskSpec]:
 
 
 if __name__ == "__main__":
-    folder = suites_root() / "tool-retail"
-    folder.mkdir(exist_ok=True)
-    write_tasks(folder / "tasks.jsonl", build())
+    write_suite("tool-retail", build())

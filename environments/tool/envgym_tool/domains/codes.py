@@ -101,13 +101,9 @@ def build() -> list[Any]:
 
 
 def main() -> None:
-    from envgym.task import suites_root, write_tasks
+    from envgym.task import write_suite
 
-    path = suites_root() / "tool-codes" / "tasks.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tasks = build()
-    write_tasks(path, tasks)
-    print(f"wrote {len(tasks)} tasks to {path}")
+    write_suite("tool-codes", build())
 
 
 if __name__ == "__main__":
