@@ -52,6 +52,8 @@ class Env(abc.ABC):
     time_evolving: ClassVar[bool] = False
     has_write_actions: ClassVar[bool] = False
     multimodal: ClassVar[bool] = False
+    tamper_agents: ClassVar[tuple[type, ...]] = ()
+    """The family's tampering agents (:class:`envgym.tamper.TamperAgent` subclasses); each must score 0."""
 
     spec: EnvSpec | None = None
 
