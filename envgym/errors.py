@@ -17,6 +17,8 @@ know envgym::
     ├── PolicyError(RuntimeError)        an agent failed to produce an action (endpoint down, model crash)
     │   └── PolicyTimeout(TimeoutError)
     ├── VerifierError(RuntimeError)      grading itself failed (judge unreachable, bad verifier spec at run time)
+    ├── AgentFault(RuntimeError)         the agent's own action broke the episode (killed its sandbox,
+    │                                    exhausted a limit): the agent's failure, never an infra error
     ├── RecordError(ValueError)          a result file is corrupt beyond the torn last line resume repairs
     └── UnknownEpisode(KeyError)         send() named an episode the channel never handed out (envgym/vector)
 
@@ -84,6 +86,10 @@ class PolicyTimeout(PolicyError, TimeoutError):
 
 class VerifierError(EnvgymError, RuntimeError):
     """Grading failed for a reason that is not the agent's (judge unreachable, broken check)."""
+
+
+class AgentFault(EnvgymError, RuntimeError):
+    """The agent's own action broke the episode; recorded as the agent's failure with this message as cause."""
 
 
 class RecordError(EnvgymError, ValueError):
