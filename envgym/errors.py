@@ -16,14 +16,18 @@ know envgym::
     │                                    DaemonUnavailable, ImageMissing, SandboxCrashed, ExecTimeout, UnsafeArchive, …)
     ├── PolicyError(RuntimeError)        an agent failed to produce an action (endpoint down, model crash)
     │   └── PolicyTimeout(TimeoutError)
-    ├── VerifierError(RuntimeError)      grading itself failed (judge unreachable, bad verifier spec at run time)
+    ├── VerifierError(RuntimeError)      grading itself failed (a broken check, bad verifier spec at run time)
+    │   └── JudgeUnavailable(ConnectionError)  the LLM judge's endpoint did not answer (infra)
     ├── AgentFault(RuntimeError)         the agent's own action broke the episode (killed its sandbox,
     │                                    exhausted a limit): the agent's failure, never an infra error
     ├── RecordError(ValueError)          a result file is corrupt beyond the torn last line resume repairs
     └── UnknownEpisode(KeyError)         send() named an episode the channel never handed out (envgym/vector)
 
 An agent's *invalid action* is never an exception: it becomes ``Observation.last_action_error`` and the
-episode goes on. A *broken episode* becomes a result record with outcome ``infra_error``; the run goes on.
+episode goes on. A *broken episode* becomes a result record; the run goes on. Whose failure it was is
+decided once, by the rollout (``envgym.rollout.blame_of``): an error class may say it outright in its
+``blame`` class variable (``"agent"``, ``"env"``, ``"verifier"``, ``"infra"``; an instance may override it),
+otherwise the stage it escaped from decides. Only ``infra`` becomes outcome ``infra_error``.
 """
 
 from __future__ import annotations
@@ -32,9 +36,14 @@ from __future__ import annotations
 class EnvgymError(Exception):
     """Root of every error envgym raises."""
 
+    blame: str | None = None
+    """Whose failure this is when it ends an episode, if the class knows; None lets the rollout's stage decide."""
+
 
 class SpecError(EnvgymError, ValueError):
     """Invalid task file, spec or configuration. The message names the file, line and field."""
+
+    blame = "infra"
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
                  field: str | None = None) -> None:
@@ -47,6 +56,8 @@ class SpecError(EnvgymError, ValueError):
 
 class RegistryError(EnvgymError, KeyError):
     """Malformed, unknown or duplicate environment id."""
+
+    blame = "infra"
 
     def __str__(self) -> str:  # KeyError would repr() the message; show it as written.
         return str(self.args[0]) if self.args else ""
@@ -79,17 +90,31 @@ class SandboxError(EnvgymError, RuntimeError):
 class PolicyError(EnvgymError, RuntimeError):
     """The agent could not produce an action (unreachable endpoint, model failure)."""
 
+    blame = "infra"
+
 
 class PolicyTimeout(PolicyError, TimeoutError):
-    """The agent did not answer within its deadline."""
+    """The agent did not answer within its deadline: the agent's failure (it was too slow)."""
+
+    blame = "agent"
 
 
 class VerifierError(EnvgymError, RuntimeError):
-    """Grading failed for a reason that is not the agent's (judge unreachable, broken check)."""
+    """Grading failed for a reason that is not the agent's (a broken check); a failure, blamed on the verifier."""
+
+    blame = "verifier"
+
+
+class JudgeUnavailable(VerifierError, ConnectionError):
+    """The LLM judge's endpoint did not answer: infrastructure, so the episode is an infra error."""
+
+    blame = "infra"
 
 
 class AgentFault(EnvgymError, RuntimeError):
     """The agent's own action broke the episode; recorded as the agent's failure with this message as cause."""
+
+    blame = "agent"
 
 
 class RecordError(EnvgymError, ValueError):

@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError
 
 from envgym.errors import RecordError
 from envgym.trajectory import Trajectory
-from envgym.types import SCHEMA_VERSION, FrozenModel, Outcome, Timing, Usage, Verdict
+from envgym.types import SCHEMA_VERSION, Blame, FrozenModel, Outcome, Timing, Usage, Verdict
 
 
 class ResultRecord(FrozenModel):
@@ -48,6 +48,8 @@ class ResultRecord(FrozenModel):
     timing: Timing = Timing()
     error: str | None = None
     error_type: str | None = None
+    blame: Blame | None = None
+    """Whose failure ``error`` was: agent, env, verifier or infra (only infra is ``infra_error``)."""
     image_digest: str | None = None
     envgym_version: str = ""
     created_at: float = 0.0
@@ -69,7 +71,7 @@ class ResultRecord(FrozenModel):
                    seed=trajectory.seed, outcome=trajectory.outcome, score=trajectory.reward,
                    passed=bool(verdict and verdict.passed and trajectory.outcome is not Outcome.INFRA_ERROR),
                    verdict=verdict, steps=len(trajectory.steps), usage=trajectory.usage, timing=trajectory.timing,
-                   error=trajectory.error, error_type=trajectory.error_type, **fields)
+                   error=trajectory.error, error_type=trajectory.error_type, blame=trajectory.blame, **fields)
 
 
 class JsonlWriter:

@@ -1,10 +1,28 @@
 """The rollout loop: one episode of one agent in one env, always ending in a Trajectory.
 
 ``run_episode`` resets the env with the task, steps the agent until the episode terminates or is
-truncated, and attributes every failure: an agent that cannot act (``PolicyError``, a step over its
-deadline) or an env/verifier that breaks makes the outcome ``infra_error`` with the error recorded; running
-out of the episode deadline truncates the episode and grades it as it stands. Only cancellation
-propagates (after cleanup). The agent is closed in ``finally``; the env belongs to the caller.
+truncated, and attributes every exception once, here (:func:`blame_of`), to one of four parties:
+
+========== ============================================================== =========================
+blame      when                                                           outcome
+========== ============================================================== =========================
+agent      its action broke its sandbox (killed it, exhausted memory or   failure
+           processes, a command that hung the session), it timed out,
+           its own code raised, it raised :class:`AgentFault`
+env        the environment's code raised during a step                    failure
+verifier   grading raised (a broken check)                                failure
+infra      nothing the agent could cause: the engine is down, an image    ``infra_error`` (leaves
+           is missing, the model endpoint or the judge does not answer,   the denominator; eval
+           the env failed at reset, before the agent acted                retries it)
+========== ============================================================== =========================
+
+An error class may name its party in its ``blame`` class variable (an instance may override it); otherwise
+the stage decides: a :class:`SandboxError` after the agent's first action is the agent's (only its commands
+run there), before it the infrastructure's. Blamed failures carry a zero verdict whose evidence holds the
+blame and the cause. Running out of the episode deadline truncates the episode and grades it as it stands;
+a ``TimeoutError`` raised by anything else (a sandbox command that could not be stopped) is attributed like
+any error, never mistaken for the deadline. Only cancellation propagates (after cleanup). The agent is
+closed in ``finally``; the env belongs to the caller.
 """
 
 from __future__ import annotations
@@ -16,10 +34,22 @@ import traceback
 from envgym.agent import Agent
 from envgym.clock import Clock, SystemClock
 from envgym.env import Env
-from envgym.errors import EnvgymError, PolicyError, PolicyTimeout, StepTimeout
+from envgym.errors import EnvgymError, PolicyTimeout, SandboxError, StepTimeout
 from envgym.task import TaskSpec
 from envgym.trajectory import StepRecord, Trajectory
-from envgym.types import Observation, Outcome, Timing, Verdict
+from envgym.types import Blame, Observation, Outcome, Timing, Verdict
+
+_STAGE_BLAME = {"reset": Blame.INFRA, "agent": Blame.AGENT, "env": Blame.ENV, "verify": Blame.VERIFIER}
+
+
+def blame_of(exc: BaseException, stage: str) -> Blame:
+    """Whose failure ``exc`` is, escaping from ``stage`` (``reset``, ``agent``, ``env`` or ``verify``)."""
+    explicit = getattr(exc, "blame", None)
+    if explicit:
+        return Blame(explicit)
+    if isinstance(exc, SandboxError):
+        return Blame.INFRA if stage == "reset" else Blame.AGENT
+    return _STAGE_BLAME[stage]
 
 
 class _StepDeadline:
@@ -76,8 +106,10 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     # One step deadline for the whole episode, re-armed before each call (see _StepDeadline);
     # ``phase`` says whose deadline it was when it fires.
     step_deadline: asyncio.Timeout | None = None
+    episode_deadline: asyncio.Timeout | None = None
     watchdog: _StepDeadline | None = None
     phase = "reset"
+    blame: Blame | None = None
 
     def arm(next_phase: str) -> None:
         nonlocal phase
@@ -87,13 +119,15 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
 
     env.attach_usage(lambda: agent.usage)  # envs where thinking costs time charge by the agent's tokens
     try:
-        async with asyncio.timeout(limits.episode_timeout_s), asyncio.timeout(None) as step_deadline:
+        async with asyncio.timeout(limits.episode_timeout_s) as episode_deadline, \
+                asyncio.timeout(None) as step_deadline:
             watchdog = _StepDeadline(loop, step_deadline, limits.step_timeout_s)
             t = clock.now()
             arm("reset")
             obs, info = await env.reset(task=task, seed=seed)
             first = obs
             env_s += clock.now() - t
+            phase = "agent"
             await agent.reset(obs, info)
             while True:
                 t = clock.now()
@@ -115,27 +149,29 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
                     else:
                         outcome = Outcome.TRUNCATED if truncated else Outcome.FAILURE
                     break
-    except TimeoutError as exc:
-        if isinstance(exc, StepTimeout | PolicyTimeout):
-            outcome, error = Outcome.INFRA_ERROR, exc
-        elif step_deadline is not None and step_deadline.expired():
-            outcome = Outcome.INFRA_ERROR
+    except Exception as exc:
+        stage = phase
+        if isinstance(exc, TimeoutError) and step_deadline is not None and step_deadline.expired():
             what = {"reset": "reset", "agent": "the agent's step", "env": "the environment's step"}[phase]
             kind = PolicyTimeout if phase == "agent" else StepTimeout
             error = kind(f"{what} exceeded its {limits.step_timeout_s:g}s deadline")
-        else:  # the episode deadline: grade what the agent achieved
-            outcome = Outcome.TRUNCATED
+        elif isinstance(exc, TimeoutError) and episode_deadline is not None and episode_deadline.expired():
+            outcome, stage = Outcome.TRUNCATED, "verify"  # the episode deadline: grade what the agent achieved
             try:
                 verdict = await asyncio.wait_for(env.verify(), timeout=30)
                 reward = verdict.score
                 if verdict.passed:
                     outcome = Outcome.SUCCESS
             except Exception as grade_exc:
-                outcome, error = Outcome.INFRA_ERROR, grade_exc
-    except (PolicyError, EnvgymError) as exc:
-        outcome, error = Outcome.INFRA_ERROR, exc
-    except Exception as exc:
-        outcome, error = Outcome.INFRA_ERROR, exc
+                error = grade_exc
+        else:
+            error = exc
+        if error is not None:
+            blame = blame_of(error, stage)
+            outcome = Outcome.INFRA_ERROR if blame is Blame.INFRA else Outcome.FAILURE
+            verdict = None if blame is Blame.INFRA else Verdict(
+                score=0.0, passed=False, evidence={"blame": blame.value, "stage": stage,
+                                                   "cause": f"{type(error).__name__}: {error}"[:2000]})
     finally:
         if watchdog is not None:
             watchdog.cancel()
@@ -151,5 +187,5 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     return Trajectory(task_id=task.id, task_hash=task.hash, env_id=task.env_id, seed=seed, initial_observation=first,
                       steps=tuple(steps), outcome=outcome, verdict=verdict,
                       reward=verdict.score if verdict else (0.0 if error else reward), usage=usage, timing=timing,
-                      error=message, error_type=type(error).__name__ if error else None,
+                      error=message, error_type=type(error).__name__ if error else None, blame=blame,
                       token_data=list(agent.token_data))

@@ -50,6 +50,8 @@ def decode_arguments(name: str, arguments: str | None) -> dict[str, Any]:
         raw = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
         raise ArgumentsError(f"invalid JSON in arguments of {name}: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:  # a malformed action at any depth is the agent's error observation, not a crash
+        raise ArgumentsError(f"arguments of {name} nest too deeply to decode") from None
     if not isinstance(raw, dict):
         raise ArgumentsError(f"arguments of {name} must be a JSON object")
     return raw

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from envgym.types import Action, FrozenModel, Observation, Outcome, Timing, Usage, Verdict
+from envgym.types import Action, Blame, FrozenModel, Observation, Outcome, Timing, Usage, Verdict
 
 
 class StepRecord(FrozenModel):
@@ -37,6 +37,8 @@ class Trajectory(FrozenModel):
     timing: Timing = Timing()
     error: str | None = None
     error_type: str | None = None
+    blame: Blame | None = None
+    """Whose failure ``error`` was (None when the episode ended without one)."""
     token_data: list[dict[str, Any]] = Field(default_factory=list)
 
     @property

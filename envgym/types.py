@@ -109,6 +109,19 @@ class Outcome(enum.StrEnum):
     INFRA_ERROR = "infra_error"
 
 
+class Blame(enum.StrEnum):
+    """Whose failure ended an episode early, attributed once by the rollout (see ``envgym.rollout``).
+
+    Only ``infra`` (the engine, the model endpoint, the host: nothing the agent could cause) makes the
+    outcome ``infra_error``, which leaves the leaderboard's denominator; the others are failures.
+    """
+
+    AGENT = "agent"
+    ENV = "env"
+    VERIFIER = "verifier"
+    INFRA = "infra"
+
+
 class Usage(FrozenModel):
     """Model usage accumulated by an agent."""
 

@@ -3,7 +3,7 @@ import asyncio
 import envgym
 from envgym.agents.baseline import NullAgent, OracleAgent
 from envgym.rollout import run_episode
-from envgym.types import Action, Outcome
+from envgym.types import Action, Blame, Outcome
 
 from fakes import BrokenAgent, ScriptedAgent
 
@@ -23,14 +23,16 @@ async def test_agent_failure_is_infra_error_and_agent_closed(notes):
         trajectory = await run_episode(env, BrokenAgent(), notes[0])
     assert trajectory.outcome is Outcome.INFRA_ERROR
     assert trajectory.error_type == "PolicyError" and "unreachable" in trajectory.error
+    assert trajectory.blame is Blame.INFRA and trajectory.verdict is None
 
 
-async def test_agent_step_timeout_is_infra_error(notes):
+async def test_agent_step_timeout_is_the_agents_failure(notes):
     task = notes[0].model_copy(update={"limits": notes[0].limits.model_copy(update={"step_timeout_s": 0.05})})
     agent = ScriptedAgent([Action.say("late")], delay=1.0)
     async with envgym.make("test/notes-v1") as env:
         trajectory = await run_episode(env, agent, task)
-    assert trajectory.outcome is Outcome.INFRA_ERROR and trajectory.error_type == "PolicyTimeout"
+    assert trajectory.outcome is Outcome.FAILURE and trajectory.error_type == "PolicyTimeout"
+    assert trajectory.blame is Blame.AGENT and trajectory.verdict.evidence["blame"] == "agent"
     assert agent.closed
 
 
@@ -52,7 +54,8 @@ async def test_step_deadline_is_per_call_and_rearmed_each_call(notes):
         # a late call after fast ones still times out, attributed to the agent
         slow = SlowThirdCall([Action.call("list_notes"), Action.call("list_notes"), Action.say("late")])
         late = await run_episode(env, slow, task)
-    assert late.outcome is Outcome.INFRA_ERROR and late.error_type == "PolicyTimeout" and len(late.steps) == 2
+    assert late.outcome is Outcome.FAILURE and late.error_type == "PolicyTimeout" and len(late.steps) == 2
+    assert late.blame is Blame.AGENT
     await asyncio.sleep(0.15)  # the episode's deadline timer is gone: nothing fires after the episode
 
 
@@ -81,11 +84,12 @@ async def test_cancellation_propagates_and_closes_agent(notes):
     assert agent.closed
 
 
-async def test_env_bug_is_infra_error(notes, monkeypatch):
+async def test_env_bug_is_a_failure_blamed_on_the_env(notes, monkeypatch):
     async with envgym.make("test/notes-v1") as env:
         async def broken_step(action):
             raise ZeroDivisionError("bug in env")
 
         monkeypatch.setattr(env.unwrapped, "step", broken_step)
         trajectory = await run_episode(env, ScriptedAgent([Action.say("x")]), notes[0])
-    assert trajectory.outcome is Outcome.INFRA_ERROR and "ZeroDivisionError" in trajectory.error
+    assert trajectory.outcome is Outcome.FAILURE and "ZeroDivisionError" in trajectory.error
+    assert trajectory.blame is Blame.ENV and trajectory.reward == 0.0

@@ -363,7 +363,7 @@ def _canonical(content: str, tool_calls: Any) -> str:
     for call in tool_calls or ():
         function = call["function"]
         arguments = function.get("arguments") or "{}"
-        with contextlib.suppress(ValueError):  # not JSON: shown as the string it is
+        with contextlib.suppress(ValueError, RecursionError):  # not JSON (or absurdly deep): shown as it is
             arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
         blocks.append("<tool_call>" + json.dumps({"name": function["name"], "arguments": arguments},
                                                  ensure_ascii=False) + "</tool_call>")

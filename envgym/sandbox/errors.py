@@ -40,9 +40,13 @@ START_DOCKER_HINT = ("start it with `sudo bash sandboxes/host-setup.sh` (install
 class DaemonUnavailable(SandboxError, ConnectionError):
     """No Docker engine answers (or the ``docker`` extra is not installed)."""
 
+    blame = "infra"
+
 
 class ImageMissing(SandboxError, LookupError):
     """The requested image does not exist locally (nothing is ever pulled)."""
+
+    blame = "infra"
 
 
 class SandboxStateError(SandboxError):
@@ -67,3 +71,5 @@ class UnsafeArchive(SandboxError, ValueError):
 
 class SpecRejected(SandboxError, ValueError):
     """A container spec was refused by the validator; the message names the opt-in that would allow it."""
+
+    blame = "infra"

@@ -48,7 +48,7 @@ from envgym.registry import make
 from envgym.rollout import run_episode
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
-from envgym.types import Outcome
+from envgym.types import Blame, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def failed_trajectory(job: Job, error: BaseException) -> Trajectory:
     task = job.task
     return Trajectory(task_id=task.id, task_hash=task.hash, env_id=task.env_id, seed=job.seed,
                       outcome=Outcome.INFRA_ERROR, error=f"{type(error).__name__}: {error}",
-                      error_type=type(error).__name__)
+                      error_type=type(error).__name__, blame=Blame.INFRA)
 
 
 class EpisodePool:
@@ -169,7 +169,7 @@ class EpisodePool:
                     f"episode did not end within its {limit:g}s deadline plus {self.grace_s:g}s grace"))
             except Exception as exc:  # e.g. an agent's close() raising after the episode
                 return failed_trajectory(job, exc)
-            healthy = trajectory.outcome is not Outcome.INFRA_ERROR
+            healthy = trajectory.error is None  # whoever broke it, an env that raised is not handed out again
             return trajectory
         finally:
             if healthy:

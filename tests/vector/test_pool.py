@@ -56,7 +56,9 @@ async def test_random_crashes_and_hangs_lose_no_episode_and_duplicate_none(seed)
                for done in finished)
     outcomes = Counter(done.trajectory.outcome for done in finished)
     assert outcomes[Outcome.SUCCESS] > 0 and outcomes[Outcome.INFRA_ERROR] > 0
-    assert set(outcomes) <= {Outcome.SUCCESS, Outcome.INFRA_ERROR}
+    assert set(outcomes) <= {Outcome.SUCCESS, Outcome.FAILURE, Outcome.INFRA_ERROR}  # env bugs and late agents fail
+    assert all(done.trajectory.blame is not None and done.trajectory.error
+               for done in finished if done.trajectory.outcome is not Outcome.SUCCESS)
     errors = Counter(done.trajectory.error_type for done in finished if done.trajectory.error_type)
     assert {"StepTimeout", "PolicyTimeout", "PolicyError"} & set(errors)
     assert ChaosEnv.created > 8  # broken envs were replaced
