@@ -16,7 +16,7 @@ from importlib import resources
 
 import httpx
 
-from envgym.errors import VerifierError
+from envgym.errors import JudgeUnavailable, VerifierError
 from envgym.types import CriterionResult, Verdict
 from envgym.verify.answer import answer_matches
 from envgym.verify.context import JudgeConfig, VerifyContext
@@ -62,7 +62,7 @@ async def ask_judge(check: LLMJudgeCheck, ctx: VerifyContext) -> tuple[bool, str
             except (httpx.HTTPError, KeyError, ValueError) as exc:
                 last = exc
                 await asyncio.sleep(0.2 * 2**attempt)
-    raise VerifierError(f"LLM judge at {url} failed after {config.retries + 1} attempts: {last!r}")
+    raise JudgeUnavailable(f"LLM judge at {url} failed after {config.retries + 1} attempts: {last!r}")
 
 
 async def _check(check: AnswerSpec | SqlCheck | CalledCheck | LLMJudgeCheck, ctx: VerifyContext) -> tuple[bool, str]:
