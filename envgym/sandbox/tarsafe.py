@@ -6,7 +6,11 @@ member
 
 * has an absolute name, a ``..`` component, a NUL, or lies outside the single top-level entry;
 * is a device node, FIFO or anything but a file, directory, symlink or hard link;
-* is a symlink whose target is absolute or resolves outside the top-level entry;
+* is a symlink whose target is absolute or leaves the top-level entry: targets are resolved inside the
+  entry only (``..`` above it is refused, even when it comes back down by the entry's own name, because the
+  entry is renamed to the destination), following the archive's other symlinks the way the kernel would, so
+  ``d/l -> ..`` plus ``x -> d/l/../..`` is refused too; a top-level symlink is refused (its target would be
+  read next to the destination);
 * is a hard link to anything but an earlier file member; or sits below a symlink member (``link/x``);
 * repeats an earlier name, or takes the total past ``max_bytes``.
 
@@ -62,9 +66,8 @@ def check_members(members: list[tarfile.TarInfo], *, max_bytes: int) -> str:
             target = m.linkname
             if not target or target.startswith("/") or "\0" in target:
                 raise UnsafeArchive(f"symlink {raw!r} -> {target!r}: absolute or empty target")
-            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
-            if resolved.split("/")[0] != top or (resolved == top and name == top):
-                raise UnsafeArchive(f"symlink {raw!r} -> {target!r}: points outside the copied tree")
+            if name == top:
+                raise UnsafeArchive(f"symlink {raw!r} -> {target!r}: the copied entry itself is a link")
             links.add(name)
         elif m.islnk():
             target = _norm(m.linkname)
@@ -78,7 +81,39 @@ def check_members(members: list[tarfile.TarInfo], *, max_bytes: int) -> str:
         parts = name.split("/")
         if any("/".join(parts[:i]) in links for i in range(1, len(parts))):
             raise UnsafeArchive(f"member {name!r}: lies below a symlink")
+    inside = {tuple(name.split("/")[1:]): names[name].linkname for name in links}
+    for where, target in inside.items():
+        if _resolve(inside, where[:-1], target, 0) is None:
+            raise UnsafeArchive(f"symlink {'/'.join((top, *where))!r} -> {target!r}: points outside the copied "
+                                "tree (as it will lie at the destination)")
     return top
+
+
+def _resolve(links: dict[tuple[str, ...], str], where: tuple[str, ...], target: str, depth: int
+             ) -> tuple[str, ...] | None:
+    """Where ``target``, read in the directory ``where`` (parts below the top entry), leads; None if it leaves.
+
+    Symlinks of the archive met on the way are followed as the kernel would (a ``..`` after one climbs from
+    its target), up to 40 deep like the kernel's own limit.
+    """
+    if depth > 40:
+        return None
+    parts = list(where)
+    for comp in target.split("/"):
+        if comp in ("", "."):
+            continue
+        if comp == "..":
+            if not parts:
+                return None  # above the top entry, which is renamed to the destination: outside it
+            parts.pop()
+            continue
+        parts.append(comp)
+        if tuple(parts) in links:
+            resolved = _resolve(links, tuple(parts[:-1]), links[tuple(parts)], depth + 1)
+            if resolved is None:
+                return None
+            parts = list(resolved)
+    return tuple(parts)
 
 
 def _write_file(path: Path, source: io.BufferedReader | None, mode: int) -> None:

@@ -45,6 +45,12 @@ def test_good_tree_keeps_internal_links_and_drops_setuid(tmp_path):
     ((("out", "dir", ""), ("out/l", "sym", "../../etc/passwd")), "outside"),
     ((("out", "dir", ""), ("out/l", "sym", "..")), "outside"),
     ((("out", "sym", "/etc"),), "absolute"),
+    ((("out", "sym", "x"),), "itself is a link"),
+    ((("res", "dir", ""), ("res/peek", "sym", "../res")), "outside"),  # renamed to dest: peek would leave it
+    ((("out", "dir", ""), ("out/a", "file", "A"), ("out/l", "sym", "../out/a")), "outside"),
+    ((("out", "dir", ""), ("out/d", "dir", ""), ("out/d/l", "sym", ".."), ("out/x", "sym", "d/l/../..")),
+     "outside"),  # lexically 'out', but the kernel climbs from d/l's target: above the destination
+    ((("out", "dir", ""), ("out/a", "sym", "b"), ("out/b", "sym", "a")), "outside"),  # a loop
     ((("out", "dir", ""), ("out/l", "sym", "sub"), ("out/l/x", "file", "x")), "below the symlink"),
     ((("out", "dir", ""), ("out/l/x", "file", "x"), ("out/l", "sym", "sub")), "below a symlink"),
     ((("out", "dir", ""), ("out/dev", "chr", "")), "devices"),
@@ -57,3 +63,16 @@ def test_hostile_members_refuse_the_whole_archive(tmp_path, members, why):
     with pytest.raises(UnsafeArchive, match=why):
         extract(archive(*members), tmp_path / "copy", max_bytes=1024)
     assert list(tmp_path.iterdir()) == []  # nothing written, not even partly
+
+
+def test_links_resolve_against_the_destination_not_the_archive_name(tmp_path):
+    """A link to the top entry by its archive name would point beside a differently named destination."""
+    data = archive(("res", "dir", ""), ("res/f", "file", "F"), ("res/peek", "sym", "../res"))
+    with pytest.raises(UnsafeArchive, match="peek"):
+        extract(data, tmp_path / "copy", max_bytes=1 << 20)
+    (tmp_path / "res").mkdir()  # what peek would have reached on the host
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+    ok = archive(("res", "dir", ""), ("res/f", "file", "F"), ("res/d", "dir", ""), ("res/d/up", "sym", ".."),
+                 ("res/d/f", "sym", "up/f"))
+    dest = extract(ok, tmp_path / "copy", max_bytes=1 << 20)
+    assert (dest / "d" / "f").read_text() == "F" and (dest / "d" / "up").resolve() == dest.resolve()
