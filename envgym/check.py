@@ -5,7 +5,10 @@ the same task and seed is deterministic; observations and tasks survive a JSON r
 hash; a malformed action (empty, unknown tool, bad JSON) is an error observation, not an exception; the
 order-enforcing wrapper raises ResetNeeded after the episode and EnvClosed after close; Gymnasium's own
 ``check_env`` passes on the sync facade. Admission gates (on every task of the env's suites): the oracle
-scores 1 and passes, the null agent scores 0 and fails.
+scores 1 and passes, the null agent scores 0 and fails. The hack-probe gate (on a sample of tasks, spread
+over the env's suites and splits): every tampering agent (:mod:`envgym.tamper`: the kernel's generic ones
+and the env class's ``tamper_agents``) scores 0, does not pass, and does not end as ``infra_error`` (which
+would take its failure out of the denominator).
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ import asyncio
 import warnings
 from dataclasses import dataclass, field
 
+from envgym.agent import Agent
 from envgym.agents.baseline import NullAgent, OracleAgent
 from envgym.errors import EnvClosed, ResetNeeded
 from envgym.registry import make, spec
 from envgym.rollout import run_episode
+from envgym.tamper import tamper_agents_for
 from envgym.task import TaskSpec, load_suite
+from envgym.trajectory import Trajectory
 from envgym.types import Action, Observation, Outcome, ToolCall
 
 
@@ -28,11 +34,14 @@ class CheckReport:
     passed: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     gate_failures: list[tuple[str, str]] = field(default_factory=list)
+    tamper_failures: list[tuple[str, str]] = field(default_factory=list)
+    tamper_runs: dict[str, int] = field(default_factory=dict)
+    """Tampering agent -> episodes it ran (each scored 0 unless listed in ``tamper_failures``)."""
     tasks: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.gate_failures
+        return not self.failed and not self.gate_failures and not self.tamper_failures
 
     def expect(self, name: str, condition: bool, detail: str = "") -> None:
         if condition:
@@ -122,6 +131,39 @@ async def _gates(env_id: str, tasks: list[TaskSpec], report: CheckReport, concur
     await asyncio.gather(*(gate(t) for t in tasks))
 
 
+def tamper_sample(tasks: list[TaskSpec], n: int) -> list[TaskSpec]:
+    """``n`` tasks spread evenly over ``tasks`` (which come suite by suite), always including the first."""
+    if n >= len(tasks):
+        return list(tasks)
+    return [tasks[round(i * (len(tasks) - 1) / max(n - 1, 1))] for i in range(n)] if n > 0 else []
+
+
+def _forged(trajectory: Trajectory) -> str | None:
+    """Why a tampering agent's episode counts as a forged reward, or None when it scored 0 honestly."""
+    if trajectory.outcome is Outcome.INFRA_ERROR:
+        return f"ended as infra_error (out of the denominator): {_why(trajectory)}"
+    if trajectory.reward != 0.0 or trajectory.outcome is Outcome.SUCCESS or (
+            trajectory.verdict is not None and trajectory.verdict.passed):
+        return f"{trajectory.outcome.value} score {trajectory.reward}"
+    return None
+
+
+async def _tamper_gate(env_id: str, tasks: list[TaskSpec], report: CheckReport, concurrency: int) -> None:
+    semaphore = asyncio.Semaphore(concurrency)
+    async with make(env_id) as probe:
+        tamperers = tamper_agents_for(probe)
+
+    async def run(kind: type[Agent], task: TaskSpec) -> None:
+        async with semaphore, make(env_id) as env:
+            trajectory = await run_episode(env, kind(task), task, seed=0)  # type: ignore[call-arg]
+        report.tamper_runs[kind.name] = report.tamper_runs.get(kind.name, 0) + 1
+        why = _forged(trajectory)
+        if why:
+            report.tamper_failures.append((task.id, f"tamper {kind.name}: {why}"))
+
+    await asyncio.gather(*(run(kind, task) for kind in tamperers for task in tasks))
+
+
 def _why(trajectory) -> str:
     if trajectory.error:
         return trajectory.error.splitlines()[0]
@@ -131,7 +173,8 @@ def _why(trajectory) -> str:
 
 
 async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True,
-                concurrency: int = 8) -> CheckReport:
+                concurrency: int = 8, tamper: int = 2) -> CheckReport:
+    """Contract checks, then (``gates``) the admission gates and the hack-probe gate on ``tamper`` tasks."""
     report = CheckReport(env_id=env_id)
     tasks = env_tasks(env_id)
     report.tasks = len(tasks)
@@ -144,4 +187,6 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
         await asyncio.to_thread(_gymnasium_check, env_id, report)
     if gates:
         await _gates(env_id, tasks, report, concurrency)
+        if tamper > 0:
+            await _tamper_gate(env_id, tamper_sample(tasks, tamper), report, concurrency)
     return report

@@ -9,18 +9,22 @@
     envgym swe import | build | grade            SWE-bench instances, repository images, predictions (envgym_swe/cli.py)
     envgym train --recipe R --mode M --out DIR   the bundled async GRPO trainer (envgym/train/cli.py)
 
-Errors a user can fix (bad ids, bad task files, unknown agents) print one clear line and exit 2.
+Errors a user can fix (bad ids, bad task files, unknown agents, out-of-range flags, an ``--out`` that is a
+file) print one clear line naming the file, line, field or flag, and exit 2; never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -28,6 +32,36 @@ from envgym.errors import EnvgymError
 
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (``--runs 0`` is refused, never silently raised to 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0 (no nan, inf or negatives)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def _out_dir(path: str, flag: str = "--out") -> Path:
+    """An output directory that may exist (resume), but not as a file."""
+    out_path = Path(path)
+    if out_path.exists() and not out_path.is_dir():
+        raise EnvgymError(f"{flag} {path}: exists and is not a directory")
+    return out_path
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -61,7 +95,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise EnvgymError("name an env id or pass --all")
     ok = True
     for env_id in ids:
-        report = asyncio.run(check(env_id, gates=not args.no_gates, concurrency=args.concurrency))
+        report = asyncio.run(check(env_id, gates=not args.no_gates, concurrency=args.concurrency,
+                                   tamper=args.tamper_sample))
         ok &= report.ok
         table = Table(title=f"{env_id}: {report.tasks} tasks")
         table.add_column("check")
@@ -73,8 +108,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         gates = "[green]all pass[/]" if not report.gate_failures else f"[red]{len(report.gate_failures)} failed[/]"
         if not args.no_gates:
             table.add_row("admission gates (oracle 1, null 0)", gates)
+            runs = ", ".join(f"{name} x{n}" for name, n in sorted(report.tamper_runs.items())) or "none ran"
+            table.add_row("hack probes score 0 (" + runs + ")", "[green]all 0[/]" if not report.tamper_failures
+                          else f"[red]{len(report.tamper_failures)} forged[/]")
         out.print(table)
-        for task_id, why in report.gate_failures:
+        for task_id, why in report.gate_failures + report.tamper_failures:
             out.print(f"  [red]gate failed[/] {task_id}: {why}")
     return 0 if ok else 1
 
@@ -98,12 +136,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from envgym.agents import parse_agent
     from envgym.eval import EvalConfig, JudgeSettings, evaluate, plan
 
+    _out_dir(args.out)
     agent = parse_agent(args.agent, base_url=args.base_url, api_key_env=args.api_key_env,
                         max_new_tokens=args.max_new_tokens)
     judge = JudgeSettings(base_url=args.judge_url, model=args.judge_model) if args.judge_url else None
-    config = EvalConfig(suites=tuple(args.suite), split=None if args.split == "all" else args.split, agent=agent,
-                        runs=args.runs, seed=args.seed, limit=args.limit, judge=judge, max_steps=args.max_steps,
-                        step_timeout_s=args.step_timeout)
+    try:
+        config = EvalConfig(suites=tuple(args.suite), split=None if args.split == "all" else args.split,
+                            agent=agent, runs=args.runs, seed=args.seed, limit=args.limit, judge=judge,
+                            max_steps=args.max_steps, step_timeout_s=args.step_timeout)
+    except ValidationError as exc:  # the flags' types catch the ranges first; this names whatever is left
+        first = exc.errors()[0]
+        raise EnvgymError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
     plan(config)  # bad suites, task files or env ids fail here, before anything starts
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
@@ -138,8 +181,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
     from envgym.leaderboard import build_leaderboard, write_leaderboard
 
+    out_dir = _out_dir(args.out)
     board = build_leaderboard([Path(p) for p in args.run_dirs])
-    paths = write_leaderboard(board, Path(args.out))
+    paths = write_leaderboard(board, out_dir)
+    for warning in board.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True, highlight=False)
     for suite, entries in board.suites.items():
         table = Table(title=suite)
         for column in ("agent", "success", "95% CI", "episodes", "infra errors", "mean steps"):
@@ -163,8 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="contract checks and admission gates")
     p.add_argument("env_ids", nargs="*")
     p.add_argument("--all", action="store_true", help="check every registered env")
-    p.add_argument("--no-gates", action="store_true", help="skip the oracle/null gates")
-    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--no-gates", action="store_true", help="skip the oracle/null gates and the hack probes")
+    p.add_argument("--tamper-sample", type=int, default=2, metavar="N",
+                   help="tasks per env each tampering agent runs on (default 2; 0 skips the hack probes)")
+    p.add_argument("--concurrency", type=positive_int, default=8)
     p.set_defaults(fn=_cmd_check)
 
     p = sub.add_parser("tasks", help="task files")
@@ -179,13 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", required=True, help="oracle | null | random[:SEED] | openai:MODEL | hf[:GGUF]")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument("--api-key-env", help="environment variable holding the endpoint's API key")
-    p.add_argument("--max-new-tokens", type=int, help="generation budget per step for --agent hf")
-    p.add_argument("--concurrency", type=int, default=8, help="episodes in flight at once")
-    p.add_argument("--runs", type=int, default=1, help="K episodes per task (pass@k, pass^k)")
+    p.add_argument("--max-new-tokens", type=positive_int, help="generation budget per step for --agent hf")
+    p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")
+    p.add_argument("--runs", type=positive_int, default=1, help="K episodes per task, >= 1 (pass@k, pass^k)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, help="only the first N tasks of each suite")
-    p.add_argument("--max-steps", type=int, help="cap every task's step limit")
-    p.add_argument("--step-timeout", type=float, help="per-step deadline in seconds (overrides the tasks')")
+    p.add_argument("--limit", type=positive_int, help="only the first N tasks of each suite")
+    p.add_argument("--max-steps", type=positive_int, help="cap every task's step limit (>= 1)")
+    p.add_argument("--step-timeout", type=positive_seconds,
+                   help="per-step deadline in seconds, finite and > 0 (overrides the tasks')")
     p.add_argument("--judge-url", help="OpenAI-compatible endpoint for LLM-judge criteria")
     p.add_argument("--judge-model", default="judge")
     p.add_argument("--out", required=True, help="run directory (rerun the same command to resume)")
@@ -217,8 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args))
-    except EnvgymError as exc:
-        console.print(f"[red]error:[/] {exc}")
+    except EnvgymError as exc:  # one line, as written: a message may hold '[' (paths, JSON) or be long
+        console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
         return 2
 
 

@@ -1,9 +1,10 @@
 import pytest
 
 import envgym
-from envgym.check import check
+from envgym.check import check, tamper_sample
 from envgym.task import write_tasks
 from envgym.types import Action
+from envgym.verify.spec import AnswerSpec
 
 from fakes import NOTES, NOTES_SUITE, notes_tasks
 
@@ -40,3 +41,27 @@ async def test_gates_catch_a_wrong_solution_and_a_free_pass(tmp_path):
     assert failures[free.id].startswith("null: success")
     assert add.id not in failures
     assert NOTES_SUITE.exists()
+
+
+async def test_the_hack_probe_gate_catches_a_forgeable_verifier(tmp_path):
+    good, count, add = notes_tasks()
+    # the answer is a word of the initial state: quoting back what the agent saw passes it without any work
+    forgeable = count.model_copy(update={"id": "notes-forgeable", "verifiers": (
+        AnswerSpec(kind="contains", expected="groceries"),), "solution": (Action.say("groceries"),)})
+    path = tmp_path / "forgeable.jsonl"
+    envgym.register("test/forgeable-notes-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": NOTES},
+                    suites=(str(path),))
+    try:
+        write_tasks(path, [t.model_copy(update={"env_id": "test/forgeable-notes-v1"}) for t in (good, forgeable)])
+        report = await check("test/forgeable-notes-v1", gymnasium_check=False, tamper=2)
+    finally:
+        envgym.registry._registry.pop("test/forgeable-notes-v1")
+    assert not report.ok and not report.gate_failures
+    assert report.tamper_runs == {"quote-instruction": 2, "deep-arguments": 2}
+    assert report.tamper_failures == [("notes-forgeable", "tamper quote-instruction: success score 1.0")]
+
+
+def test_tamper_sample_spreads_over_the_tasks():
+    tasks = notes_tasks() * 3
+    assert tamper_sample(tasks, 2) == [tasks[0], tasks[-1]] and tamper_sample(tasks, 0) == []
+    assert tamper_sample(tasks[:2], 5) == tasks[:2]
