@@ -15,7 +15,8 @@ know envgym::
     ├── SandboxError(RuntimeError)       a sandbox could not start, exec or copy (envgym/sandbox/errors.py:
     │                                    DaemonUnavailable, ImageMissing, SandboxCrashed, ExecTimeout, UnsafeArchive, …)
     ├── PolicyError(RuntimeError)        an agent failed to produce an action (endpoint down, model crash)
-    │   └── PolicyTimeout(TimeoutError)
+    │   ├── ContextOverflow              the conversation outgrew the model's context (the agent's failure)
+    │   └── PolicyTimeout(TimeoutError)  over the step deadline (the agent's); an endpoint's own timeout is infra
     ├── VerifierError(RuntimeError)      grading itself failed (a broken check, bad verifier spec at run time)
     │   └── JudgeUnavailable(ConnectionError)  the LLM judge's endpoint did not answer (infra)
     ├── AgentFault(RuntimeError)         the agent's own action broke the episode (killed its sandbox,
@@ -91,6 +92,13 @@ class PolicyError(EnvgymError, RuntimeError):
     """The agent could not produce an action (unreachable endpoint, model failure)."""
 
     blame = "infra"
+
+
+class ContextOverflow(PolicyError):
+    """The conversation no longer fits the model's context (or the endpoint refused the request as too large):
+    the agent's failure, since its own turns and the observations it asked for filled the context."""
+
+    blame = "agent"
 
 
 class PolicyTimeout(PolicyError, TimeoutError):

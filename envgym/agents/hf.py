@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from envgym.agent import Agent
 from envgym.agents.chat import Transcript, system_prompt
-from envgym.errors import PolicyError
+from envgym.errors import ContextOverflow, PolicyError
 from envgym.types import Action, Observation, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class HFAgentFactory:
             prompt_len = inputs["input_ids"].shape[1]
             limit = getattr(model.config, "max_position_embeddings", None)
             if limit is not None and prompt_len + self.max_new_tokens > limit:
-                raise PolicyError(f"the prompt ({prompt_len} tokens) leaves no room for {self.max_new_tokens} "
+                raise ContextOverflow(f"the prompt ({prompt_len} tokens) leaves no room for {self.max_new_tokens} "
                                   f"new tokens in the model's {limit}-token context")
             sampling: dict[str, Any] = {"do_sample": False}
             if self.temperature > 0:

@@ -21,17 +21,21 @@ import asyncio
 import json
 import os
 import random
+import re
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from envgym.agent import Agent
 from envgym.agents.chat import Transcript, system_prompt
-from envgym.errors import PolicyError, PolicyTimeout, SpecError
+from envgym.errors import ContextOverflow, PolicyError, PolicyTimeout, SpecError
 from envgym.types import Action, Observation, ToolCall, Usage
 
 if TYPE_CHECKING:
     from envgym.task import TaskSpec
+
+_CONTEXT = re.compile(r"context|too long|too many tokens|maximum.*tokens|max_tokens|prompt.*length", re.I)
+"""How OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, TGI) word a request that outgrew the context."""
 
 
 class OpenAIAgentFactory:
@@ -103,6 +107,10 @@ class OpenAIAgentFactory:
                 if retry_after.replace(".", "", 1).isdigit():
                     wait = min(self.max_backoff_s, max(wait, float(retry_after)))
                 continue
+            if response.status_code == 413 or (response.status_code in (400, 422) and _CONTEXT.search(
+                    _server_message(response))):  # the agent's conversation outgrew the model
+                raise ContextOverflow(f"{url} refused the agent's request with HTTP {response.status_code}: "
+                                      f"{_server_message(response)}")
             if response.is_error:
                 raise PolicyError(f"{url} rejected the request with HTTP {response.status_code}: "
                                   f"{_server_message(response)}")
@@ -110,8 +118,10 @@ class OpenAIAgentFactory:
                 return response.json()
             except ValueError as exc:
                 raise PolicyError(f"{url} answered with a body that is not JSON: {response.text[:200]!r}") from exc
-        error = PolicyTimeout if timed_out else PolicyError
-        raise error(f"{url} failed after {self.retries + 1} attempt(s): {problem}")
+        error = (PolicyTimeout if timed_out else PolicyError)(f"{url} failed after {self.retries + 1} attempt(s): "
+                                                               f"{problem}")
+        error.blame = "infra"  # the endpoint did not answer: not the agent's doing, unlike a step over its deadline
+        raise error
 
 
 class OpenAIAgent(Agent):

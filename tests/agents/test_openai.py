@@ -306,3 +306,28 @@ async def test_eval_with_a_dead_endpoint_continues_and_a_rerun_retries(dead_url:
     assert second.ran == 3 and second.outcomes == Counter(failure=3)  # a real (wrong) answer, no longer infra
     final = latest(read_records(tmp_path / "run" / "records.jsonl")[0])
     assert {r.attempt for r in final} == {2} and {r.outcome.value for r in final} == {"failure"}
+
+
+async def test_a_prompt_that_outgrew_the_context_is_the_agents_failure(serve: Any) -> None:
+    from envgym.errors import ContextOverflow
+
+    message = "This model's maximum context length is 2048 tokens. However, you requested 4100 tokens."
+    server = serve((400, {"error": {"message": message}}, 0.0, {}))
+    factory = factory_for(server.base_url)
+    try:
+        with pytest.raises(ContextOverflow, match="maximum context length") as caught:
+            await factory.create(None).act(FIRST)  # type: ignore[arg-type]
+    finally:
+        await factory.aclose()
+    assert caught.value.blame == "agent"
+
+
+async def test_an_endpoint_that_never_answers_is_infrastructure(serve: Any) -> None:
+    server = serve(*[(200, FINAL, 0.5, {})] * 2)
+    factory = factory_for(server.base_url, timeout_s=0.1, retries=1)
+    try:
+        with pytest.raises(PolicyTimeout) as caught:
+            await factory.create(None).act(FIRST)  # type: ignore[arg-type]
+    finally:
+        await factory.aclose()
+    assert caught.value.blame == "infra"  # unlike the rollout's step deadline, which is the agent's
