@@ -9,10 +9,12 @@ A run lives in one directory::
                         whose verdict carries a ``model_patch`` (the ``tests`` verifier's final git diff)
 
 Running the same command again resumes: episodes with a record are skipped, a torn last line is cut off
-(kept beside as ``records.jsonl.torn``), and episodes recorded as ``infra_error`` are retried as a new
-attempt whose record supersedes the old one. A directory holding a run with another config is refused
-rather than mixed. Ctrl-C cancels every episode, closes every env and the agent factory, and leaves only
-whole records behind.
+(kept beside as ``records.jsonl.torn``), episodes recorded as ``infra_error`` are retried as a new attempt
+whose record supersedes the old one, and a record whose prediction a crash kept from being written gets
+it (a prediction is derived from its record and written after it). A directory holding a run with another
+config is refused rather than mixed. Ctrl-C cancels every episode, closes every env and the agent factory,
+and leaves only whole records behind. ``run.json`` also keeps, per suite, the hash of the planned task set
+(:func:`task_sets`), so the leaderboard never ranks runs over different tasks together.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from envgym import __version__ as _version
 from envgym.agent import AgentFactory
 from envgym.agents import AgentConfig, agent_id, build_factory
 from envgym.errors import SpecError
-from envgym.record import JsonlWriter, ResultRecord, latest, read_records
+from envgym.record import JsonlWriter, ResultRecord, latest, read_jsonl, read_records
 from envgym.registry import make, parse_id, spec
 from envgym.task import TaskSpec, load_suite
 from envgym.trajectory import Trajectory
@@ -70,7 +72,7 @@ class EvalConfig(FrozenModel):
     judge: JudgeSettings | None = None
     max_steps: int | None = Field(default=None, ge=1)
     """Cap every task's step limit (slow local models); part of the config, so of the config hash."""
-    step_timeout_s: float | None = Field(default=None, gt=0)
+    step_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Override every task's per-step deadline (CPU models can need minutes per step)."""
 
     @property
@@ -109,10 +111,28 @@ def _episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
     return int(content_hash([config.seed, task.hash, run_index]).removeprefix("sha256:")[:8], 16)
 
 
-def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory) -> dict[str, Any]:
+def task_sets(pairs: list[tuple[str, TaskSpec]]) -> dict[str, str]:
+    """Per suite, the content hash of its planned tasks' hashes: runs of one suite compare only if equal."""
+    hashes: dict[str, set[str]] = {}
+    for suite, task in pairs:
+        hashes.setdefault(suite, set()).add(task.hash)
+    return {suite: content_hash(sorted(found)) for suite, found in hashes.items()}
+
+
+def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory,
+                        pairs: list[tuple[str, TaskSpec]]) -> dict[str, Any]:
     meta_path = run_dir / "run.json"
+    if run_dir.exists() and not run_dir.is_dir():
+        raise SpecError("--out names a file, not a run directory", path=str(run_dir))
     if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
+        try:
+            meta = json.loads(meta_path.read_bytes())
+        except (ValueError, RecursionError) as exc:  # bad JSON, not UTF-8, nested too deep
+            raise SpecError(f"corrupt run metadata ({type(exc).__name__}); choose another --out or delete it",
+                            path=str(meta_path)) from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("run_id"), str):
+            raise SpecError("corrupt run metadata: expected an object with a string run_id", path=str(meta_path),
+                            field="run_id")
         if meta.get("config_hash") != config.hash:
             raise SpecError(f"{run_dir} holds a run with a different configuration "
                             f"({meta.get('config_hash')} != {config.hash}); choose another --out or delete it")
@@ -120,7 +140,7 @@ def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory
     run_dir.mkdir(parents=True, exist_ok=True)
     meta = {"run_id": uuid.uuid4().hex[:12], "config": config.model_dump(mode="json"), "config_hash": config.hash,
             "agent_id": agent_id(config.agent), "agent": factory.describe(), "suites": list(config.suites),
-            "envgym_version": _version, "created_at": time.time()}
+            "task_sets": task_sets(pairs), "envgym_version": _version, "created_at": time.time()}
     tmp = meta_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(meta, indent=2))
     tmp.replace(meta_path)
@@ -129,13 +149,20 @@ def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory
 
 def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
     """(suite, task) pairs of the run, in order; raises SpecError for unknown suites or bad task files."""
-    pairs = []
+    pairs: list[tuple[str, TaskSpec]] = []
+    owner: dict[str, str] = {}  # task hash -> the suite that planned it
     for suite in config.suites:
         tasks = load_suite(suite, split=config.split)
         if config.limit is not None:
             tasks = tasks[: config.limit]
         if not tasks:
             raise SpecError(f"suite {suite!r} has no tasks in split {config.split!r}")
+        for task in tasks:
+            # records are keyed by task hash: a second copy would supersede the first one's record
+            if task.hash in owner:
+                raise SpecError(f"task {task.id!r} is in suite {owner[task.hash]!r} and in suite {suite!r}; "
+                                "name each suite once", field="suites")
+            owner[task.hash] = suite
         pairs.extend((Path(suite).stem if suite.endswith(".jsonl") else suite, t) for t in tasks)
     for env_id in sorted({t.env_id for _, t in pairs}):
         try:
@@ -143,6 +170,36 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
         except KeyError as exc:
             raise SpecError(f"a task names env {env_id!r}: {exc}") from exc
     return pairs
+
+
+def _prediction(meta: dict[str, Any], task: TaskSpec | None, record: ResultRecord) -> Prediction | None:
+    """The SWE-bench prediction of a recorded episode: its verdict's ``model_patch``, if it has one."""
+    patch = record.verdict.evidence.get("model_patch") if record.verdict else None
+    if not isinstance(patch, str):
+        return None
+    iid = str(task.metadata.get("instance_id", task.id)) if task is not None else record.task_id
+    return Prediction(instance_id=iid, model_name_or_path=meta["agent_id"], model_patch=patch,
+                      run_index=record.run_index)
+
+
+def _repair_predictions(run_dir: Path, meta: dict[str, Any], pairs: list[tuple[str, TaskSpec]],
+                        records: list[ResultRecord]) -> None:
+    """Append the prediction of every record that lacks one: a crash can fall between the two writes."""
+    by_hash = {task.hash: task for _, task in pairs}
+    wanted = [p for p in (_prediction(meta, by_hash.get(r.task_hash), r) for r in records) if p is not None]
+    if not wanted:
+        return
+    path = run_dir / "predictions.jsonl"
+    rows, _ = read_jsonl(path, repair=True)
+    have = {(row.get("instance_id"), row.get("run_index", 0)) for row in rows}
+    missing = [p for p in wanted if (p.instance_id, p.run_index) not in have]
+    if missing:
+        writer = JsonlWriter(path)
+        try:
+            for prediction in missing:
+                writer.write_sync(prediction)
+        finally:
+            writer.close()
 
 
 def _persist(trajectories: JsonlWriter, trajectory: Trajectory, records: JsonlWriter, record: ResultRecord) -> None:
@@ -155,12 +212,15 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
                    on_plan: Callable[[int, int], None] | None = None) -> EvalSummary:
     """Run (or resume) an evaluation into ``run_dir``; returns what happened."""
     run_dir = Path(run_dir)
+    if concurrency < 1:
+        raise SpecError(f"concurrency must be at least 1, not {concurrency}", field="concurrency")
     pairs = plan(config)
     factory = factory or build_factory(config.agent)
     try:
-        meta = _load_or_create_run(run_dir, config, factory)
+        meta = _load_or_create_run(run_dir, config, factory, pairs)
         existing, torn = read_records(run_dir / "records.jsonl", repair=True)
         previous = {r.key: r for r in latest(existing)}
+        _repair_predictions(run_dir, meta, pairs, list(previous.values()))
         todo: list[tuple[str, TaskSpec, int, int]] = []
         for suite, task in pairs:
             for k in range(config.runs):
@@ -209,12 +269,10 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                     created_at=time.time())
                 # one thread hop; the record (the commit marker) after its trajectory
                 await asyncio.to_thread(_persist, trajectories, trajectory, records, record)
-                patch = trajectory.verdict.evidence.get("model_patch") if trajectory.verdict else None
-                if isinstance(patch, str):
+                # derived from the record: a crash before it is written is repaired on resume
+                prediction = _prediction(meta, task, record)
+                if prediction is not None:
                     predictions = predictions or JsonlWriter(run_dir / "predictions.jsonl")
-                    prediction = Prediction(instance_id=str(task.metadata.get("instance_id", task.id)),
-                                            model_name_or_path=meta["agent_id"], model_patch=patch,
-                                            run_index=run_index)
                     await asyncio.to_thread(predictions.write_sync, prediction)
                 summary.outcomes[record.outcome.value] += 1
                 if on_record:

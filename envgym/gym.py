@@ -43,28 +43,52 @@ class AnyText(spaces.Text):
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
 
 
+def _arguments(args: Any) -> str:
+    """A call's arguments as the JSON text the env decodes; what cannot be JSON stays visibly not JSON."""
+    if isinstance(args, str):
+        return args
+    try:
+        return json.dumps(args, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as exc:  # the env reports it as invalid arguments
+        return f"<not JSON: {type(exc).__name__}>"
+
+
+def _call(call: Any, step: int, i: int) -> ToolCall:
+    """One tool call of a facade action; a malformed one keeps its text, so the env reports it, never a crash."""
+    if not isinstance(call, dict):
+        return ToolCall(id=f"call_{step}_{i}", name="", arguments=_arguments(call))
+    name = call.get("name")
+    call_id = call.get("id")
+    return ToolCall(id=call_id if isinstance(call_id, str) and call_id else f"call_{step}_{i}",
+                    name=name if isinstance(name, str) else "" if name is None else _arguments(name),
+                    arguments=_arguments(call.get("arguments", {})))
+
+
 def parse_action(action: Any, step: int) -> Action:
-    """Turn a facade action (Action, dict, JSON text or plain text) into an Action."""
+    """Turn a facade action (Action, dict, JSON text or plain text) into an Action.
+
+    Any dict becomes an action: a call without a usable ``name`` gets the empty name, arguments that are
+    not JSON stay unparseable text, so the env answers with ``last_action_error`` (an agent's invalid
+    action is an observation). Only a value that is no action at all (not a str, dict or Action) is a
+    ``TypeError``: it is outside the text action space.
+    """
     if isinstance(action, Action):
         return action
     if isinstance(action, str):
         try:
             action = json.loads(action)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return Action(text=action)
         if not isinstance(action, dict):
             return Action(text=json.dumps(action))
     if isinstance(action, dict):
         if "name" in action:
-            args = action.get("arguments", {})
-            raw = args if isinstance(args, str) else json.dumps(args)
-            return Action(tool_calls=(ToolCall(id=f"call_{step}_0", name=str(action["name"]), arguments=raw),))
-        calls = []
-        for i, call in enumerate(action.get("tool_calls", [])):
-            args = call.get("arguments", {})
-            calls.append(ToolCall(id=call.get("id", f"call_{step}_{i}"), name=call["name"],
-                                  arguments=args if isinstance(args, str) else json.dumps(args)))
-        return Action(text=action.get("text"), tool_calls=tuple(calls))
+            return Action(tool_calls=(_call(action, step, 0),))
+        calls = action.get("tool_calls") or []
+        calls = calls if isinstance(calls, list | tuple) else [calls]
+        text = action.get("text")
+        return Action(text=text if isinstance(text, str) or text is None else _arguments(text),
+                      tool_calls=tuple(_call(call, step, i) for i, call in enumerate(calls)))
     raise TypeError(f"unsupported action type {type(action).__name__}")
 
 

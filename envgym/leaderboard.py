@@ -7,6 +7,12 @@ superseded; a torn last line (a run still writing, or crashed) is ignored, never
 are grouped by their ``suite`` field, then by ``agent_id`` across all run directories: two runs of one
 agent pool their episodes, so a task run three times in each counts six episodes.
 
+Only runs over the same tasks are ranked together. A run's *task set* for a suite is the hash that
+``envgym eval`` wrote in ``run.json`` (``task_sets``: the hash of the planned tasks' hashes), else the
+same hash over the task hashes its records hold. When runs of one suite differ (tasks edited, another
+``--limit`` or ``--split``), each task set gets its own table, named ``SUITE (task set XXXXXXXX)``, and
+:attr:`Leaderboard.warnings` says which runs went where.
+
 Per suite and agent an :class:`Entry` reports:
 
 - **episodes**, **successes**, **success_rate** = successes / episodes with a Wilson 95% interval
@@ -47,7 +53,7 @@ from envgym.errors import SpecError
 from envgym.leaderboard_render import render_html, render_markdown
 from envgym.record import ResultRecord, latest, read_records
 from envgym.stats import pass_at_k, pass_hat_k, wilson_interval
-from envgym.types import SCHEMA_VERSION, FrozenModel, Outcome
+from envgym.types import SCHEMA_VERSION, FrozenModel, Outcome, content_hash
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
@@ -85,6 +91,8 @@ class Leaderboard(FrozenModel):
     runs: tuple[str, ...] = ()
     """Every run id that was read, sorted."""
     suites: dict[str, tuple[Entry, ...]]
+    warnings: tuple[str, ...] = ()
+    """Why some suites were split into several tables (runs over different task sets)."""
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[ResultRecord]]:
@@ -98,9 +106,9 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[ResultRecord]]:
     if not run_path.is_file():
         raise SpecError(f"not a run directory: no {RUN_FILE}", path=str(run_dir))
     try:
-        meta = json.loads(run_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"invalid JSON: {exc}", path=str(run_path)) from exc
+        meta = json.loads(run_path.read_bytes())
+    except (ValueError, RecursionError) as exc:  # bad JSON, not UTF-8, nested too deep
+        raise SpecError(f"invalid JSON ({type(exc).__name__})", path=str(run_path)) from None
     if not isinstance(meta, dict) or not isinstance(meta.get("run_id"), str):
         raise SpecError("expected a JSON object with a string run_id", path=str(run_path), field="run_id")
     records, _torn = read_records(records_path, repair=False)  # a torn last line is left out, not cut
@@ -113,7 +121,8 @@ def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None) -> Le
         raise SpecError("no run directories given")
     seen: dict[str, Path] = {}
     models: dict[str, list[str]] = defaultdict(list)  # agent_id -> models named in run.json
-    groups: dict[str, dict[str, list[ResultRecord]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[tuple[str, str], dict[str, list[ResultRecord]]] = defaultdict(lambda: defaultdict(list))
+    task_sets: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # suite -> set -> runs
     for run_dir in run_dirs:
         meta, records = load_run(run_dir)
         run_id = meta["run_id"]
@@ -124,16 +133,34 @@ def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None) -> Le
         agent = meta.get("agent")
         if isinstance(agent, dict) and agent.get("model") and isinstance(meta.get("agent_id"), str):
             models[meta["agent_id"]].append(str(agent["model"]))
+        planned = meta.get("task_sets") if isinstance(meta.get("task_sets"), dict) else {}
+        by_suite: dict[str, list[ResultRecord]] = defaultdict(list)
         for record in records:
-            groups[record.suite][record.agent_id].append(record)
-    suites = {
-        suite: tuple(sorted((_entry(agent_id, recs, models[agent_id]) for agent_id, recs in agents.items()),
-                            key=lambda e: (-e.success_rate, -e.ci_low, e.agent_id)))
-        for suite, agents in sorted(groups.items())
-    }
+            by_suite[record.suite].append(record)
+        for suite, recs in by_suite.items():
+            task_set = planned.get(suite)
+            if not isinstance(task_set, str):
+                task_set = content_hash(sorted({r.task_hash for r in recs}))
+            task_sets[suite][task_set].append(run_id)
+            for record in recs:
+                groups[(suite, task_set)][record.agent_id].append(record)
+    warnings, suites = [], {}
+    for (suite, task_set), agents in sorted(groups.items()):
+        name = suite
+        if len(task_sets[suite]) > 1:
+            name = f"{suite} (task set {task_set.removeprefix('sha256:')[:8]})"
+        suites[name] = tuple(sorted((_entry(agent_id, recs, models[agent_id]) for agent_id, recs in agents.items()),
+                                    key=lambda e: (-e.success_rate, -e.ci_low, e.agent_id)))
+    for suite, sets in sorted(task_sets.items()):
+        if len(sets) > 1:
+            where = "; ".join(f"{h.removeprefix('sha256:')[:8]}: {', '.join(sorted(runs))}"
+                              for h, runs in sorted(sets.items()))
+            warnings.append(f"suite {suite!r}: the runs cover {len(sets)} different task sets, ranked in separate "
+                            f"tables ({where})")
     wall = (clock or SystemClock()).wall()
     generated_at = datetime.fromtimestamp(wall, tz=UTC).isoformat(timespec="seconds")
-    return Leaderboard(generated_at=generated_at, runs=tuple(sorted(seen)), suites=suites)
+    return Leaderboard(generated_at=generated_at, runs=tuple(sorted(seen)), suites=suites,
+                       warnings=tuple(warnings))
 
 
 def _mean(values: list[float]) -> float | None:

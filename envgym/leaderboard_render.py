@@ -64,6 +64,7 @@ def render_markdown(lb: Leaderboard) -> str:
     lines = ["# envgym leaderboard", "",
              f"Generated {lb.generated_at} from {len(lb.runs)} run(s). Success rate over graded episodes "
              "with a Wilson 95% interval; infra errors are counted apart and excluded.", ""]
+    lines += [f"> **Warning:** {cell(warning)}" for warning in lb.warnings] + ([""] if lb.warnings else [])
     if not lb.suites:
         lines += ["No records.", ""]
     for suite, entries in lb.suites.items():
@@ -139,8 +140,9 @@ def render_html(lb: Leaderboard) -> str:
             f"{max((e.n_tasks for e in entries), default=0)} task(s)</p>"
             f"<figure>{render_svg(suite, entries, colours)}</figure>{_html_table(entries)}</section>")
     template = string.Template(files("envgym_leaderboard").joinpath(TEMPLATE).read_text(encoding="utf-8"))
+    warnings = [f'<p class="warning">{html.escape(warning)}</p>' for warning in lb.warnings]
     return template.substitute(
         generated_at=html.escape(lb.generated_at),
         n_runs=len(lb.runs),
-        suites="\n".join(sections) or '<p class="empty">No records.</p>',
+        suites="\n".join(warnings + sections) or '<p class="empty">No records.</p>',
     )

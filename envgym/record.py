@@ -5,14 +5,14 @@ A :class:`ResultRecord` is everything the leaderboard needs about an episode, sc
 config hash, the seed and run index, the attempt number, the outcome and verdict, usage and timing,
 the error of an infra failure and, when asked for, the token data of the model's calls (for trainers).
 Files are append-only; each record is one ``write`` followed by ``fsync``, so a crash can leave at most a
-torn last line, which :func:`read_records` detects and (with ``repair``) cuts off. A corrupt line anywhere
-else is a :class:`RecordError`.
+torn last line, which :func:`read_records` detects and (with ``repair``) cuts off, appending it to
+``FILE.torn``. A corrupt line anywhere else (not UTF-8, not JSON, nested too deep, not an object, not a
+record) is a :class:`RecordError` naming the file, the line and the field. Lines are split on ``\\n`` only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from envgym.errors import RecordError
+from envgym.jsonl import LineError, decode_line
 from envgym.trajectory import Trajectory
 from envgym.types import SCHEMA_VERSION, Blame, FrozenModel, Outcome, Timing, Usage, Verdict
 
@@ -98,44 +99,58 @@ class JsonlWriter:
             self._fd = -1
 
 
-def read_jsonl(path: str | Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], bool]:
-    """Lines of a JSONL file as dicts, and whether a torn last line was found (and cut off if ``repair``)."""
-    path = Path(path)
+def _read_numbered(path: Path, repair: bool) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
+    """``(line number, object)`` per line, split on ``\\n`` only (:mod:`envgym.jsonl`), and whether it was torn."""
     if not path.exists():
         return [], False
     data = path.read_bytes()
     lines = data.split(b"\n")
     tail = lines.pop()  # empty when the file ends with a newline
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
+            row = decode_line(line)
+        except LineError as exc:
             if number == len(lines) and not tail:
                 tail = line  # a last line that is complete but garbled counts as torn too
                 break
-            raise RecordError(f"{path}:{number}: corrupt record ({exc.msg}); not a torn last line") from exc
+            raise RecordError(f"{path}:{number}: corrupt record ({exc}); not a torn last line") from None
+        if not isinstance(row, dict):
+            raise RecordError(f"{path}:{number}: corrupt record (a JSON {type(row).__name__}, not an object)")
+        rows.append((number, row))
     torn = bool(tail.strip())
     if torn and repair:
         keep = data[: data.rfind(tail)]
-        backup = path.with_suffix(path.suffix + ".torn")
-        backup.write_bytes(tail)
+        with open(path.with_suffix(path.suffix + ".torn"), "ab") as backup:  # appended: earlier crashes' stay
+            backup.write(tail + b"\n")
         with open(path, "r+b") as handle:
             handle.truncate(len(keep))
             os.fsync(handle.fileno())
     return rows, torn
 
 
+def read_jsonl(path: str | Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], bool]:
+    """Lines of a JSONL file as dicts, and whether a torn last line was found (and cut off if ``repair``).
+
+    Any other line that is not a UTF-8 JSON object is a :class:`RecordError` naming the file and line.
+    """
+    rows, torn = _read_numbered(Path(path), repair)
+    return [row for _, row in rows], torn
+
+
 def read_records(path: str | Path, *, repair: bool = False) -> tuple[list[ResultRecord], bool]:
-    rows, torn = read_jsonl(path, repair=repair)
+    rows, torn = _read_numbered(Path(path), repair)
     records = []
-    for number, row in enumerate(rows, start=1):
+    for number, row in rows:
         try:
             records.append(ResultRecord.model_validate(row))
         except ValidationError as exc:
-            raise RecordError(f"{path}: record {number} does not match the schema: {exc.errors()[0]['msg']}") from exc
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"])
+            raise RecordError(f"{path}:{number}: the record does not match the schema: {first['msg']} "
+                              f"(field {field!r})") from None
     return records, torn
 
 

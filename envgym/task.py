@@ -2,8 +2,11 @@
 
 A :class:`TaskSpec` is one task as data: the env id, the instruction, the initial state, limits, the
 verifier specs and the reference solution. Its identity is its content hash. Task files are JSON Lines
-(``tasks/<suite>/*.jsonl``), one task a line; a bad line raises :class:`SpecError` naming the file, the
-line and the field. Suites are the folders of the installed ``envgym_tasks`` data package, or any path.
+(``tasks/<suite>/*.jsonl``), one task a line, UTF-8, split on ``\n`` only (:mod:`envgym.jsonl`); a bad
+line (not UTF-8, not JSON, nested deeper than :data:`MAX_DEPTH`, not a valid task, an invalid regex in a
+verifier) raises :class:`SpecError` naming the file, the line and the field. A task id appears once in a
+suite, across all its files. Suites are the folders of the installed ``envgym_tasks`` data package, or
+any path.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from envgym.errors import SpecError
+from envgym.jsonl import LineError, decode_line, depth, split_lines
 from envgym.types import SCHEMA_VERSION, Action, FrozenModel, Limits, content_hash
 from envgym.verify.spec import VerifierSpec
 
@@ -48,25 +52,29 @@ class TaskSpec(FrozenModel):
 def _describe(error: ValidationError) -> tuple[str, str]:
     first = error.errors()[0]
     field = ".".join(str(part) for part in first["loc"])
-    return first["msg"], field
+    return first["msg"].removeprefix("Value error, "), field
 
 
-def load_tasks(path: str | Path) -> list[TaskSpec]:
-    """Read one JSONL task file. Blank lines and lines starting with ``//`` are skipped."""
-    path = Path(path)
+MAX_DEPTH = 64
+"""How deeply a task line may nest lists and objects (the bundled suites need 9; the hash needs < 255)."""
+
+
+def _read_numbered(path: Path) -> list[tuple[int, TaskSpec]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise SpecError(f"cannot read task file: {exc.strerror}", path=str(path)) from exc
-    tasks: list[TaskSpec] = []
+    tasks: list[tuple[int, TaskSpec]] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("//"):
+    for number, line in split_lines(data):
+        if not line.strip() or line.lstrip().startswith(b"//"):
             continue
         try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SpecError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=str(path), line=number) from exc
+            raw = decode_line(line)
+        except LineError as exc:
+            raise SpecError(str(exc), path=str(path), line=number) from None
+        if depth(raw) > MAX_DEPTH:
+            raise SpecError(f"nested deeper than {MAX_DEPTH} levels", path=str(path), line=number)
         try:
             task = TaskSpec.model_validate(raw)
         except ValidationError as exc:
@@ -76,8 +84,13 @@ def load_tasks(path: str | Path) -> list[TaskSpec]:
             raise SpecError(f"duplicate task id {task.id!r} (first on line {seen[task.id]})",
                             path=str(path), line=number, field="id")
         seen[task.id] = number
-        tasks.append(task)
+        tasks.append((number, task))
     return tasks
+
+
+def load_tasks(path: str | Path) -> list[TaskSpec]:
+    """Read one JSONL task file (see :mod:`envgym.jsonl`). Blank lines and lines starting with ``//`` are skipped."""
+    return [task for _, task in _read_numbered(Path(path))]
 
 
 def write_tasks(path: str | Path, tasks: Iterable[TaskSpec]) -> None:
@@ -122,7 +135,15 @@ def load_suite(name: str, *, split: str | None = None) -> list[TaskSpec]:
         files = sorted(folder.glob("*.jsonl"))
     if not files:
         raise SpecError(f"no task files in {name!r}")
-    tasks = [task for file in files for task in load_tasks(file)]
+    tasks: list[TaskSpec] = []
+    first: dict[str, tuple[Path, int]] = {}  # task id -> where it was first seen
+    for file in files:
+        for number, task in _read_numbered(file):
+            if task.id in first:  # two copies would run twice and collide in records (same hash, same key)
+                where, line = first[task.id]
+                raise SpecError(f"task {task.id!r} is also in {where}:{line}", path=str(file), line=number, field="id")
+            first[task.id] = (file, number)
+            tasks.append(task)
     if split is not None:
         tasks = [t for t in tasks if t.split == split]
     return tasks

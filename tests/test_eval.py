@@ -1,4 +1,5 @@
 import asyncio
+import json
 from collections import Counter
 
 import pytest
@@ -106,3 +107,63 @@ async def test_limit_overrides_keep_the_task_hash(tmp_path):
     assert summary.ran == 3 and all(r.steps == 1 for r in records)
     assert {r.task_hash for r in records} == {t.hash for t in load_tasks(NOTES_SUITE)}
     assert config.hash != _config().hash
+
+
+def _with_model_patch(monkeypatch):
+    """Answer verdicts carry a ``model_patch`` as SWE verdicts do, so the run writes predictions."""
+    import envgym.verify
+
+    real = envgym.verify.verify_answer
+
+    async def patched(spec, answer):
+        verdict = await real(spec, answer)
+        return verdict.model_copy(update={"evidence": {**verdict.evidence, "model_patch": f"diff {answer}"}})
+
+    monkeypatch.setattr(envgym.verify, "verify_answer", patched)
+
+
+async def test_crash_between_record_and_prediction_is_repaired_on_resume(tmp_path, monkeypatch):
+    _with_model_patch(monkeypatch)
+
+    def crash(**fields):  # the process dies after the record's fsync, before its prediction
+        raise RuntimeError("killed")
+
+    with monkeypatch.context() as m:
+        m.setattr("envgym.eval.Prediction", crash)
+        with pytest.raises(RuntimeError, match="killed"):
+            await evaluate(_config(runs=2), tmp_path / "run", concurrency=1)
+    crashed, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert any(r.verdict and "model_patch" in r.verdict.evidence for r in crashed)
+    await evaluate(_config(runs=2), tmp_path / "run")
+    records, _ = read_records(tmp_path / "run" / "records.jsonl")
+    with_patch = {(r.task_id, r.run_index) for r in latest(records) if "model_patch" in r.verdict.evidence}
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert len(with_patch) == 2 and sorted((p["instance_id"], p["run_index"]) for p in rows) == sorted(with_patch)
+    await evaluate(_config(runs=2), tmp_path / "run")  # a clean resume adds nothing
+    assert (tmp_path / "run" / "predictions.jsonl").read_text().count("\n") == 2
+
+
+async def test_same_task_in_two_suites_of_a_run_is_refused(tmp_path):
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(NOTES_SUITE.read_bytes())
+    config = EvalConfig(suites=(str(NOTES_SUITE), str(copy)), split=None, agent=OracleConfig())
+    with pytest.raises(SpecError, match=r"is in suite .* and in suite"):
+        await evaluate(config, tmp_path / "run")
+
+
+async def test_concurrency_below_one_is_refused(tmp_path):
+    with pytest.raises(SpecError, match="concurrency"):
+        await evaluate(_config(), tmp_path / "run", concurrency=0)
+    assert not (tmp_path / "run").exists()
+
+
+async def test_corrupt_run_metadata_is_a_spec_error(tmp_path):
+    await evaluate(_config(), tmp_path / "run")
+    (tmp_path / "run" / "run.json").write_text("[" * 100_000)
+    with pytest.raises(SpecError, match=r"run\.json"):
+        await evaluate(_config(), tmp_path / "run")
+
+
+def test_step_timeout_must_be_finite():
+    with pytest.raises(ValueError, match="finite"):
+        _config(step_timeout_s=float("inf"))

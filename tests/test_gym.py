@@ -2,6 +2,7 @@ import json
 import warnings
 
 import gymnasium
+import pytest
 from gymnasium.utils.env_checker import check_env
 
 from envgym.gym import gym_id, parse_action
@@ -51,3 +52,28 @@ def test_make_vec_builds_the_lockstep_facade():
         assert len(observations) == 2 and all(json.loads(o)["text"] for o in observations)
     finally:
         envs.close()
+
+
+MALFORMED = [
+    {"tool_calls": [{"arguments": {}}]},  # no name: KeyError before
+    {"tool_calls": [5]},
+    {"tool_calls": "get_note"},
+    {"tool_calls": [{"name": None, "arguments": {"note_id": 1}}]},
+    {"tool_calls": [{"name": ["get_note"], "id": 7}]},
+    {"name": "get_note", "arguments": {1, 2}},  # not JSON-serialisable
+    {"text": {"not": "text"}, "tool_calls": [{"name": "get_note", "arguments": [1]}]},
+]
+
+
+@pytest.mark.parametrize("action", MALFORMED)
+def test_malformed_action_dicts_are_error_observations(notes, action):
+    env = gymnasium.make("envgym/test-notes-v1")
+    try:
+        env.reset(options={"task": notes[0]})
+        obs, reward, terminated, truncated, _ = env.step(action)
+        observation = json.loads(obs)
+        assert observation["last_action_error"] and not terminated and not truncated and reward == 0.0
+        obs, *_ = env.step('{"name": "get_note", "arguments": {"note_id": 1}}')  # the episode goes on
+        assert json.loads(obs)["last_action_error"] is None
+    finally:
+        env.close()

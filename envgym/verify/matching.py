@@ -2,17 +2,65 @@
 
 A literal matches an equal value (numbers compare as floats, strings case-insensitively after stripping).
 A matcher dict matches by rule: ``$regex``, ``$contains``, ``$approx`` (with ``$tol``), ``$in``, ``$any``.
+:func:`check_matchers` is the spec-time check (unknown rules, regexes that do not compile, ``$in``
+without a list): specs annotate matcher-holding fields with :data:`Matchable` / :data:`MatchArgs`, so a
+bad matcher fails when the task is loaded, naming its field, not when an episode is graded.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+_RULES = frozenset({"$any", "$regex", "$contains", "$approx", "$tol", "$in"})
+
+
+def _is_matcher(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(isinstance(k, str) and k.startswith("$") for k in value)
+
+
+def check_matchers(value: Any) -> Any:
+    """``value`` unchanged if every matcher in it is well formed, else ValueError saying which and why."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if _is_matcher(item):
+            unknown = sorted(set(item) - _RULES)
+            if unknown:
+                raise ValueError(f"unknown matcher {unknown} (known: {', '.join(sorted(_RULES))})")
+            if "$regex" in item:
+                pattern = item["$regex"]
+                if not isinstance(pattern, str):
+                    raise ValueError(f"$regex must be a string, not {type(pattern).__name__}")
+                try:
+                    re.compile(pattern, re.IGNORECASE)
+                except re.error as exc:
+                    raise ValueError(f"invalid $regex {pattern!r}: {exc}") from None
+            for key in ("$approx", "$tol"):
+                if key in item and (isinstance(item[key], bool) or not isinstance(item[key], int | float)):
+                    raise ValueError(f"{key} must be a number, not {item[key]!r}")
+            if "$in" in item:
+                if not isinstance(item["$in"], list | tuple):
+                    raise ValueError(f"$in must be a list, not {type(item['$in']).__name__}")
+                stack.extend(item["$in"])
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return value
+
+
+Matchable = Annotated[Any, AfterValidator(check_matchers)]
+"""A literal or matcher, checked when the spec is built."""
+MatchArgs = Annotated[dict[str, Any], AfterValidator(check_matchers)]
+"""Argument literals or matchers by argument name, checked when the spec is built."""
 
 
 def value_matches(expected: Any, actual: Any) -> bool:
-    if isinstance(expected, dict) and expected and all(k.startswith("$") for k in expected):
+    if _is_matcher(expected):
         if "$any" in expected:
             return True
         if "$regex" in expected:

@@ -5,15 +5,20 @@ the sibling modules (``write_action.py``, ``answer.py``, ``rubric.py``, ``combin
 in expected writes and ``called`` checks may be literals or matchers::
 
     {"$regex": "^ord_"}  {"$contains": "refund"}  {"$approx": 12.5, "$tol": 0.01}  {"$in": [1, 2]}  {"$any": true}
+
+A regex that does not compile (an ``answer`` of kind ``regex``, a ``$regex`` matcher) or an unknown
+matcher fails validation, so a task file holding one is refused at load, naming the field.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import re
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from envgym.types import FrozenModel
+from envgym.verify.matching import Matchable, MatchArgs
 from envgym.verify.tests import TestsSpec
 from envgym.verify.timed import TimedWriteSpec
 
@@ -22,7 +27,7 @@ class ExpectedWrite(FrozenModel):
     """A write the agent must make: the tool and the arguments that must match (others are free)."""
 
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: MatchArgs = Field(default_factory=dict)
 
 
 class WriteActionSpec(FrozenModel):
@@ -51,13 +56,23 @@ class AnswerSpec(FrozenModel):
     tolerance: float = 1e-6
     case_sensitive: bool = False
 
+    @field_validator("expected")
+    @classmethod
+    def _regex_compiles(cls, value: str | float | int, info: ValidationInfo) -> str | float | int:
+        if info.data.get("kind") == "regex":
+            try:
+                re.compile(str(value))
+            except re.error as exc:
+                raise ValueError(f"invalid regex {str(value)!r}: {exc}") from None
+        return value
+
 
 class SqlCheck(FrozenModel):
     """A query on the final store whose first column of the first row must equal ``expected``."""
 
     type: Literal["sql"] = "sql"
     query: str
-    expected: Any
+    expected: Matchable
 
 
 class CalledCheck(FrozenModel):
@@ -65,7 +80,7 @@ class CalledCheck(FrozenModel):
 
     type: Literal["called"] = "called"
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: MatchArgs = Field(default_factory=dict)
     min_times: int = 1
 
 

@@ -31,7 +31,7 @@ from envgym.errors import VerifierError
 from envgym.timed.timeline import TimedCall, Timeline
 from envgym.types import CriterionResult, FrozenModel, Verdict
 from envgym.verify.context import VerifyContext
-from envgym.verify.matching import args_match, value_matches
+from envgym.verify.matching import Matchable, MatchArgs, args_match, value_matches
 
 TimeRef = str | float
 
@@ -41,7 +41,7 @@ class TimedCallSpec(FrozenModel):
 
     id: str | None = None
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: MatchArgs = Field(default_factory=dict)
     after: tuple[str, ...] = ()
     before: tuple[str, ...] = ()
     not_before: TimeRef | None = None
@@ -52,7 +52,7 @@ class ForbiddenCall(FrozenModel):
     """A call that must not happen; with a window or references, only inside them."""
 
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: MatchArgs = Field(default_factory=dict)
     after: tuple[str, ...] = ()
     before: tuple[str, ...] = ()
     not_before: TimeRef | None = None
@@ -63,7 +63,7 @@ class StateCheck(FrozenModel):
     """``path`` is ``table.row_id.field`` in the final world state; ``equals`` a value or matcher."""
 
     path: str
-    equals: Any
+    equals: Matchable
 
 
 class TimedWriteSpec(FrozenModel):

@@ -11,13 +11,14 @@ downloads as wheels). Unknown fields (``created_at``, ``hints_text`` ...) are ig
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from envgym.errors import SpecError
+from envgym.jsonl import LineError, decode_line, split_lines
 
 DEFAULT_INSTALL = "pip install --no-index --find-links /wheels -e ."
 
@@ -92,19 +93,51 @@ def parse_instances(rows: Iterable[dict[str, Any]], *, source: str = "instances"
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a JSONL file (or a JSON list); a line that is not JSON raises SpecError with its number."""
+    """Objects of a JSONL file (or of a JSON list), split on ``\\n`` only (see :mod:`envgym.jsonl`).
+
+    A bad line (not UTF-8, not JSON, nested too deep, not an object) raises SpecError naming file and line.
+    """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        return json.loads(text)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    if data.lstrip().startswith(b"["):
+        try:
+            rows = decode_line(data)
+        except LineError as exc:
+            raise SpecError(str(exc), path=str(path)) from None
+        if not isinstance(rows, list):
+            raise SpecError("expected a JSON list of objects", path=str(path))
+        for number, row in enumerate(rows, start=1):
+            if not isinstance(row, dict):
+                raise SpecError(f"entry {number} of the list is not a JSON object", path=str(path))
+        return rows
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in split_lines(data):
         if line.strip():
             try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SpecError(f"invalid JSON: {exc.msg}", path=str(path), line=number) from None
+                row = decode_line(line)
+            except LineError as exc:
+                raise SpecError(str(exc), path=str(path), line=number) from None
+            if not isinstance(row, dict):
+                raise SpecError(f"a JSON {type(row).__name__}, not an object", path=str(path), line=number)
+            rows.append(row)
     return rows
+
+
+def check_predictions(preds: list[Any]) -> list[Any]:
+    """SWE-bench predictions, if each is an object with a string ``instance_id`` and a string or null
+    ``model_patch``; else SpecError naming the prediction and the field (``envgym swe grade``'s input)."""
+    for number, pred in enumerate(preds, start=1):
+        if not isinstance(pred, Mapping):
+            raise SpecError(f"prediction {number}: not a JSON object")
+        if not isinstance(pred.get("instance_id"), str) or not pred["instance_id"]:
+            raise SpecError(f"prediction {number}: instance_id must be a non-empty string", field="instance_id")
+        if not isinstance(pred.get("model_patch"), str | None):
+            raise SpecError(f"prediction {number} ({pred['instance_id']}): model_patch must be a string or null",
+                            field="model_patch")
+    return preds
 
 
 def load_instances(path: str | Path) -> list[Instance]:
