@@ -1,48 +1,139 @@
-"""The tests verifier: hidden tests written into the episode's container, FAIL_TO_PASS and PASS_TO_PASS run.
+"""The tests verifier: the agent's patch graded in a fresh sandbox with the hidden tests, FAIL_TO_PASS and PASS_TO_PASS.
 
 A ``tests`` spec holds what SWE-bench calls the grading half of an instance: ``test_patch`` (the hidden test
-files), ``fail_to_pass`` and ``pass_to_pass`` (pytest node ids) and the ``base_commit``. Grading, in the
-sandbox the environment puts in ``VerifyContext.sandbox`` (always a container with network ``none``):
+files), ``fail_to_pass`` and ``pass_to_pass`` (pytest node ids) and the ``base_commit``. The environment puts
+a :class:`TestsTarget` in ``VerifyContext.sandbox``: the episode's sandbox and a factory of fresh sandboxes of
+the same image (network ``none``). Grading:
 
-1. the agent's work is recorded as a patch against the base tree (``model_patch`` in the evidence: what
-   ``envgym eval`` writes to ``predictions.jsonl``);
-2. every file the test patch touches, every file holding a listed test, and any ``conftest.py`` /
-   ``pytest.ini`` the agent changed are restored to the base commit; then the test patch is applied;
-3. the test files of the listed ids are run once (``test_cmd`` + the files; default ``pytest -rA``) under
-   ``timeout_s``, and each listed test's status is read from pytest's ``-rA`` summary.
+1. the agent's work is read from the episode's sandbox as a patch against the base tree (``model_patch``
+   in the evidence: what ``envgym eval`` writes to ``predictions.jsonl``). Nothing else is read from it:
+   what the agent did outside its diff (site-packages, background processes, caches, ``/tmp``, git config
+   or hooks) cannot reach the verdict;
+2. :func:`grade_patch` does the rest in a **new** sandbox, discarded afterwards: ``/testbed`` at the base
+   commit, the model patch applied (``git apply``, else ``patch --forward --fuzz=5``); every path it
+   touched that could hijack the runner is restored to the base commit, or dropped when the base has no
+   such file (``evidence["dropped_paths"]``, path -> ``restored`` | ``dropped``): the test patch's files and
+   the files of the listed tests, pytest's configuration (``conftest.py``, ``pytest.ini``, ``tox.ini``,
+   ``setup.cfg``, ``pyproject.toml``), modules that shadow the runner or hook interpreter start-up
+   (``pytest.py``, ``py.py``, ``_pytest/``, ``pytest/``, ``pluggy/``, ``sitecustomize.py``,
+   ``usercustomize.py``, ``*.pth``) and byte code (``__pycache__/``, ``*.pyc``); a patch touching ``.git``,
+   an absolute path or ``..`` is refused. Then the test patch is applied;
+3. the test files of the listed ids run once under ``timeout_s`` through a grader-owned runner
+   (:data:`RUNNER`, written outside the work tree at grading time): ``python3 -P -s`` in a cleared
+   environment (``PYTHONNOUSERSITE``, ``PYTHONDONTWRITEBYTECODE``, ``PYTHONHASHSEED=0``), git hooks off;
+   it reads a per-grade random nonce from a file it deletes before pytest is imported, imports pytest
+   before the work tree joins ``sys.path`` (after the standard library, never before it), and writes one
+   nonce-tagged JSON line per test report to a report file it opened first, then a nonce-tagged end
+   marker. Only tagged lines count (what the run prints is only the log); a run that never wrote the end
+   marker (the process exited early: ``os._exit``, a killed interpreter) is a failure with that reason.
 
-Resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed (score 1, else 0). The evidence lists each
-test's status (``PASSED``, ``FAILED``, ``ERROR``, ``SKIPPED``, ``XFAIL``, ``XPASS``, or ``MISSING`` when
-the run did not report it). A run over its timeout is a failure with ``reason: "timeout"``; a container that
-died raises :class:`~envgym.sandbox.errors.SandboxCrashed`, which the rollout records as ``infra_error``.
+Resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed and the run ended normally (score 1, else 0).
+Statuses: ``PASSED``, ``FAILED``, ``ERROR``, ``SKIPPED``, ``XFAIL``, ``XPASS``, ``MISSING`` (not reported) or
+``TIMEOUT``. The evidence (statuses, model patch, dropped paths, the log with the nonce masked) has no
+timings or nonces: the same work graded twice gives the same verdict and evidence.
+
+What remains possible: the code under test runs in the test process. It can find the nonce in that
+process's memory (the runner's frames, ``gc``) and print forged lines, or register a pytest plugin at import
+time that rewrites reports. The nonce stops output forged in advance (a patch printing ``PASSED`` lines and
+exiting) and the dropped paths stop the runner's own configuration from being replaced; a patch written
+against this grader's internals is not stopped by them, only by reading it.
 """
 
 from __future__ import annotations
 
+import json
+import posixpath
 import re
+import secrets
 import shlex
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
 from envgym.errors import VerifierError
+from envgym.sandbox.errors import SandboxFileNotFound
 from envgym.types import CriterionResult, FrozenModel, Verdict
 from envgym.verify.context import VerifyContext
 
 PASSING = frozenset({"PASSED", "XFAIL"})
-_STATUSES = ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
-_SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$", re.MULTILINE)
 _TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))? ")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
-PATCH_PATH = "/tmp/.envgym_test.patch"
-PROTECTED = ("conftest.py", "pytest.ini")
-"""Test-harness files an agent's change to is undone before grading (they could mark any test as passed)."""
-TEST_ENV = {"PYTHONHASHSEED": "0"}
-"""Set iteration order and hashes fixed: the same work graded twice gives the same statuses and log."""
+_PYTEST_CMD = re.compile(r"^\s*(?:(?:python3?|\S*/python3?)\s+-m\s+pytest|pytest)(?:\s+(.*))?$", re.DOTALL)
+GRADER_DIR = "/tmp/.envgym-grader"
+REPORT_PATH = f"{GRADER_DIR}/report"
+PATCH_PATH = f"{GRADER_DIR}/test.patch"
+MODEL_PATCH_PATH = f"{GRADER_DIR}/model.patch"
+PROTECTED = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "pytest.py", "py.py",
+             "sitecustomize.py", "usercustomize.py")
+"""File names restored (or dropped) wherever a patch puts them: pytest's configuration and start-up hooks."""
+PROTECTED_DIRS = ("_pytest", "pytest", "pluggy", "py", "__pycache__", ".pytest_cache")
+PROTECTED_SUFFIXES = (".pth", ".pyc", ".pyo")
 DIFF_EXCLUDES = (":(exclude,glob)**/*.egg-info/**", ":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.pyc",
                  ":(exclude,glob)**/.pytest_cache/**")
 """Build and cache artefacts never part of a model patch (the images also list them in .git/info/exclude)."""
+_GIT = "git -c core.hooksPath=/dev/null -c core.quotepath=off"
+_CLEAN_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp/.envgym-home",
+              "LANG=C.UTF-8", "PYTHONHASHSEED=0", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1")
+"""The test process's whole environment (plus the sandbox's command tag): nothing the image or agent set."""
+
+RUNNER = r'''"""envgym's test runner: pytest with a reporter whose lines carry a nonce the tested code never sees."""
+import json, os, sys
+
+with open(sys.argv[1]) as _f:
+    _NONCE = _f.read().strip()
+os.unlink(sys.argv[1])
+_OUT = open(sys.argv[2], "a", buffering=1, encoding="utf-8")
+_WORKDIR, _ARGS = sys.argv[3], sys.argv[4:]
+import pytest  # before the work tree is on sys.path: no pytest.py, _pytest/ or pluggy/ of the tree can shadow it
+
+_site = [i for i, p in enumerate(sys.path) if p.endswith(("site-packages", "dist-packages"))]
+sys.path.insert(_site[0] if _site else len(sys.path), _WORKDIR)  # after the standard library
+
+
+def _emit(rec):
+    _OUT.write(_NONCE + " " + json.dumps(rec) + "\n")
+    _OUT.flush()
+
+
+def _status(report):
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.passed:
+            return "XPASS" if xfail else "PASSED"
+        if report.skipped:
+            return "XFAIL" if xfail else "SKIPPED"
+        return "FAILED"
+    if report.failed:
+        return "ERROR"
+    if report.skipped:
+        return "XFAIL" if xfail else "SKIPPED"
+    return None
+
+
+class _Reporter:
+    def __init__(self):
+        self.config = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config):
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report):
+        status = _status(report)
+        if status is not None:
+            _emit({"test": self.config.cwd_relative_nodeid(report.nodeid), "when": report.when, "status": status})
+
+
+_code = pytest.main(_ARGS, plugins=[_Reporter()])
+_OUT.write(_NONCE + " END " + str(int(_code)) + "\n")
+_OUT.flush()
+sys.exit(int(_code))
+'''
 
 
 class TestsSpec(FrozenModel):
@@ -55,10 +146,22 @@ class TestsSpec(FrozenModel):
     fail_to_pass: tuple[str, ...] = Field(min_length=1)
     pass_to_pass: tuple[str, ...] = ()
     test_cmd: str = "python3 -m pytest -rA --tb=short -p no:cacheprovider"
-    """The test runner; the test files of the listed ids are appended. It must print pytest's ``-rA`` summary."""
+    """pytest and its options (``python3 -m pytest ARGS`` or ``pytest ARGS``); the grader's runner runs pytest
+    with ``ARGS`` and the test files of the listed ids."""
     workdir: str = "/testbed"
     timeout_s: float = Field(default=300.0, gt=0)
     max_output: int = 8 << 20
+
+
+@dataclass
+class TestsTarget:
+    """What the environment hands the tests verifier: where the agent worked, and fresh sandboxes to grade in."""
+
+    __test__ = False
+    episode: Any
+    """The episode's sandbox: only the diff of its work tree is read."""
+    fresh: Callable[[], AbstractAsyncContextManager[Any]]
+    """A new, started sandbox of the task's image that no episode touched; stopped when the block ends."""
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -67,6 +170,11 @@ def patch_paths(patch: str) -> list[str]:
     for a, b in _DIFF_PATHS.findall(patch):
         seen.setdefault(a)
         seen.setdefault(b)
+    for line in patch.splitlines() if not seen else ():  # a plain unified diff names its paths here only
+        if line.startswith(("--- ", "+++ ")):
+            path = line[4:].split("\t", 1)[0].strip()
+            if path != "/dev/null":
+                seen.setdefault(path.split("/", 1)[1] if path.startswith(("a/", "b/")) else path)
     return list(seen)
 
 
@@ -78,73 +186,99 @@ def files_to_run(spec: TestsSpec) -> list[str]:
     return sorted(files)
 
 
+def unsafe_path(path: str) -> bool:
+    """A patch path outside the work tree, or inside its ``.git``."""
+    parts = path.split("/")
+    return path.startswith("/") or ".." in parts or ".git" in parts
 
-def parse_pytest(output: str) -> dict[str, str]:
-    """Node id -> status from pytest's ``-rA`` short summary (the last status seen wins)."""
+
+def protected(path: str, test_paths: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether a patch's change to ``path`` is undone before the tests run (see the module docstring)."""
+    parts = posixpath.normpath(path).split("/")
+    return (path in test_paths or parts[-1] in PROTECTED or any(p in PROTECTED_DIRS for p in parts[:-1])
+            or parts[-1].endswith(PROTECTED_SUFFIXES) or parts[-1] in ("__pycache__", ".pytest_cache")
+            or any(path.startswith(t + "/") for t in test_paths))
+
+
+def pytest_args(spec: TestsSpec) -> list[str]:
+    match = _PYTEST_CMD.match(spec.test_cmd)
+    if match is None:
+        raise VerifierError(f"test_cmd must run pytest (`python3 -m pytest ARGS` or `pytest ARGS`): {spec.test_cmd!r}")
+    return shlex.split(match.group(1) or "")
+
+
+def parse_report(output: str, nonce: str) -> tuple[dict[str, str], int | None]:
+    """Node id -> status from the runner's nonce-tagged lines (a teardown error wins), and pytest's exit status
+    from the end marker (None when the run never reached it). Untagged lines are ignored."""
     statuses: dict[str, str] = {}
-    for status, rest in _SUMMARY.findall(output):
-        if status == "SKIPPED" and rest.startswith("["):  # "SKIPPED [1] file:line: reason" names no node id
+    end = None
+    prefix = nonce + " "
+    for line in output.splitlines():
+        if not line.startswith(prefix):
             continue
-        statuses[rest.split(" - ", 1)[0].strip()] = status
-    return statuses
-
-
-def status_of(test: str, statuses: dict[str, str], output: str) -> str:
-    if test in statuses:
-        return statuses[test]
-    for status in _STATUSES:  # an id holding " - " (parametrised) is cut by the split above: match it whole
-        if f"\n{status} {test}\n" in f"\n{output}\n" or f"\n{status} {test} - " in f"\n{output}":
-            return status
-    return "MISSING"
+        rest = line[len(prefix):]
+        if rest.startswith("END "):
+            end = int(rest[4:].strip() or 0)
+            continue
+        try:
+            rec = json.loads(rest)
+        except ValueError:
+            continue
+        test, status = str(rec.get("test")), str(rec.get("status"))
+        if rec.get("when") == "teardown" and statuses.get(test) not in (None, "PASSED", "XFAIL", "SKIPPED"):
+            continue  # a failed call stays FAILED when its teardown errors too
+        statuses[test] = status
+    return statuses, end
 
 
 def diff_command(base: str) -> str:
     """Shell command printing the work tree's changes (untracked files included) against ``base``."""
     excludes = " ".join(shlex.quote(p) for p in DIFF_EXCLUDES)
-    return (f"git add -A -- . {excludes} >/dev/null 2>&1; git diff --cached --binary {shlex.quote(base)} -- . "
-            f"{excludes}; git reset -q >/dev/null 2>&1")
+    return (f"{_GIT} add -A -- . {excludes} >/dev/null 2>&1; {_GIT} diff --cached --binary {shlex.quote(base)} "
+            f"-- . {excludes}; {_GIT} reset -q >/dev/null 2>&1")
 
 
-def _restore_script(spec: TestsSpec) -> str:
+async def model_patch(sandbox: Any, base_commit: str, workdir: str = "/testbed") -> str:
+    """The agent's changes as a git patch against ``base_commit`` (what SWE-bench calls ``model_patch``)."""
+    result = await sandbox.session.exec(["bash", "-c", diff_command(base_commit)], timeout=60, max_output=16 << 20,
+                                        cwd=workdir)
+    if result.exit_code != 0:
+        raise VerifierError(f"git diff failed in {workdir}: {result.stdout[-500:]}")
+    return result.stdout
+
+
+def _prepare_script(spec: TestsSpec, has_model_patch: bool) -> str:
     base = shlex.quote(spec.base_commit)
-    paths = sorted(set(patch_paths(spec.test_patch)) | set(files_to_run(spec)))
-    lines = ["set -u", f"cd {shlex.quote(spec.workdir)}"]
-    changed = (f"git diff --name-only {base} -- {' '.join(shlex.quote(f':(glob)**/{p}') for p in PROTECTED)}; "
-               f"git ls-files --others --exclude-standard -- "
-               f"{' '.join(shlex.quote(f':(glob)**/{p}') for p in PROTECTED)}")
-    lines.append(f"for p in $({changed}) {' '.join(shlex.quote(p) for p in paths)}; do")
-    lines.append(f'  if git cat-file -e {base}:"$p" 2>/dev/null; then git checkout -q {base} -- "$p"; '
-                 f'else rm -rf -- "$p"; fi')
-    lines.append("done")
+    lines = ["set -u", f"cd {shlex.quote(spec.workdir)} || exit 4",
+             f"{_GIT} checkout -qf --detach {base} && {_GIT} clean -fdxq -e '*.egg-info' || exit 4"]
+    if has_model_patch:
+        lines.append(f"{_GIT} apply --whitespace=nowarn {MODEL_PATCH_PATH} 2>&1 || "
+                     f"patch --batch --forward --fuzz=5 -p1 -i {MODEL_PATCH_PATH} 2>&1 || exit 3")
+    lines.append("echo; echo '\x1eCHANGED'")
+    lines.append(f"{_GIT} diff --name-only {base}; {_GIT} ls-files --others -- . "
+                 "':(exclude,glob)**/*.egg-info/**'")
+    return "\n".join(lines)
+
+
+def _restore_script(spec: TestsSpec, undo: list[str], test_paths: list[str]) -> str:
+    base = shlex.quote(spec.base_commit)
+    lines = ["set -u", f"cd {shlex.quote(spec.workdir)} || exit 4"]
+    for path in sorted(set(undo) | set(test_paths)):
+        q = shlex.quote(path)
+        # a link planted on the way to a test file would send the restore (or the test patch) elsewhere
+        lines.append(f'd={q}; while [ "$d" != . ] && [ "$d" != / ]; do [ -L "$d" ] && rm -f -- "$d"; '
+                     'd=$(dirname -- "$d"); done')
+        lines.append(f"if {_GIT} cat-file -e {base}:{q} 2>/dev/null; then rm -rf -- {q}; "
+                     f"{_GIT} checkout -q {base} -- {q}; echo restored {q}; "
+                     f"elif [ -e {q} ] || [ -L {q} ]; then rm -rf -- {q}; echo dropped {q}; fi")
     if spec.test_patch.strip():
-        lines.append(f"git apply --whitespace=nowarn {PATCH_PATH} 2>&1 || "
+        lines.append(f"{_GIT} apply --whitespace=nowarn {PATCH_PATH} 2>&1 || "
                      f"patch --batch --forward --fuzz=5 -p1 -i {PATCH_PATH} 2>&1 || exit 3")
     return "\n".join(lines)
 
 
-async def run_hidden_tests(spec: TestsSpec, sandbox: Any) -> Verdict:
-    """Steps 2 and 3 of the module docstring in ``sandbox``; the verdict (without ``model_patch``)."""
-    if spec.test_patch.strip():
-        await sandbox.write(PATCH_PATH, spec.test_patch)
-    # Through the session (milliseconds), not a ``docker exec`` per command (a large share of grading under load).
-    restored = await sandbox.session.exec(["bash", "-c", _restore_script(spec)], timeout=120, max_output=1 << 16)
-    if restored.exit_code != 0:
-        detail = (restored.stdout + restored.stderr)[-2000:]
-        raise VerifierError(f"the hidden test patch did not apply at {spec.base_commit[:12]}: {detail}")
-    files = files_to_run(spec)
-    cmd = f"{spec.test_cmd} {' '.join(shlex.quote(f) for f in files)}"
-    result = await sandbox.session.exec(["bash", "-c", f"exec 2>&1\n{cmd}"], timeout=spec.timeout_s,
-                                        max_output=spec.max_output, cwd=spec.workdir, env=TEST_ENV)
-    output = result.stdout
-    statuses = parse_pytest(output)
-    groups = {"FAIL_TO_PASS": spec.fail_to_pass, "PASS_TO_PASS": spec.pass_to_pass}
-    tests = {name: {t: status_of(t, statuses, output) for t in ids} for name, ids in groups.items()}
-    reason = None
-    if result.timed_out:
-        reason = "timeout"
-        tests = {name: {t: (s if s != "MISSING" else "TIMEOUT") for t, s in ts.items()} for name, ts in tests.items()}
-    elif result.oom_killed:
-        reason = "out of memory"
+def _verdict(spec: TestsSpec, tests: dict[str, dict[str, str]], reason: str | None,
+             evidence: dict[str, Any]) -> Verdict:
     criteria = []
     for name, results in tests.items():
         bad = [t for t, s in results.items() if s not in PASSING]
@@ -157,25 +291,83 @@ async def run_hidden_tests(spec: TestsSpec, sandbox: Any) -> Verdict:
             detail += f" [{reason} after {spec.timeout_s:g}s]" if reason == "timeout" else f" [{reason}]"
         criteria.append(CriterionResult(name=name, score=float(ok), passed=ok, detail=detail))
     resolved = all(c.passed for c in criteria) and reason is None
-    # No timings in the evidence: the same work graded twice gives the same verdict.
-    evidence = {"resolved": resolved, "reason": reason, "tests": tests, "test_files": files,
-                "exit_code": result.exit_code, "log_tail": _ADDRESS.sub("0x?", _TIMING.sub(" ", output))[-4000:]}
+    evidence = {"resolved": resolved, "reason": reason, "tests": tests, **evidence}
     return Verdict(score=float(resolved), passed=resolved, criteria=tuple(criteria), evidence=evidence)
 
 
-async def model_patch(sandbox: Any, base_commit: str, workdir: str = "/testbed") -> str:
-    """The agent's changes as a git patch against ``base_commit`` (what SWE-bench calls ``model_patch``)."""
-    result = await sandbox.session.exec(["bash", "-c", diff_command(base_commit)], timeout=60, max_output=16 << 20,
-                                        cwd=workdir)
-    if result.exit_code != 0:
-        raise VerifierError(f"git diff failed in {workdir}: {result.stdout[-500:]}")
-    return result.stdout
+async def grade_patch(spec: TestsSpec, sandbox: Any, patch: str | None) -> Verdict:
+    """Apply ``patch`` in ``sandbox`` (a fresh one) and run the hidden tests: steps 2 and 3 of the module
+    docstring. The evidence holds ``patch_applied``; a patch that does not apply is a failed verdict."""
+    groups = {"FAIL_TO_PASS": spec.fail_to_pass, "PASS_TO_PASS": spec.pass_to_pass}
+    files = files_to_run(spec)
+    args = pytest_args(spec)
+    patch = patch or ""
+    base_evidence: dict[str, Any] = {"model_patch": patch, "patch_applied": False, "dropped_paths": {},
+                                     "test_files": files}
+    missing = {name: dict.fromkeys(ids, "MISSING") for name, ids in groups.items()}
+    unsafe = [p for p in patch_paths(patch) if unsafe_path(p)]
+    if unsafe:
+        return _verdict(spec, missing, f"the patch touches paths outside the work tree: {', '.join(unsafe[:5])}",
+                        base_evidence)
+    if patch.strip():
+        await sandbox.write(MODEL_PATCH_PATH, patch if patch.endswith("\n") else patch + "\n")
+    prepared = await sandbox.session.exec(["bash", "-c", _prepare_script(spec, bool(patch.strip()))], timeout=120,
+                                          max_output=1 << 20)
+    if prepared.exit_code == 4:
+        raise VerifierError(f"cannot check out {spec.base_commit[:12]} in {spec.workdir}: "
+                            f"{(prepared.stdout + prepared.stderr)[-1000:]}")
+    if prepared.exit_code != 0:
+        detail = (prepared.stdout + prepared.stderr).strip()[-1000:]
+        return _verdict(spec, missing, f"the model patch does not apply: {detail}", base_evidence)
+    base_evidence["patch_applied"] = True
+    changed = prepared.stdout.rsplit("\x1eCHANGED\n", 1)[-1].splitlines()
+    test_paths = sorted(set(patch_paths(spec.test_patch)) | set(files))
+    undo = sorted({p for p in [*changed, *patch_paths(patch)] if p and protected(p, set(test_paths))})
+    if spec.test_patch.strip():
+        await sandbox.write(PATCH_PATH, spec.test_patch)
+    restored = await sandbox.session.exec(["bash", "-c", _restore_script(spec, undo, test_paths)], timeout=120,
+                                          max_output=1 << 20)
+    if restored.exit_code != 0:
+        detail = (restored.stdout + restored.stderr)[-2000:]
+        raise VerifierError(f"the hidden test patch did not apply at {spec.base_commit[:12]}: {detail}")
+    undone = dict(line.split(" ", 1)[::-1] for line in restored.stdout.splitlines()
+                  if line.startswith(("restored ", "dropped ")))
+    base_evidence["dropped_paths"] = {p: undone[p] for p in sorted(undone) if p in undo}
+    nonce = secrets.token_hex(16)
+    await sandbox.write(f"{GRADER_DIR}/run.py", RUNNER)
+    await sandbox.write(f"{GRADER_DIR}/nonce", nonce + "\n", mode=0o600)
+    argv = ["python3", "-P", "-s", f"{GRADER_DIR}/run.py", f"{GRADER_DIR}/nonce", REPORT_PATH, spec.workdir, *args,
+            *files]
+    cmd = (f'exec 2>&1\nmkdir -p /tmp/.envgym-home\nexec env -i {" ".join(_CLEAN_ENV)} '
+           f'ENVGYM_EXEC="${{ENVGYM_EXEC:-}}" {shlex.join(argv)}')
+    result = await sandbox.session.exec(["bash", "-c", cmd], timeout=spec.timeout_s, max_output=spec.max_output,
+                                        cwd=spec.workdir)
+    output = result.stdout
+    try:
+        report = (await sandbox.read(REPORT_PATH)).decode(errors="replace")
+    except SandboxFileNotFound:
+        report = ""
+    statuses, end = parse_report(report, nonce)
+    tests = {name: {t: statuses.get(t, "MISSING") for t in ids} for name, ids in groups.items()}
+    reason = None
+    if result.timed_out:
+        reason = "timeout"
+        tests = {name: {t: (s if s != "MISSING" else "TIMEOUT") for t, s in ts.items()} for name, ts in tests.items()}
+    elif result.oom_killed:
+        reason = "out of memory"
+    elif end is None:
+        reason = f"the test process ended before the grader's end marker (exit code {result.exit_code})"
+    # No timings, addresses or nonce in the evidence: the same work graded twice gives the same verdict.
+    log_tail = _ADDRESS.sub("0x?", _TIMING.sub(" ", output.replace(nonce, "<nonce>")))[-4000:]
+    return _verdict(spec, tests, reason, {**base_evidence, "exit_code": result.exit_code, "log_tail": log_tail})
 
 
 async def verify_tests(spec: TestsSpec, ctx: VerifyContext) -> Verdict:
-    """Grade the episode in ``ctx.sandbox`` (see the module docstring)."""
-    if ctx.sandbox is None:
-        raise VerifierError("the tests verifier needs the episode's sandbox (VerifyContext.sandbox)")
-    patch = await model_patch(ctx.sandbox, spec.base_commit, spec.workdir)
-    verdict = await run_hidden_tests(spec, ctx.sandbox)
-    return verdict.model_copy(update={"evidence": {**verdict.evidence, "model_patch": patch}})
+    """Grade the episode: its patch read from the episode's sandbox, tested in a fresh one (module docstring)."""
+    target = ctx.sandbox
+    if not isinstance(target, TestsTarget):
+        raise VerifierError("the tests verifier grades in a fresh sandbox: VerifyContext.sandbox must be a "
+                            "TestsTarget (the episode's sandbox and a factory of fresh ones)")
+    patch = await model_patch(target.episode, spec.base_commit, spec.workdir)
+    async with target.fresh() as sandbox:
+        return await grade_patch(spec, sandbox, patch)

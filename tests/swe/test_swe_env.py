@@ -22,8 +22,12 @@ ENV_ID = "swe/demo-v1"
 def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("swe-env")
     repo, instances = make_demo(root)
-    report = import_instances(instances, {REPO: repo}, "swe-demo", None, test_timeout_s=4, remember=False)
-    tasks = {t.metadata["instance_id"]: t for t in report.tasks}
+    # A short test timeout only for the hanging task: the others must not time out on a loaded machine.
+    hang = import_instances([i for i in instances if "hang" in i["instance_id"]], {REPO: repo}, "swe-demo", None,
+                            test_timeout_s=4, remember=False)
+    report = import_instances([i for i in instances if "hang" not in i["instance_id"]], {REPO: repo}, "swe-demo",
+                              None, remember=False)
+    tasks = {t.metadata["instance_id"]: t for t in [*report.tasks, *hang.tasks]}
     suite = root / "suite"
     suite.mkdir()
     write_tasks(suite / "tasks.jsonl", [t for t in report.tasks if "hang" not in t.id])
@@ -85,7 +89,7 @@ async def test_tools_errors_caps_and_hidden_history(demo):
 async def test_admission_gates_and_contract_pass(demo):
     from envgym.check import check
 
-    report = await check(ENV_ID, concurrency=2)
+    report = await check(ENV_ID, concurrency=2, tamper=0)  # the tampering agents: tests/adversarial/test_swe_*
     assert report.ok, (report.failed, report.gate_failures)
     assert report.tasks == 2
 
@@ -100,7 +104,7 @@ async def test_a_hanging_test_run_is_a_failure_with_reason_timeout(demo):
 
 
 class KillsTheContainer(Agent):
-    """Kills its episode's container from outside, then submits."""
+    """Kills its episode's container between its commands (as its own background process could), then submits."""
 
     name = "killer"
 
@@ -119,11 +123,52 @@ class KillsTheContainer(Agent):
         return call("submit")
 
 
-async def test_a_killed_container_is_an_infra_error_and_the_next_reset_recovers(demo):
+async def test_a_killed_container_is_the_agents_failure_and_the_next_reset_recovers(demo):
     task = demo["demo__calc-2"]
     async with envgym.make(ENV_ID) as env:
         trajectory = await run_episode(env, KillsTheContainer(env), task)
-        assert trajectory.outcome is Outcome.INFRA_ERROR
+        assert trajectory.outcome is Outcome.FAILURE and trajectory.reward == 0.0
         assert trajectory.error_type == SandboxCrashed.__name__
         null = await run_episode(env, NullAgent(), task)
         assert null.outcome is Outcome.FAILURE and null.verdict is not None
+
+
+async def test_every_episode_gets_a_fresh_container_with_a_read_only_root_and_capped_disk(demo):
+    task = demo["demo__calc-1"]
+    async with envgym.make(ENV_ID) as env:
+        await env.reset(task=task)
+        first = env.unwrapped.sandbox.id
+        step = await env.step(call("bash", cmd="setsid nohup sleep 600 >/dev/null 2>&1 & echo x > /root/mark; "
+                                   "echo y > /tmp/mark; touch /usr/lib/python3/evil"))
+        assert "Read-only file system" in step.observation.text
+        assert "[read-only file system: only /testbed, /tmp, /root, /var/tmp, /run are writable" in \
+            step.observation.text
+        step = await env.step(call("bash", cmd="head -c 100M /dev/zero > /var/tmp/fill"))
+        assert "[No space left on device: the sandbox's disk limit (64m on /var/tmp) was reached]" in \
+            step.observation.text
+        step = await env.step(call("create", path="/var/tmp/more.txt", content="z" * 100_000))
+        assert step.observation.last_action_error == (
+            "create: /var/tmp/more.txt: No space left on device: the sandbox's disk limit (64m on /var/tmp) was "
+            "reached")
+        step = await env.step(call("bash", cmd="git status --short; git log --oneline | wc -l; pip --version"))
+        assert step.observation.text.split()[0] == "1" and "[exit code" not in step.observation.text
+        await env.reset(task=task)
+        assert env.unwrapped.sandbox.id != first
+        step = await env.step(call("bash", cmd="find /root /tmp -mindepth 1 | wc -l; pgrep -c sleep; git status -s"))
+        assert step.observation.text.split() == ["0", "1"]  # only PID 1's keeper sleeps; nothing left of episode 1
+
+
+async def test_view_refuses_fifos_devices_and_huge_files_at_once(demo):
+    task = demo["demo__calc-1"]
+    async with envgym.make(ENV_ID) as env:
+        await env.reset(task=task)
+        await env.step(call("bash", cmd="mkfifo /tmp/pipe; head -c 9M /dev/zero | tr '\\0' a > /tmp/big.txt"))
+        for path, why in (("/tmp/pipe", "is a fifo, not a regular file"),
+                          ("/dev/zero", "is a character special file, not a regular file"),
+                          ("/tmp/big.txt", "is 9437184 bytes, more than the 8 MiB view and edit read")):
+            step = await env.step(call("view", path=path))
+            assert why in step.observation.last_action_error and not step.terminated, path
+        step = await env.step(call("edit", path="/tmp/pipe", old="a", new="b"))
+        assert "is a fifo" in step.observation.last_action_error
+        step = await env.step(call("create", path="/tmp/pipe", content="x"))
+        assert "is a fifo" in step.observation.last_action_error

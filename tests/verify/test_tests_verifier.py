@@ -1,9 +1,12 @@
-"""The ``tests`` verifier against a fake sandbox: pytest -rA parsing, restore script, timeout and errors.
+"""The ``tests`` verifier against fake sandboxes: a fresh one per grade, dropped paths, nonce-tagged results.
 
 The real thing (a container, a repository, pytest) is exercised end to end in tests/swe/.
 """
 
 from __future__ import annotations
+
+import contextlib
+import json
 
 import pytest
 
@@ -13,7 +16,16 @@ from envgym.sandbox.errors import SandboxCrashed
 from envgym.sandbox.fake import FakeSandbox
 from envgym.task import TaskSpec
 from envgym.verify import VerifyContext, verify
-from envgym.verify.tests import TestsSpec, files_to_run, parse_pytest, patch_paths
+from envgym.verify.tests import (
+    GRADER_DIR,
+    REPORT_PATH,
+    TestsSpec,
+    TestsTarget,
+    files_to_run,
+    parse_report,
+    patch_paths,
+    protected,
+)
 
 SUMMARY = """\
 ============================= test session starts ==============================
@@ -46,13 +58,29 @@ def spec(**kw) -> TestsSpec:
     return TestsSpec(**{**base, **kw})
 
 
-def test_parse_pytest_summary():
-    statuses = parse_pytest(SUMMARY)
-    assert statuses["tests/test_a.py::test_one"] == "PASSED"
-    assert statuses["tests/test_a.py::test_two"] == "FAILED"
-    assert statuses["tests/test_a.py::test_x"] == "XFAIL"
-    assert statuses["tests/test_b.py::test_setup"] == "ERROR"
-    assert not any(k.startswith("[") for k in statuses)  # "SKIPPED [1] file:line" names no node id
+def test_only_nonce_tagged_lines_count_and_the_end_marker_is_required():
+    nonce = "n" * 32
+    lines = [f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_one", "when": "call", "status": "PASSED"}),
+             "PASSED tests/test_a.py::test_two",  # forged by the code under test: no nonce
+             "m" * 32 + " " + json.dumps({"test": "tests/test_a.py::test_two", "when": "call", "status": "PASSED"}),
+             f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_x", "when": "call", "status": "FAILED"}),
+             f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_x", "when": "teardown", "status": "ERROR"}),
+             f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_one", "when": "teardown", "status": "ERROR"})]
+    statuses, end = parse_report("\n".join(lines), nonce)
+    assert statuses == {"tests/test_a.py::test_one": "ERROR", "tests/test_a.py::test_x": "FAILED"}
+    assert end is None
+    assert parse_report("\n".join([*lines, f"{nonce} END 1"]), nonce)[1] == 1
+
+
+def test_protected_paths():
+    tests = {"tests/test_a.py", "tests/data"}
+    for path in ("conftest.py", "src/pkg/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+                 "pytest.py", "py.py", "sitecustomize.py", "lib/usercustomize.py", "x.pth", "_pytest/main.py",
+                 "pluggy/__init__.py", "pkg/__pycache__/m.cpython-311.pyc", "m.pyc", "tests/test_a.py",
+                 "tests/data/f.txt"):
+        assert protected(path, tests), path
+    for path in ("pkg/core.py", "tests/test_b.py", "pytest_helpers.py", "docs/conf.py"):
+        assert not protected(path, tests), path
 
 
 def test_patch_paths_and_files_to_run():
@@ -68,50 +96,118 @@ def test_tests_spec_is_a_verifier_kind_in_task_files():
     assert isinstance(back.verifiers[0], TestsSpec) and back.hash == task.hash
 
 
-def handler_for(output: str, *, timed_out: bool = False):
-    def handler(cmd, cwd, env, user):
-        if "git add -A" in cmd:
-            return "diff --git a/src.py b/src.py\n"
-        if "git apply" in cmd:
+class GradingFake:
+    """A fresh fake sandbox per grade: answers the verifier's scripts and writes the runner's report."""
+
+    def __init__(self, records=(), *, changed=(), undone=(), timed_out=False, end=0,
+                 log="===== 1 passed in 0.12s =====\n"):
+        self.records, self.changed, self.undone = list(records), list(changed), list(undone)
+        self.timed_out, self.end, self.log = timed_out, end, log
+        self.made: list[FakeSandbox] = []
+
+    def handler(self, sb):
+        def handle(cmd, cwd, env, user):
+            if "\x1eCHANGED" in cmd:
+                return "\n\x1eCHANGED\n" + "".join(p + "\n" for p in self.changed)
+            if "cat-file -e" in cmd:
+                return "".join(f"{how} {p}\n" for how, p in self.undone)
+            if "run.py" in cmd:
+                nonce = sb.files[f"{GRADER_DIR}/nonce"].decode().strip()
+                lines = [f"{nonce} {json.dumps(r)}" for r in self.records]
+                if self.end is not None and not self.timed_out:
+                    lines.append(f"{nonce} END {self.end}")
+                sb.files[REPORT_PATH] = ("\n".join(lines) + "\n").encode()
+                return ExecResult(exit_code=None if self.timed_out else 0, stdout=self.log + f"({nonce})", stderr="",
+                                  timed_out=self.timed_out)
             return ""
-        return ExecResult(exit_code=None if timed_out else 1, stdout=output, stderr="", timed_out=timed_out)
-    return handler
+        return handle
+
+    @contextlib.asynccontextmanager
+    async def fresh(self):
+        sb = FakeSandbox()
+        sb.handler = self.handler(sb)
+        self.made.append(sb)
+        async with sb:
+            yield sb
 
 
-async def test_verdict_lists_each_test_and_resolves_only_when_all_pass():
-    async with FakeSandbox(handler_for(SUMMARY)) as sb:
-        verdict = await verify([spec()], VerifyContext(calls=[], final_answer=None, sandbox=sb))
-        restore = next(c for c in sb.calls if "git apply" in c)
-        assert "git checkout -q" in restore and "tests/helpers.txt" in restore and "conftest.py" in restore
-        assert sb.files["/tmp/.envgym_test.patch"].decode() == TEST_PATCH
+def episode_sandbox() -> FakeSandbox:
+    return FakeSandbox(lambda cmd, cwd, env, user: "diff --git a/src.py b/src.py\n" if " add -A " in cmd else "")
+
+
+RECORDS = [{"test": "tests/test_a.py::test_one", "when": "call", "status": "PASSED"},
+           {"test": "tests/test_a.py::test_x", "when": "call", "status": "XFAIL"},
+           {"test": "tests/test_b.py::test_setup", "when": "setup", "status": "ERROR"}]
+
+
+async def grade(fake: GradingFake, **kw):
+    async with episode_sandbox() as episode:
+        ctx = VerifyContext(calls=[], final_answer=None, sandbox=TestsTarget(episode=episode, fresh=fake.fresh))
+        verdict = await verify([spec(**kw)], ctx)
+        assert not any("run.py" in c or " apply " in c for c in episode.calls)  # never graded where it worked
+    return verdict
+
+
+async def test_grading_runs_in_a_fresh_sandbox_and_resolves_only_when_all_pass():
+    fake = GradingFake(RECORDS, changed=["src.py", "conftest.py", "tests/sitecustomize.py"],
+                       undone=[("restored", "conftest.py"), ("dropped", "tests/sitecustomize.py"),
+                               ("restored", "tests/test_a.py")])
+    verdict = await grade(fake)
+    assert len(fake.made) == 1
+    sb = fake.made[0]
+    restore = next(c for c in sb.calls if "cat-file -e" in c)
+    assert "tests/helpers.txt" in restore and "conftest.py" in restore and "sitecustomize.py" in restore
+    assert f"{GRADER_DIR}/nonce" not in sb.files  # (the fake runner did not delete it; the stop cleared it)
+    run = next(c for c in sb.calls if "run.py" in c)
+    assert "python3 -P -s" in run and "env -i" in run and "PYTHONNOUSERSITE=1" in run
     assert verdict.evidence["tests"] == {
         "FAIL_TO_PASS": {"tests/test_a.py::test_one": "PASSED"},
         "PASS_TO_PASS": {"tests/test_a.py::test_x": "XFAIL", "tests/test_b.py::test_setup": "ERROR"}}
+    assert verdict.evidence["dropped_paths"] == {"conftest.py": "restored", "tests/sitecustomize.py": "dropped"}
     assert not verdict.passed and verdict.score == 0.0
     assert [c.passed for c in verdict.criteria] == [True, False]
     assert "tests/test_b.py::test_setup (ERROR)" in verdict.criteria[1].detail
     assert verdict.evidence["model_patch"].startswith("diff --git a/src.py")
-    assert "0.12s" not in verdict.evidence["log_tail"]  # timings dropped: regrading gives the same verdict
+    assert "0.12s" not in verdict.evidence["log_tail"] and "(<nonce>)" in verdict.evidence["log_tail"]
 
-    async with FakeSandbox(handler_for(SUMMARY)) as sb:
-        ok = await verify([spec(pass_to_pass=("tests/test_a.py::test_x",))],
-                          VerifyContext(calls=[], final_answer=None, sandbox=sb))
+    ok = await grade(GradingFake(RECORDS), pass_to_pass=("tests/test_a.py::test_x",))
+    again = await grade(GradingFake(RECORDS), pass_to_pass=("tests/test_a.py::test_x",))
     assert ok.passed and ok.score == 1.0 and ok.evidence["resolved"]
+    assert ok == again  # a fresh nonce each time, the same verdict and evidence
+
+
+async def test_a_run_that_never_wrote_the_end_marker_fails_with_a_reason():
+    verdict = await grade(GradingFake(RECORDS[:1], end=None), pass_to_pass=())
+    assert not verdict.passed
+    assert verdict.evidence["reason"] == "the test process ended before the grader's end marker (exit code 0)"
 
 
 async def test_a_hanging_run_fails_with_reason_timeout():
-    async with FakeSandbox(handler_for("", timed_out=True)) as sb:
-        verdict = await verify([spec(timeout_s=2)], VerifyContext(calls=[], final_answer=None, sandbox=sb))
+    verdict = await grade(GradingFake(timed_out=True), timeout_s=2)
     assert not verdict.passed and verdict.evidence["reason"] == "timeout"
     assert set(verdict.evidence["tests"]["FAIL_TO_PASS"].values()) == {"TIMEOUT"}
     assert "timeout after 2s" in verdict.criteria[0].detail
 
 
-async def test_a_dead_sandbox_raises_and_no_sandbox_is_a_verifier_error():
-    sb = FakeSandbox(handler_for(SUMMARY))
+async def test_a_patch_outside_the_work_tree_is_refused_without_running_anything():
+    fake = GradingFake(RECORDS)
+    async with fake.fresh() as sb:
+        from envgym.verify.tests import grade_patch
+
+        verdict = await grade_patch(spec(), sb, "diff --git a/.git/hooks/post-checkout b/.git/hooks/post-checkout\n")
+        assert sb.calls == []
+    assert not verdict.passed and not verdict.evidence["patch_applied"]
+    assert "outside the work tree: .git/hooks/post-checkout" in verdict.evidence["reason"]
+
+
+async def test_a_dead_sandbox_raises_and_a_bare_sandbox_is_a_verifier_error():
+    sb = episode_sandbox()
     await sb.start()
     sb.crash()
     with pytest.raises(SandboxCrashed):
-        await verify([spec()], VerifyContext(calls=[], final_answer=None, sandbox=sb))
-    with pytest.raises(VerifierError, match="sandbox"):
+        await verify([spec()], VerifyContext(calls=[], final_answer=None,
+                                             sandbox=TestsTarget(episode=sb, fresh=GradingFake().fresh)))
+    with pytest.raises(VerifierError, match="fresh sandbox"):  # the episode's own sandbox is never graded in
+        await verify([spec()], VerifyContext(calls=[], final_answer=None, sandbox=episode_sandbox()))
+    with pytest.raises(VerifierError, match="fresh sandbox"):
         await verify([spec()], VerifyContext(calls=[], final_answer=None))

@@ -1,84 +1,147 @@
-"""Containers of repository images: shared warm pools, and the fast reset of ``/testbed`` to a base commit.
+"""Containers of repository images: one fresh container per episode and per grading, from a warm pool.
 
-``lease(image)`` hands out a started container from a :class:`~envgym.sandbox.pool.SandboxPool` shared by
-every SWE env (and ``envgym swe grade``) on the running event loop for that image; ``release`` keeps a
-healthy container for the next lease, and the last release stops them all and closes the pool. An env
-keeps its container across episodes of the same image and resets it with :func:`reset_repo` (a fraction of
-a second) instead of starting a new one. The reset restores ``/testbed`` and empties ``/tmp``; what an
-agent changed elsewhere (installed packages) stays, so ``SweEnv(reuse_container=False)`` gives every
-episode a fresh container for strict isolation.
+``lease(image)`` hands out a started container that nobody used before, from a
+:class:`~envgym.sandbox.pool.SandboxPool` shared by every SWE env (and ``envgym swe grade``) on the running
+event loop for that image; ``release`` stops it (in the background: the caller does not wait for the
+removal) and the last release of an image stops what is left and closes the pool. Nothing is ever handed out
+twice: an episode starts in a container no earlier episode touched, and grading runs in another one.
+
+Why fresh rather than "proven clean": proving a used container clean means showing that no process of the
+agent survives (``setsid``, double forks, a process waiting to act later) and that nothing it wrote anywhere
+remains (``/dev/shm``, IPC objects, caches); a new container is clean by construction, and its start is paid
+in the background: the pool keeps :data:`SPARE_PER_USER` started spares per env using the image (one for its
+next episode, one for its next grading), capped at :data:`MAX_SPARE`, so a reset costs only the git reset
+below (``benchmarks/swe_latency.py`` measures it).
+
+Disk is bounded although the host's storage driver cannot cap a container's writable layer: the root
+filesystem is read-only and every writable path is a size-capped tmpfs (:data:`DISK`). ``/testbed`` is
+filled at container start (part of the pool's background start) from the pristine copy every repository
+image keeps at :data:`PRISTINE` (:mod:`envgym_swe.images`); the editable install and ``git`` work there as
+in the image. Site-packages, the interpreter and git's system config cannot be changed by anyone.
 
 :func:`reset_repo` checks out the base commit (discarding every change, untracked files included, except
 ``*.egg-info`` of the editable install), then re-commits its tree as a parentless commit on branch ``main``
-and deletes every other ref and ``/tmp``'s contents: ``git log`` shows one commit, so neither the parent
-(the clean code of an injected bug) nor other tasks' commits are a ``git log --all`` away, and nothing an
-earlier episode left in ``/tmp`` (a gold patch) survives. Containers always run with network ``none``.
+and deletes every other ref: ``git log`` shows one commit, so neither the parent (the clean code of an
+injected bug) nor other tasks' commits are a ``git log --all`` away. Containers always run with network
+``none``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
+from collections.abc import AsyncIterator
 
-from envgym.sandbox.base import Sandbox, SandboxState
+from envgym.sandbox.base import Sandbox
+from envgym.sandbox.docker import DockerEngine, DockerSandbox
 from envgym.sandbox.errors import SandboxError
 from envgym.sandbox.pool import SandboxPool
 from envgym.sandbox.profile import DEFAULT, SandboxProfile
+from envgym.sandbox.reaper import reap
 
 WORKDIR = "/testbed"
-PROFILE = DEFAULT.model_copy(update={"name": "swe", "workdir": WORKDIR, "memory": "2g", "pids_limit": 512,
-                                     "lifetime_s": 6 * 3600})
-"""DEFAULT's hardening (network none, capabilities dropped, limits) with /testbed as the working directory."""
+PRISTINE = "/opt/envgym/testbed"
+"""Where every repository image keeps the repository as built; copied into the ``/testbed`` tmpfs at start."""
+DISK = {"/testbed": "768m", "/tmp": "256m", "/root": "64m", "/var/tmp": "64m", "/run": "16m"}
+"""The writable paths (tmpfs) and their caps; everything else is read-only. ``HOME`` is ``/root``."""
+_MODES = {"/tmp": "1777", "/var/tmp": "1777", "/root": "0700"}
+_PROFILE = {
+    "name": "swe", "workdir": WORKDIR, "memory": "2g", "pids_limit": 512, "lifetime_s": 6 * 3600,
+    "read_only_root": True, "environment": {"HOME": "/root"},
+    "tmpfs": {path: f"rw,exec,nosuid,nodev,size={size},mode={_MODES.get(path, '0755')}" for path, size in DISK.items()},
+}
+if "disk" in SandboxProfile.model_fields:  # the total the sandbox layer checks the tmpfs sizes against
+    _PROFILE["disk"] = "1168m"
+PROFILE = DEFAULT.model_copy(update=_PROFILE)
+"""DEFAULT's hardening (network none, capabilities dropped, limits), a read-only root and the tmpfs of DISK
+(1168 MiB in all, well below the 2 GiB of memory their pages are charged to)."""
 _COMMIT_ENV = ("GIT_AUTHOR_NAME=envgym GIT_AUTHOR_EMAIL=envgym@localhost GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' "
                "GIT_COMMITTER_NAME=envgym GIT_COMMITTER_EMAIL=envgym@localhost "
                "GIT_COMMITTER_DATE='2000-01-01T00:00:00Z'")
 
-MAX_IDLE = 8
-"""Healthy containers kept per image for the next env that needs one (beyond the pool's warm spare)."""
+SPARE_PER_USER = 2
+"""Started spares per env holding the image's pool: one for its next episode, one for its next grading."""
+MAX_SPARE = 12
+_POPULATE = (f"[ -d {PRISTINE}/.git ] || {{ echo 'this image has no {PRISTINE}: rebuild it with "
+             f"`envgym swe build`'; exit 3; }}; cp -a {PRISTINE}/. {WORKDIR}/")
+
+
+class SweSandbox(DockerSandbox):
+    """A Docker sandbox whose ``/testbed`` tmpfs is filled from the image's pristine copy as it starts."""
+
+    async def start(self) -> None:
+        await super().start()
+        if WORKDIR not in self.profile.tmpfs:
+            return
+        try:
+            result = await self.session.exec(["sh", "-c", _POPULATE], timeout=120, max_output=1 << 14, cwd="/")
+            if result.exit_code != 0:
+                raise SandboxError(f"filling {WORKDIR} in {self.id} failed (exit {result.exit_code}): "
+                                   f"{(result.stdout + result.stderr).strip()[-500:]}")
+        except BaseException:
+            await self.stop()
+            raise
 
 
 class _Shared:
-    def __init__(self, pool: SandboxPool) -> None:
-        self.pool, self.users, self.idle = pool, 0, []  # type: list[Sandbox]
+    def __init__(self, image: str, profile: SandboxProfile) -> None:
+        self.engine = DockerEngine()
+        self.pool = SandboxPool(image, size=SPARE_PER_USER, profile=profile,
+                                factory=lambda: SweSandbox(image, profile, engine=self.engine))
+        self.users = 0
+        self.stopping: set[asyncio.Task[None]] = set()
+        self.reaped: asyncio.Future[object] = asyncio.ensure_future(reap(self.engine))
+
+    def resize(self) -> None:
+        self.pool.size = max(1, min(MAX_SPARE, SPARE_PER_USER * self.users))
 
 
 _shared: dict[tuple[int, str], _Shared] = {}
 
 
-async def lease(image: str, *, profile: SandboxProfile = PROFILE, spare: int = 1) -> Sandbox:
-    """A started container of ``image``: one an earlier env gave back, else one from the loop's shared pool.
-
-    Give it back with :func:`release`.
-    """
+async def lease(image: str, *, profile: SandboxProfile = PROFILE) -> Sandbox:
+    """A started container of ``image`` that nobody used, from the loop's shared pool; give it back with
+    :func:`release`."""
     key = (id(asyncio.get_running_loop()), image)
     shared = _shared.get(key)
     if shared is None:
-        shared = _shared[key] = _Shared(SandboxPool(image, size=spare, profile=profile))
+        shared = _shared[key] = _Shared(image, profile)
     shared.users += 1
-    while shared.idle:
-        sandbox = shared.idle.pop()
-        if sandbox.state is SandboxState.RUNNING:
-            return sandbox
+    shared.resize()
     try:
+        await asyncio.shield(shared.reaped)  # orphans of dead runs go first, as a pool with its own engine does
         return await shared.pool.acquire()
     except BaseException:
         await _drop(key)
         raise
 
 
-async def release(image: str, sandbox: Sandbox | None, *, reuse: bool = True) -> None:
-    """Give ``sandbox`` back (kept for the next lease when ``reuse`` and healthy, else stopped) and drop one
-    use of the image's pool; the last use stops every kept container and closes the pool."""
+async def release(image: str, sandbox: Sandbox | None) -> None:
+    """Stop ``sandbox`` (never reused; the removal runs in the background) and drop one use of the image's
+    pool; the last use waits for every removal and closes the pool."""
     key = (id(asyncio.get_running_loop()), image)
     shared = _shared.get(key)
     try:
         if sandbox is not None:
-            if reuse and shared is not None and sandbox.state is SandboxState.RUNNING and len(shared.idle) < MAX_IDLE:
-                shared.idle.append(sandbox)
-            else:
+            if shared is None:
                 await sandbox.stop()
+            else:
+                task = asyncio.ensure_future(sandbox.stop())
+                shared.stopping.add(task)
+                task.add_done_callback(shared.stopping.discard)
     finally:
         await _drop(key)
+
+
+@contextlib.asynccontextmanager
+async def leased(image: str, *, profile: SandboxProfile = PROFILE) -> AsyncIterator[Sandbox]:
+    """``lease`` ... ``release`` as a block: the grading container's life."""
+    sandbox = await lease(image, profile=profile)
+    try:
+        yield sandbox
+    finally:
+        await release(image, sandbox)
 
 
 async def _drop(key: tuple[int, str]) -> None:
@@ -86,14 +149,17 @@ async def _drop(key: tuple[int, str]) -> None:
     if shared is None:
         return
     shared.users -= 1
-    if shared.users <= 0:
-        del _shared[key]
-        idle, shared.idle = shared.idle, []
-        try:
-            for sandbox in idle:
-                await sandbox.stop()
-        finally:
-            await shared.pool.close()
+    shared.resize()
+    if shared.users > 0:
+        return
+    del _shared[key]
+    try:
+        await asyncio.gather(*shared.stopping, return_exceptions=True)
+        await shared.pool.close()
+    finally:
+        with contextlib.suppress(BaseException):
+            await shared.reaped
+        await shared.engine.close()
 
 
 def reset_script(base_commit: str, message: str) -> str:
@@ -109,7 +175,6 @@ def reset_script(base_commit: str, message: str) -> str:
         "git for-each-ref --format='%(refname)' | grep -vx refs/heads/main | "
         "while read -r ref; do git update-ref -d \"$ref\"; done",
         "rm -rf .git/logs",
-        "find /tmp -mindepth 1 -delete 2>/dev/null || true",
     ])
 
 

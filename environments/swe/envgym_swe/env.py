@@ -9,14 +9,17 @@
         obs, reward, terminated, truncated, info = await env.step(Action.call("submit"))
         info["verdict"].evidence["tests"]                  # {"FAIL_TO_PASS": {id: "PASSED"}, "PASS_TO_PASS": ...}
 
-``reset`` takes a container of the task's image (``initial_state["image"]``, see :mod:`envgym_swe.images`)
-from the shared pool, or keeps the one it has when the image is the same, and puts ``/testbed`` at the base
-commit (:func:`~envgym_swe.containers.reset_repo`). Tools: ``bash``, ``view``, ``edit``, ``create``,
-``search``, ``submit`` (:mod:`envgym_swe.tools`); a mistaken call is ``last_action_error``, never an
-exception. ``submit`` (or a final message) runs the task's ``tests`` verifier in the container; the
-verdict's evidence holds each test's status and the episode's ``model_patch``. A container that dies
-raises :class:`~envgym.sandbox.errors.SandboxCrashed` (the rollout records ``infra_error``) and the next
-reset starts a fresh one. A missing image raises ImageMissing naming ``envgym swe build``.
+Every ``reset`` takes a container of the task's image (``initial_state["image"]``, see
+:mod:`envgym_swe.images`) that no episode used, from the shared warm pool, puts ``/testbed`` at the base
+commit (:func:`~envgym_swe.containers.reset_repo`) and stops the previous episode's container. Tools:
+``bash``, ``view``, ``edit``, ``create``, ``search``, ``submit`` (:mod:`envgym_swe.tools`); a mistaken call
+is ``last_action_error``, never an exception. ``submit`` (or a final message) runs the task's ``tests``
+verifier: the episode's diff is read from its container and graded in another fresh container of the same
+image (:mod:`envgym.verify.tests`); the verdict's evidence holds each test's status, the ``model_patch`` and
+the paths of it that grading undid. A container that dies under the agent's command raises
+:class:`~envgym.sandbox.errors.SandboxCrashed` (the rollout records the agent's failure). A missing image
+raises ImageMissing naming ``envgym swe build``. :attr:`SweEnv.tamper_agents` lists the family's tampering
+agents (:mod:`envgym_swe.tamper`), which ``envgym check`` runs.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from envgym.task import TaskSpec
 from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolResult, Verdict
 from envgym.verify import VerifyContext, verify
-from envgym_swe import containers
+from envgym.verify.tests import TestsTarget
+from envgym_swe import containers, tamper
 from envgym_swe.images import ImageSpec, image_tag
 from envgym_swe.tools import ARGS, TOOLS, ToolBox, ToolError
 
@@ -58,11 +62,12 @@ class SweEnv(Env):
 
     needs_sandbox: ClassVar[bool] = True
     has_write_actions: ClassVar[bool] = True
+    tamper_agents = tamper.AGENTS
 
-    def __init__(self, *, command_timeout_s: float = 120.0, max_output: int = 16_000, reuse_container: bool = True,
+    def __init__(self, *, command_timeout_s: float = 120.0, max_output: int = 16_000,
                  clock: Clock | None = None, judge: Any = None) -> None:  # judge: eval passes it to every env
         super().__init__(clock=clock)
-        self.command_timeout_s, self.max_output, self.reuse_container = command_timeout_s, max_output, reuse_container
+        self.command_timeout_s, self.max_output = command_timeout_s, max_output
         self.sandbox: Sandbox | None = None
         self.image: str | None = None
         self.tools: ToolBox | None = None
@@ -70,10 +75,7 @@ class SweEnv(Env):
 
     # -- containers ------------------------------------------------------------------------------------------
     async def _container(self, image: str) -> Sandbox:
-        healthy = self.sandbox is not None and self.sandbox.state is SandboxState.RUNNING
-        if healthy and image == self.image and self.reuse_container:
-            return self.sandbox  # type: ignore[return-value]
-        await self._give_back(reuse=self.reuse_container)
+        await self._give_back()
         try:
             self.sandbox = await containers.lease(image)
         except ImageMissing as exc:
@@ -82,10 +84,10 @@ class SweEnv(Env):
         self.image = image
         return self.sandbox
 
-    async def _give_back(self, *, reuse: bool = True) -> None:
+    async def _give_back(self) -> None:
         sandbox, image, self.sandbox, self.image = self.sandbox, self.image, None, None
         if image is not None:
-            await containers.release(image, sandbox, reuse=reuse)
+            await containers.release(image, sandbox)
 
     # -- the episode -----------------------------------------------------------------------------------------
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
@@ -100,11 +102,12 @@ class SweEnv(Env):
                 await containers.reset_repo(sandbox, base, f"{repo} at the task's base commit")
                 break
             except SandboxCrashed:
-                await self._give_back(reuse=False)
+                await self._give_back()
                 if attempt:
                     raise
         self.task = chosen
-        self.tools = ToolBox(sandbox, timeout_s=self.command_timeout_s, max_output=self.max_output)
+        self.tools = ToolBox(sandbox, timeout_s=self.command_timeout_s, max_output=self.max_output,
+                             disk=dict(containers.DISK))
         self._final_answer = None
         text = (f"{chosen.instruction.strip()}\n\n---\nThe repository {repo} is checked out in /testbed (the working "
                 "directory); it has no network access. Tools: bash, view, edit, create, search. Change the code so "
@@ -181,9 +184,11 @@ class SweEnv(Env):
             raise EnvError("verify() without an episode")
         if self.sandbox is None or self.sandbox.state is not SandboxState.RUNNING:
             raise SandboxCrashed("the episode's container is gone; nothing can be graded")
-        ctx = VerifyContext(calls=[], final_answer=self._final_answer, sandbox=self.sandbox)
+        image = self.image or task_image(self.task)
+        target = TestsTarget(episode=self.sandbox, fresh=lambda: containers.leased(image))
+        ctx = VerifyContext(calls=[], final_answer=self._final_answer, sandbox=target)
         return await verify(self.task.verifiers, ctx)
 
     async def close(self) -> None:
         self.tools = None
-        await self._give_back(reuse=self.reuse_container)
+        await self._give_back()

@@ -1,10 +1,12 @@
 """``envgym swe grade``: grade SWE-bench predictions (``instance_id``, ``model_patch``) without an agent.
 
-Each prediction runs in a container of its task's image (from the shared pool, reset to the base commit):
-the model patch is applied (``git apply``, then ``patch --forward --fuzz=5``: SWE-bench's fallback, except
-that a patch that looks reversed or already applied is refused rather than reversed), then the task's
-``tests`` verifier runs the hidden tests. A patch that does not apply is a failed result with the reason,
-never a crash; an empty patch is ``empty_patch``; a container that dies is ``error`` (infra). The report
+Each prediction is graded exactly as an episode's patch is: :func:`envgym.verify.tests.grade_patch` in a
+fresh container of its task's image (from the shared pool, stopped afterwards): the model patch applied
+(``git apply``, then ``patch --forward --fuzz=5``: SWE-bench's fallback, except that a patch that looks
+reversed or already applied is refused rather than reversed), the paths of it that could hijack the runner
+undone (``dropped_paths``), the hidden tests run by the grader's own runner. A patch that does not apply is a
+failed result with the reason, never a crash; an empty patch is ``empty_patch``; a container that dies is
+``error``. The report
 follows SWE-bench's: counts, ``resolved_ids`` / ``unresolved_ids`` / ``empty_patch_ids`` / ``error_ids``,
 and per instance ``patch_successfully_applied``, ``resolved`` and ``tests_status`` (success / failure
 lists per FAIL_TO_PASS and PASS_TO_PASS) plus each test's status.
@@ -17,11 +19,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from envgym.errors import EnvgymError
-from envgym.sandbox.base import SandboxState
 from envgym.task import TaskSpec
-from envgym.verify.tests import PASSING, TestsSpec, run_hidden_tests
+from envgym.verify.tests import PASSING, TestsSpec, grade_patch
 from envgym_swe import containers
 from envgym_swe.env import task_image
+from envgym_swe.instances import check_predictions
 
 MODEL_PATCH_PATH = "/tmp/.envgym_model.patch"
 _APPLY = (f"git apply --whitespace=nowarn {MODEL_PATCH_PATH} 2>&1 || "
@@ -49,25 +51,17 @@ async def grade_prediction(task: TaskSpec, model_patch: str | None) -> dict[str,
         return entry
     spec = tests_spec(task)
     image = task_image(task)
-    sandbox = None
     try:
-        sandbox = await containers.lease(image)
-        await containers.reset_repo(sandbox, spec.base_commit, "base commit")
-        await sandbox.write(MODEL_PATCH_PATH, model_patch if model_patch.endswith("\n") else model_patch + "\n")
-        applied = await sandbox.session.exec(["bash", "-c", _APPLY], timeout=120, max_output=1 << 16,
-                                             cwd=spec.workdir)
-        if applied.exit_code != 0:
-            entry.update(status="patch_failed", reason="the model patch does not apply: "
-                         + applied.stdout.strip()[-1000:])
-            return entry
-        entry["patch_successfully_applied"] = True
-        verdict = await run_hidden_tests(spec, sandbox)
+        async with containers.leased(image) as sandbox:
+            verdict = await grade_patch(spec, sandbox, model_patch)
     except EnvgymError as exc:
         entry.update(status="error", reason=f"{type(exc).__name__}: {exc}")
         return entry
-    finally:
-        if sandbox is not None:
-            await containers.release(image, sandbox, reuse=sandbox.state is SandboxState.RUNNING)
+    entry["dropped_paths"] = verdict.evidence["dropped_paths"]
+    if not verdict.evidence["patch_applied"]:
+        entry.update(status="patch_failed", reason=verdict.evidence["reason"])
+        return entry
+    entry["patch_successfully_applied"] = True
     tests = verdict.evidence["tests"]
     entry.update(resolved=verdict.passed, status="resolved" if verdict.passed else "unresolved",
                  reason=verdict.evidence.get("reason"), tests=tests,
@@ -81,7 +75,7 @@ async def grade_predictions(predictions: Iterable[Mapping[str, Any]], tasks: Ite
                             concurrency: int = 2) -> dict[str, Any]:
     """Grade every prediction against the task with its ``instance_id``; the SWE-bench-style report."""
     by_id = {instance_id(t): t for t in tasks}
-    preds = list(predictions)
+    preds = check_predictions(list(predictions))
     semaphore = asyncio.Semaphore(max(1, concurrency))
     instances: dict[str, dict[str, Any]] = {}
 

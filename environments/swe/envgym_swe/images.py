@@ -2,7 +2,9 @@
 
 An :class:`ImageSpec` (stored in every task's ``initial_state["image"]``) names what goes in: the repository,
 its version, the base commits the image must hold, the pip requirements and the install command. The tag is
-``envgym-swe/<owner>__<name>:<hash>`` where the hash covers the spec and the swe-python tag, so a second
+``envgym-swe/<owner>__<name>:<hash>`` where the hash covers the spec, the swe-python tag (itself a hash of
+``sandboxes/swe-python``) and the Dockerfile template below (:data:`DOCKERFILE`), so a changed recipe gets a
+new tag and ``envgym swe build --all`` builds it, while a second
 import (or a fresh machine building the same suite) finds the image or rebuilds the same one. (Not under
 ``envgym/``: ``envgym sandbox gc --images`` removes every ``envgym/`` tag that no ``sandboxes/`` recipe
 makes.)
@@ -17,7 +19,9 @@ The build, on the host (synchronous: call it from a thread):
   fetched as wheels with ``pip wheel`` (cache: ``~/.cache/envgym/wheels``) into the context's ``wheels/``,
   which joins swe-python's ``/wheels``;
 * the Dockerfile checks out the first base commit and runs the install command with ``PIP_NO_INDEX=1``
-  ``PIP_FIND_LINKS=/wheels``; the build runs with network ``none``.
+  ``PIP_FIND_LINKS=/wheels``; the build runs with network ``none``. The installed tree is also copied to
+  ``/opt/envgym/testbed``: containers run with a read-only root and ``/testbed`` on a tmpfs, filled from
+  that copy at start (:mod:`envgym_swe.containers`).
 """
 
 from __future__ import annotations
@@ -55,6 +59,19 @@ class ImageSpec(FrozenModel):
     """Build backends the host fetched besides setuptools/wheel (read from pyproject.toml)."""
 
 
+DOCKERFILE = (
+    "FROM {parent}\n"
+    "COPY wheels /wheels/\n"
+    "COPY testbed /testbed\n"
+    "COPY install.sh /tmp/envgym-install.sh\n"
+    "WORKDIR /testbed\n"
+    "RUN git checkout -qf --detach {commit} \\\n"
+    " && PIP_NO_INDEX=1 PIP_FIND_LINKS=/wheels bash /tmp/envgym-install.sh \\\n"
+    " && rm -f /tmp/envgym-install.sh && git reset -q --hard && git clean -fdxq -e '*.egg-info' \\\n"
+    " && mkdir -p /opt/envgym && cp -a /testbed /opt/envgym/testbed\n")
+"""The repository image's recipe (hashed into its tag)."""
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
@@ -67,7 +84,8 @@ def parent_tag() -> str:
 
 def image_tag(spec: ImageSpec, parent: str | None = None) -> str:
     owner, name = spec.repo.split("/", 1)
-    digest = hashlib.sha256(f"{parent or parent_tag()}\n{canonical_json(spec.model_dump(mode='json'))}".encode())
+    digest = hashlib.sha256(f"{parent or parent_tag()}\n{canonical_json(spec.model_dump(mode='json'))}\n"
+                            f"{DOCKERFILE}".encode())
     return f"envgym-swe/{_slug(owner)}__{_slug(name)}:{digest.hexdigest()[:12]}"
 
 
@@ -179,12 +197,4 @@ def _prepare_context(spec: ImageSpec, repo: Path, context: Path, parent: str, lo
             if not (WHEEL_CACHE / wheel.name).exists():
                 shutil.copy2(wheel, WHEEL_CACHE / wheel.name)
     (context / "install.sh").write_text(f"set -e\n{spec.install}\n")
-    (context / "Dockerfile").write_text(
-        f"FROM {parent}\n"
-        "COPY wheels /wheels/\n"
-        "COPY testbed /testbed\n"
-        "COPY install.sh /tmp/envgym-install.sh\n"
-        "WORKDIR /testbed\n"
-        f"RUN git checkout -qf --detach {spec.commits[0]} \\\n"
-        " && PIP_NO_INDEX=1 PIP_FIND_LINKS=/wheels bash /tmp/envgym-install.sh \\\n"
-        " && rm -f /tmp/envgym-install.sh && git reset -q --hard && git clean -fdxq -e '*.egg-info'\n")
+    (context / "Dockerfile").write_text(DOCKERFILE.format(parent=parent, commit=spec.commits[0]))

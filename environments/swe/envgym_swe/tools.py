@@ -5,6 +5,11 @@ absent or ambiguous) raises :class:`ToolError`, which the env turns into ``last_
 with a per-command timeout and an output cap; capped output ends with a note saying so. ``bash`` keeps the
 working directory between calls (a ``cd`` persists), starting in ``/testbed``; relative paths of the other
 tools are resolved against it.
+
+``view`` and ``edit`` read only regular files up to :data:`MAX_FILE` bytes (a FIFO, a device or a huge file
+is a tool error, never a hang); ``create`` never writes into a FIFO or device. A write that hits one of the
+sandbox's disk caps (``ToolBox.disk``: mount -> size) says which limit was reached, in a ``bash`` result as
+a note and from ``edit`` / ``create`` as the error; a write to the read-only root says what is writable.
 """
 
 from __future__ import annotations
@@ -12,14 +17,17 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from envgym.sandbox.base import Sandbox
-from envgym.sandbox.errors import SandboxFileNotFound
+from envgym.sandbox.errors import SandboxError
 from envgym.tooling import NoArgs, function_schema
+
+MAX_FILE = 8 << 20
+"""Largest file ``view`` and ``edit`` read (use ``bash`` with ``sed -n`` / ``head`` for parts of larger ones)."""
 
 _CWD_MARK = "\x1eENVGYM_CWD="
 _CWD_RE = re.compile(r"\n?\x1eENVGYM_CWD=(.*)\n?$")
@@ -79,6 +87,8 @@ class ToolBox:
     timeout_s: float = 120.0
     max_output: int = 16_000
     """Bytes of output kept per call; the rest is dropped with a note."""
+    disk: dict[str, str] = field(default_factory=dict)
+    """The sandbox's writable mounts and their caps (tmpfs sizes), named when a write hits one."""
 
     def _path(self, path: str) -> str:
         if not path:
@@ -104,25 +114,75 @@ class ToolBox:
             self.cwd = found.group(1) or self.cwd
             output = output[: found.start()]
         text = self._cap(output, result.truncated)
+        if "No space left on device" in output or "Disk quota exceeded" in output:
+            text += f"\n[{await self._disk_full()}]"
+        elif "Read-only file system" in output and self.disk:
+            text += f"\n[{self._read_only()}]"
         if result.timed_out:
             text += f"\n[command timed out after {self.timeout_s:g}s and was killed]"
         elif result.exit_code:
             text += f"\n[exit code {result.exit_code}]"
         return text or "[no output]"
 
-    async def _read_text(self, path: str) -> str:
-        try:
-            data = await self.sandbox.read(path, max_bytes=8 << 20)
-        except SandboxFileNotFound:
-            raise ToolError(f"no such file: {path}") from None
-        if b"\0" in data[:8192]:
-            raise ToolError(f"{path} is a binary file")
-        return data.decode(errors="replace")
+    async def _disk_full(self) -> str:
+        """Which cap a failed write hit: the mounts of ``disk`` (nearly) full now, else all of them."""
+        if not self.disk:
+            return "No space left on device"
+        r = await self.sandbox.session.exec(["df", "-Pk", *self.disk], timeout=30)
+        full = []
+        for line in r.stdout.splitlines()[1:]:
+            fields = line.split()
+            if (len(fields) >= 6 and fields[-1] in self.disk and fields[3].isdigit() and fields[1].isdigit()
+                    and (int(fields[3]) * 100 <= int(fields[1]) or int(fields[3]) < 256)):
+                full.append(fields[-1])
+        named = ", ".join(f"{self.disk[m]} on {m}" for m in (full or self.disk))
+        return f"No space left on device: the sandbox's disk limit ({named}) was reached"
 
-    async def _kind(self, path: str) -> str:
+    def _read_only(self) -> str:
+        return f"read-only file system: only {', '.join(self.disk)} are writable in this sandbox"
+
+    async def _write(self, path: str, content: str, mode: int) -> None:
+        try:
+            await self.sandbox.write(path, content, mode=mode)
+        except SandboxError as exc:
+            message = str(exc)
+            if "No space left on device" in message or "File too large" in message:
+                raise ToolError(f"{path}: {await self._disk_full()}") from None
+            if "Read-only file system" in message:
+                raise ToolError(f"{path}: {self._read_only() if self.disk else 'read-only file system'}") from None
+            if "write failed: " in message:  # the helper's OSError: a permission, a path through a file ...
+                raise ToolError(f"cannot write {path}: {message.split('write failed: ', 1)[1]}") from None
+            raise
+
+    async def _read_text(self, path: str) -> str:
+        # A process, not the session's own read: were the file swapped for a FIFO since _kind, this times out.
+        r = await self.sandbox.session.exec(["bash", "-c", '[ -f "$1" ] || exit 3; exec head -c "$2" -- "$1"', "_",
+                                             path, str(MAX_FILE + 1)], timeout=30, max_output=MAX_FILE + 1)
+        if r.timed_out or r.exit_code:
+            raise ToolError(f"{path} could not be read" + (" (timed out)" if r.timed_out else ""))
+        data = r.stdout
+        if "\0" in data[:8192]:
+            raise ToolError(f"{path} is a binary file")
+        return data
+
+    async def _kind(self, path: str, *, reading: bool = True) -> str:
+        """``missing``, ``dir``, or the octal mode of a regular file; a ToolError for anything else (and for a
+        file too large to read, when ``reading``)."""
         r = await self.sandbox.session.exec(["bash", "-c", 'if [ -d "$1" ]; then echo dir; elif [ -e "$1" ]; then '
-                                             'stat -c %a -- "$1"; else echo missing; fi', "_", path], timeout=30)
-        return r.stdout.strip()
+                                             'stat -L -c "%F|%a|%s" -- "$1"; else echo missing; fi', "_", path],
+                                            timeout=30)
+        out = r.stdout.strip()
+        if out in ("dir", "missing"):
+            return out
+        kind, _, rest = out.partition("|")
+        mode, _, size = rest.partition("|")
+        if kind not in ("regular file", "regular empty file"):
+            raise ToolError(f"{path} is a {kind or 'special file'}, not a regular file: only regular files can be "
+                            "viewed or edited")
+        if reading and size.isdigit() and int(size) > MAX_FILE:
+            raise ToolError(f"{path} is {int(size)} bytes, more than the {MAX_FILE >> 20} MiB view and edit read; "
+                            "use bash (head, sed -n START,ENDp) for parts of it")
+        return mode
 
     async def view(self, args: ViewArgs) -> str:
         path = self._path(args.path)
@@ -159,7 +219,7 @@ class ToolBox:
                             "unique")
         at = text.index(args.old)
         updated = text[:at] + args.new + text[at + len(args.old):]
-        await self.sandbox.write(path, updated, mode=int(kind, 8) if kind.isdigit() else 0o644)
+        await self._write(path, updated, int(kind, 8) if kind.isdigit() else 0o644)
         first = text[:at].count("\n") + 1
         last = first + args.new.count("\n")
         lines = updated.splitlines()
@@ -169,10 +229,10 @@ class ToolBox:
 
     async def create(self, args: CreateArgs) -> str:
         path = self._path(args.path)
-        kind = await self._kind(path)
+        kind = await self._kind(path, reading=False)
         if kind == "dir":
             raise ToolError(f"{path} is a directory")
-        await self.sandbox.write(path, args.content, mode=int(kind, 8) if kind.isdigit() else 0o644)
+        await self._write(path, args.content, int(kind, 8) if kind.isdigit() else 0o644)
         verb = "overwrote" if kind != "missing" else "created"
         return f"{verb} {path} ({len(args.content.splitlines())} lines)"
 
