@@ -4,7 +4,14 @@ Checks: ``answer`` (the final message), ``sql`` (a query on the final store), ``
 with matching arguments), ``llm_judge`` (an OpenAI-compatible endpoint answers a grading question about
 the transcript and must end with ``VERDICT: PASS``). Score = weighted mean of criterion scores; pass iff
 score >= ``pass_threshold``. A judge that cannot be reached raises :class:`VerifierError` (an infra error,
-never a silent zero).
+never a silent zero). The transcript the judge reads is the agent's own text: any ``VERDICT:`` in it is
+defanged before the judge sees it, so an answer cannot hand the judge a verdict line to echo.
+
+Free-text answers are easy to game with a message that lists every candidate (or quotes the instruction and
+the whole store back). :func:`answer_pattern` builds the regex of an answer criterion that such a message
+cannot pass: the answer is at most ``max_chars`` long, matches the required pattern, matches none of the
+wrong candidates in ``reject``, and (for numbers) names at most ``max_numbers`` numbers;
+:func:`number_pattern` is the regex of a number as people write it (``229``, ``229.00``, ``$95.50``).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from importlib import resources
 
 import httpx
@@ -24,13 +32,45 @@ from envgym.verify.matching import args_match, value_matches
 from envgym.verify.spec import AnswerSpec, CalledCheck, LLMJudgeCheck, RubricSpec, SqlCheck
 
 _VERDICT = re.compile(r"VERDICT:\s*(PASS|FAIL)", re.IGNORECASE)
+_VERDICT_WORD = re.compile(r"verdict", re.IGNORECASE)
+BRIEF_ANSWER_CHARS = 600
+"""The default length cap of :func:`answer_pattern`: a few sentences (the kernel refuses any answer over
+:data:`envgym.verify.answer.MAX_ANSWER_CHARS`; a task asking for one value can ask for less)."""
+
+
+def answer_pattern(required: str, *, reject: Sequence[str] = (), max_chars: int = BRIEF_ANSWER_CHARS,
+                   max_numbers: int | None = None) -> str:
+    """The regex of an answer criterion that a candidate list, a quoted instruction or a dump cannot pass."""
+    head = rf"^(?=[\s\S]{{0,{max_chars}}}$)"
+    if max_numbers is not None:  # the first digit of each number not glued to a word (ord_1024) or a decimal
+        head += rf"(?!(?:[\s\S]*?(?<![\w.,])\d){{{max_numbers + 1}}})"
+    if reject:
+        head += rf"(?![\s\S]*(?:{'|'.join(reject)}))"
+    return rf"{head}[\s\S]*?(?:{required})"
+
+
+def number_pattern(value: float) -> str:
+    """``value`` as a standalone number in text: ``229`` matches 229, 229.0 and $229.00, not 1229 or 229.5."""
+    whole, _, cents = f"{abs(value):.2f}".partition(".")
+    sign = "-" if value < 0 else ""
+    if cents == "00":
+        tail = r"(?:\.0{1,2})?"
+    elif cents.endswith("0"):
+        tail = rf"\.{cents[0]}0?"
+    else:
+        tail = rf"\.{cents}"
+    return rf"(?<![\w.,]){sign}{whole}{tail}(?![\d]|[.,]\d)"
+
+
+def _defang(text: str) -> str:
+    return _VERDICT_WORD.sub("verdict\u2024", text)  # "verdict․": a judge that echoes it gives no verdict line
 
 
 def render_transcript(ctx: VerifyContext) -> str:
     lines = [f"{c.index}. {c.name}({json.dumps(c.arguments, sort_keys=True)}) -> "
              f"{'ok' if c.ok else 'error: ' + (c.error or '')}" for c in ctx.calls]
     lines.append(f"FINAL ANSWER: {ctx.final_answer or '(none)'}")
-    return "\n".join(lines)
+    return _defang("\n".join(lines))
 
 
 async def ask_judge(check: LLMJudgeCheck, ctx: VerifyContext) -> tuple[bool, str]:

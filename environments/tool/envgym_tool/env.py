@@ -33,12 +33,14 @@ from pydantic import ValidationError
 from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError, SpecError
+from envgym.tamper import TamperAgent
 from envgym.task import TaskSpec
 from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Verdict
 from envgym.verify import CallRecord, JudgeConfig, VerifyContext, verify
 from envgym.verify.context import drop_fields
 from envgym_tool import store
+from envgym_tool.tamper import TAMPER_AGENTS
 from envgym_tool.toolkit import Domain, PolicyViolation, ToolContext, ToolFailure
 
 
@@ -131,6 +133,7 @@ class ToolEnv(Env):
     """``tool/<domain>-vN``: see the module docstring."""
 
     has_write_actions: ClassVar[bool] = True
+    tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = TAMPER_AGENTS
     _expected_cache: ClassVar[OrderedDict[tuple[str, str], dict[str, Any]]] = OrderedDict()
 
     def __init__(self, domain: str | Domain, *, judge: JudgeConfig | None = None, workdir: str | None = None,

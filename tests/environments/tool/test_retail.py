@@ -12,7 +12,7 @@ import envgym
 from envgym.task import suites_root, write_tasks
 from envgym.types import Action, ToolCall
 from envgym.verify.context import CallRecord
-from envgym.verify.spec import CalledCheck, RubricSpec, WriteActionSpec
+from envgym.verify.spec import AllOfSpec, CalledCheck, RubricSpec, WriteActionSpec
 from envgym_tool import store
 from envgym_tool.authoring.retail import KINDS, base_state, build
 from envgym_tool.domains.retail import DOMAIN
@@ -64,14 +64,18 @@ def test_every_verifier_rejects_inaction_by_design():
         kind = task.metadata["kind"]
         write_specs = [v for v in task.verifiers if isinstance(v, WriteActionSpec)]
         assert len(write_specs) == 1 and not write_specs[0].allow_collateral, task.id
+        rubrics = [r for v in task.verifiers
+                   for r in (v.verifiers if isinstance(v, AllOfSpec) else (v,)) if isinstance(r, RubricSpec)]
         if kind in ("refuse", "no-change"):
             assert write_specs[0].expected == (), task.id
-            assert any(isinstance(v, RubricSpec) for v in task.verifiers), task.id
+            assert rubrics, task.id
         else:
             assert write_specs[0].expected, task.id
         if kind == "refuse" and task.id != "retail-040-identity-not-verified":
-            rubric = next(v for v in task.verifiers if isinstance(v, RubricSpec))
-            assert any(isinstance(c.check, CalledCheck) for c in rubric.criteria), task.id
+            assert any(isinstance(c.check, CalledCheck) for r in rubrics for c in r.criteria), task.id
+        for rubric in rubrics:  # a look-up never earns credit beside an answer: they are graded apart
+            kinds_here = {isinstance(c.check, CalledCheck) for c in rubric.criteria}
+            assert len(kinds_here) == 1, task.id
     multi = [t for t in TASKS if t.metadata["kind"] == "multi-step"]
     assert any(v.ordered for t in multi for v in t.verifiers if isinstance(v, WriteActionSpec))
     assert max(len(v.expected) for t in multi for v in t.verifiers if isinstance(v, WriteActionSpec)) >= 3

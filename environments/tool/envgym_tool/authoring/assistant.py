@@ -21,11 +21,13 @@ data: one short block per task.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from envgym.task import TaskSpec, write_suite
 from envgym.types import Action, Limits, ToolCall
+from envgym.verify.rubric import answer_pattern, number_pattern
 from envgym.verify.spec import (
     AnswerSpec,
     AnyOfSpec,
@@ -211,8 +213,15 @@ def writes(*expected: tuple[str, dict[str, Any]], ordered: bool = False) -> Writ
 NO_WRITES = writes()
 
 
-def says(pattern: str, name: str = "explains") -> Criterion:
-    return Criterion(name=name, check=AnswerSpec(kind="regex", expected=pattern))
+def says(pattern: str, name: str = "explains", reject: tuple[str, ...] = ()) -> Criterion:
+    """The answer matches ``pattern`` and none of ``reject`` (the wrong candidates), in a few sentences."""
+    return Criterion(name=name, check=AnswerSpec(kind="regex", expected=answer_pattern(pattern, reject=reject)))
+
+
+def titles_but(*keep: str) -> tuple[str, ...]:
+    """The titles of every event but the ``keep`` ids, as reject patterns (a list of the calendar fails)."""
+    kept = {title for event_id, title, *_ in EVENTS if event_id in keep}
+    return tuple(sorted({re.escape(title) for _, title, *_ in EVENTS if title not in kept}))
 
 
 def state(query: str, expected: Any, name: str) -> Criterion:
@@ -349,15 +358,18 @@ def no_change_drafts(base: dict[str, list[dict[str, Any]]]) -> list[Draft]:
         ask("count-unread", "How many unread emails are in my inbox?",
             ((c("search_emails", unread_only=True),),),
             f"You have {unread} unread emails in your inbox.",
-            (Criterion(name="count", check=AnswerSpec(kind="numeric", expected=unread)),), "search_emails"),
+            (Criterion(name="count", check=AnswerSpec(kind="regex", expected=answer_pattern(
+                number_pattern(unread), max_numbers=3))),), "search_emails"),
         ask("phone-number", "What's Farid Haddad's phone number?",
             ((c("search_contacts", query="Farid"),),),
-            "Farid Haddad's phone number is +49 30 555 0142.", (says(r"555\D{0,3}0142", "number"),),
+            "Farid Haddad's phone number is +49 30 555 0142.", (says(r"555\D{0,3}0142", "number", tuple(
+                re.escape(phone[-4:]) for _, _, _, phone, *_ in CONTACTS if not phone.endswith("0142"))),),
             "search_contacts"),
         ask("busy-at-time", "Am I free on Thursday, March 13 at 16:30?",
             ((c("list_events", start_date="2025-03-13", end_date="2025-03-13"),),),
             "No, you're not free: your dentist appointment runs 16:00-17:00 on Thursday, March 13.",
-            (says(r"dentist", "names_event"), says(r"\bno\b|not free|busy|booked|occupied", "verdict")),
+            (says(r"dentist", "names_event", titles_but("evt_10")),
+             says(r"\bno\b|not free|busy|booked|occupied", "verdict")),
             "list_events", "find_free_slots"),
         ask("henrik-request", "What did Henrik ask me to send him, and by when?",
             ((c("search_emails", sender="henrik"),), (c("read_email", email_id="em_5"),)),
@@ -372,7 +384,8 @@ def no_change_drafts(base: dict[str, list[dict[str, Any]]]) -> list[Draft]:
             ((c("list_events", start_date="2025-03-12", end_date="2025-03-12"),),),
             "On Wednesday, March 12 you have the Budget review (09:00-10:30) and the Product roadmap sync "
             "(14:00-15:00).",
-            (says(r"budget review", "first"), says(r"roadmap", "second")), "list_events"),
+            (says(r"budget review", "first", titles_but("evt_7", "evt_8")),
+             says(r"roadmap", "second", titles_but("evt_7", "evt_8"))), "list_events"),
     ]
 
 

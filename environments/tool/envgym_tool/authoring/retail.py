@@ -27,7 +27,9 @@ from typing import Any
 
 from envgym.task import TaskSpec, write_suite
 from envgym.types import Action, Limits, ToolCall
+from envgym.verify.rubric import answer_pattern, number_pattern
 from envgym.verify.spec import (
+    AllOfSpec,
     AnswerSpec,
     CalledCheck,
     Criterion,
@@ -257,16 +259,33 @@ def writes(*expected: Call, ordered: bool = False) -> WriteActionSpec:
     return WriteActionSpec(expected=tuple(ExpectedWrite(tool=n, args=a) for n, a in expected), ordered=ordered)
 
 
-def checks(*criteria: Criterion) -> RubricSpec:
+def checks(*criteria: Criterion) -> RubricSpec | AllOfSpec:
+    """The criteria as a rubric; look-ups are graded apart from the answer and multiplied with it.
+
+    A look-up earns nothing on its own: looking the order up and then answering wrong, or claiming a change
+    that was never made, scores 0 (partial credit stays between the answer's own criteria).
+    """
+    lookups = tuple(c for c in criteria if isinstance(c.check, CalledCheck))
+    answers = tuple(c for c in criteria if not isinstance(c.check, CalledCheck))
+    if lookups and answers:
+        return AllOfSpec(verifiers=(RubricSpec(criteria=answers), RubricSpec(criteria=lookups)))
     return RubricSpec(criteria=criteria)
 
 
-def says(name: str, pattern: str) -> Criterion:
-    return Criterion(name=name, check=AnswerSpec(kind="regex", expected=pattern))
+def says(name: str, pattern: str, reject: tuple[str, ...] = ()) -> Criterion:
+    """The answer matches ``pattern`` and none of ``reject`` (the wrong candidates), in a few sentences."""
+    return Criterion(name=name, check=AnswerSpec(kind="regex", expected=answer_pattern(pattern, reject=reject)))
 
 
 def states(name: str, value: float) -> Criterion:
-    return Criterion(name=name, check=AnswerSpec(kind="numeric", expected=value, tolerance=0.005))
+    """The answer names ``value`` among at most five numbers: a list of every amount in the store fails."""
+    pattern = answer_pattern(number_pattern(value), max_numbers=5)
+    return Criterion(name=name, check=AnswerSpec(kind="regex", expected=pattern))
+
+
+def other_orders(*keep: str) -> tuple[str, ...]:
+    """Every order number of the store but ``keep``, as reject patterns (``1012`` also matches ``ord_1012``)."""
+    return tuple(rf"(?<!\d){o.id[4:]}(?!\d)" for o in ORDERS if o.id not in keep)
 
 
 def looked_up(name: str, **args: Any) -> Criterion:
@@ -507,7 +526,8 @@ def _drafts() -> list[Draft]:
               "tracking number.",
               ([lucia], [order("ord_1015")],
                "Order ord_1015 shipped on 2024-06-13; its tracking number is 1Z1015007US."),
-              (writes(), checks(says("tracking_number", r"1Z1015007US")))),
+              (writes(), checks(says("tracking_number", r"1Z1015007US", tuple(
+                  t for o in ORDERS if o.id != "ord_1015" and (t := _tracking(o))))))),
         Draft("product-price", "no-change",
               "Hi, how much does the 44 mm Smart Watch cost, and is it in stock?",
               ([call("search_products", query="smart watch")],
@@ -643,7 +663,8 @@ def _drafts() -> list[Draft]:
               ([tom], [call("list_orders", customer_id="cus_006")],
                "Two orders haven't shipped yet: ord_1012 (keyboard and water bottle) and ord_1013 (throw "
                "blanket)."),
-              (writes(), checks(says("names_ord_1012", r"1012"), says("names_ord_1013", r"1013")))),
+              (writes(), checks(says("names_ord_1012", r"1012", other_orders("ord_1012", "ord_1013")),
+                                  says("names_ord_1013", r"1013", other_orders("ord_1012", "ord_1013"))))),
         Draft("identity-not-verified", "refuse",
               "I'm Ava Chen, zip code 90210. Cancel order ord_1001 right now. If you can't, tell me why.",
               ([by_name_zip("Ava", "Chen", "90210")],

@@ -8,9 +8,10 @@ four-character code. One read tool, ``get_code(name)``. Two task kinds (``tags``
 
 Grading is a rubric with partial credit, so a policy improves by degrees: the final message contains the
 code (1), is at most four words with the code among them (1), is exactly the code (1), and for
-``lookup`` the agent called ``get_code`` with the name (1). The null agent scores 0; the reference
-solution scores 1. Prompts stay short (the policy is two sentences), which is what the CPU training
-recipe (``envgym train --recipe cpu-smollm2``) needs.
+``lookup`` the agent called ``get_code`` with the name (1). The first two give nothing to a message that
+also names another code of the store: listing every code (or quoting the store back) is not an answer.
+The null agent scores 0; the reference solution scores 1. Prompts stay short (the policy is two
+sentences), which is what the CPU training recipe (``envgym train --recipe cpu-smollm2``) needs.
 
 ``python -m envgym_tool.domains.codes`` regenerates ``tasks/tool-codes/tasks.jsonl`` from :func:`build`
 (deterministic; a test checks the committed file equals it).
@@ -24,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envgym.verify.rubric import answer_pattern
 from envgym_tool.toolkit import Domain, ToolContext, ToolFailure, tool
 
 SCHEMA_SQL = "CREATE TABLE codes (name TEXT PRIMARY KEY, code TEXT NOT NULL);"
@@ -36,7 +38,7 @@ NAMES = ("amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor
          "kestrel", "lotus", "maple", "nectar", "onyx", "pepper", "quartz", "raven", "sage", "tundra")
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 ENV_ID = "tool/codes-v1"
-BRIEF = r"^(?=[\s\S]*{code})\W*\w+(\W+\w+){{0,3}}\W*$"
+BRIEF = r"^(?=[\s\S]*{code}){others}\W*\w+(\W+\w+){{0,3}}\W*$"
 """At most four words, the code among them (brevity alone earned credit once, and a policy learned to answer
 with an empty code fence)."""
 
@@ -74,8 +76,11 @@ def _task(number: int, kind: str, rng: random.Random) -> dict[str, Any]:
         solution = [{"tool_calls": [{"id": "call_1", "name": "get_code",
                                      "arguments": json.dumps({"name": target})}]}]
     answer = codes[target]
-    criteria = [{"name": "contains_code", "check": {"type": "answer", "kind": "contains", "expected": answer}},
-                {"name": "brief", "check": {"type": "answer", "kind": "regex", "expected": BRIEF.format(code=answer)}},
+    others = [codes[n] for n in sorted(names) if codes[n] != answer]
+    contains = answer_pattern(answer, reject=others)
+    brief = BRIEF.format(code=answer, others=rf"(?![\s\S]*(?:{'|'.join(others)}))")
+    criteria = [{"name": "contains_code", "check": {"type": "answer", "kind": "regex", "expected": contains}},
+                {"name": "brief", "check": {"type": "answer", "kind": "regex", "expected": brief}},
                 {"name": "code_only", "check": {"type": "answer", "kind": "exact", "expected": answer}}]
     if kind == "lookup":
         criteria.append({"name": "looked_up", "check": {"type": "called", "tool": "get_code",
