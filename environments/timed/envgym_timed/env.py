@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field, ValidationError
 from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError, SpecError
+from envgym.tamper import TamperAgent
 from envgym.task import TaskSpec
 from envgym.timed.latency import INSTANT, latency
 from envgym.timed.thinking import ThinkingSample, thinking_policy, usage_delta
@@ -45,6 +46,7 @@ from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Usage, Verdict
 from envgym.verify import CallRecord, verify
 from envgym.verify.timed import TimedVerifyContext
+from envgym_timed.tamper import TAMPER_AGENTS
 from envgym_timed.toolkit import Scenario, Tool, ToolFailure, tool
 from envgym_timed.world import CallDraft, World, dumps
 
@@ -90,6 +92,20 @@ def load_scenario(name: str) -> Scenario:
     return module.SCENARIO
 
 
+MAX_KEPT_DEPTH = 32
+"""A rejected call's arguments nested deeper than this are left out of the timeline (it is serialised into the
+verdict, and a few hundred levels exceed what serialisation allows)."""
+
+
+def _depth(value: Any) -> int:
+    depth, level = 0, [value]
+    while level and depth <= MAX_KEPT_DEPTH:
+        depth += 1
+        level = [v for item in level if isinstance(item, dict | list)
+                 for v in (item.values() if isinstance(item, dict) else item)]
+    return depth - 1 if not level else depth
+
+
 class WorldState:
     """The final world state as a verifier's StateView."""
 
@@ -114,6 +130,7 @@ class TimedEnv(Env):
 
     time_evolving: ClassVar[bool] = True
     has_write_actions: ClassVar[bool] = True
+    tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = TAMPER_AGENTS
 
     def __init__(self, scenario: str | Scenario, *, thinking: Any = None, realtime: bool = False,
                  speed: float = 1.0, clock: Clock | None = None) -> None:
@@ -279,8 +296,9 @@ class TimedEnv(Env):
 
         def reject(kind: str, args: dict[str, Any] | None, error: str) -> ToolResult:
             seq = world.scheduler.next_seq()
+            kept = args if args is None or _depth(args) <= MAX_KEPT_DEPTH else None  # the timeline must serialise
             world.calls.append(CallDraft(index=len(world.calls), step=step, name=call.name, kind=kind,
-                                         arguments=args, issued_at=world.now, issued_seq=seq, error=error,
+                                         arguments=kept, issued_at=world.now, issued_seq=seq, error=error,
                                          done_at=world.now, done_seq=seq))
             return ToolResult(call_id=call.id, name=call.name, content=error, error=error)
 
