@@ -1,13 +1,21 @@
 """SWE family latencies, measured side by side in one run.
 
     python benchmarks/swe_latency.py [--suite swe-parse ...] [--starts 10] [--concurrency 2 4] [--skip-build]
+                                     [--save NOW.json] [--baseline BEFORE.json]
 
   image build      per repository image: first build (no Docker layer cache) and cached (tag present)
   episode start    env.reset(): a container from a cold pool, from the warm pool (a new env), and the same
-                   env's container reused (git reset of /testbed)
-  grading          the submit step of an oracle episode (hidden tests written and run), per task
+                   env's next episode after a submit (today a fresh container from the warm pool, the old one
+                   stopped in the background; before fresh-container isolation, the same container with
+                   /testbed reset by git), plus the
+                   cost of filling the /testbed tmpfs from the image's pristine copy (part of a container start)
+  grading          the submit step of an oracle episode (the diff read, then hidden tests run in a fresh
+                   container), per task
   suite (oracle)   every task of the bundled swe-* suites (and the demo) through the oracle at concurrency 2
                    and 4: wall time, tasks/s, resolved
+
+``--save`` writes the p50 figures as JSON; ``--baseline`` puts an earlier run's figures (such a file) beside
+this run's, with the ratio.
 
 Without --suite it uses every bundled ``tasks/swe-*`` suite plus the local demo repository
 (``envgym_swe.demo``). Needs a running engine (sandboxes/host-setup.sh); bundled suites' repositories are
@@ -18,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import tempfile
 import time
@@ -27,7 +36,9 @@ import envgym
 from envgym.agents.baseline import OracleAgent, OracleFactory
 from envgym.rollout import run_episode
 from envgym.task import TaskSpec, list_suites, load_suite, write_tasks
+from envgym.types import Action
 from envgym.vector.pool import EpisodePool
+from envgym_swe import containers
 from envgym_swe.cli import _repo_for
 from envgym_swe.demo import REPO, make_demo
 from envgym_swe.env import SweEnv
@@ -66,20 +77,20 @@ def build_times(suites: dict[str, list[TaskSpec]], repos: dict[str, Path]) -> li
     return rows
 
 
-async def start_times(task: TaskSpec, n: int) -> list[tuple]:
-    cold, warm, reused = [], [], []
+async def start_times(task: TaskSpec, n: int) -> dict[str, list[float]]:
+    cold, warm, reused, fill = [], [], [], []
     for _ in range(max(1, n // 3)):  # a cold pool each time: the env is the pool's only user
         env = SweEnv()
         t0 = time.perf_counter()
         await env.reset(task=task)
         cold.append(time.perf_counter() - t0)
         await env.close()
-    keeper = SweEnv(reuse_container=False)  # holds the pool open and warm
+    keeper = SweEnv()  # holds the pool open and warm
     await keeper.reset(task=task)
     try:
         for _ in range(n):
-            await asyncio.sleep(1.5)  # let the pool refill its spare
-            env = SweEnv(reuse_container=False)
+            await asyncio.sleep(1.5)  # let the pool refill its spares
+            env = SweEnv()
             t0 = time.perf_counter()
             await env.reset(task=task)
             warm.append(time.perf_counter() - t0)
@@ -87,19 +98,26 @@ async def start_times(task: TaskSpec, n: int) -> list[tuple]:
         env = SweEnv()
         await env.reset(task=task)
         for _ in range(n):
+            await env.step(Action.call("submit"))  # graded: the episode's container is given back
+            await asyncio.sleep(1.5)
             t0 = time.perf_counter()
             await env.reset(task=task)
             reused.append(time.perf_counter() - t0)
         await env.close()
+        image = keeper.image or ""
+        for _ in range(n):  # what a container start pays to fill /testbed (tmpfs) from the pristine copy
+            async with containers.leased(image) as sb:
+                t0 = time.perf_counter()
+                await sb.session.exec(["sh", "-c", f"mkdir /tmp/fill && cp -a {containers.PRISTINE}/. /tmp/fill/"])
+                fill.append(time.perf_counter() - t0)
     finally:
         await keeper.close()
-    return [("cold pool (container start)", f"{p50(cold) * 1000:.0f}", len(cold)),
-            ("warm pool, new env", f"{p50(warm) * 1000:.0f}", len(warm)),
-            ("same env, container reused", f"{p50(reused) * 1000:.0f}", len(reused))]
+    return {"cold pool (container start)": cold, "warm pool, new env": warm, "same env, next episode": reused,
+            "fill /testbed tmpfs (cp -a)": fill}
 
 
-async def grading_times(suites: dict[str, list[TaskSpec]]) -> list[tuple]:
-    rows = []
+async def grading_times(suites: dict[str, list[TaskSpec]]) -> dict[str, list[float]]:
+    rows = {}
     for name, tasks in suites.items():
         times, resolved = [], 0
         async with SweEnv() as env:
@@ -107,8 +125,8 @@ async def grading_times(suites: dict[str, list[TaskSpec]]) -> list[tuple]:
                 trajectory = await run_episode(env, OracleAgent(task), task)
                 times.append(trajectory.steps[-1].env_s)
                 resolved += trajectory.reward == 1.0
-        rows.append((name, len(tasks), f"{p50(times):.2f}", f"{statistics.mean(times):.2f}", f"{max(times):.2f}",
-                     f"{resolved}/{len(tasks)}"))
+        rows[name] = times
+        print(f"  {name}: resolved {resolved}/{len(tasks)}")
     return rows
 
 
@@ -129,6 +147,8 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=9)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--skip-build", action="store_true", help="skip the image build measurements")
+    parser.add_argument("--save", help="write this run's p50 figures (JSON)")
+    parser.add_argument("--baseline", help="an earlier run's --save file, shown beside this run")
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory(prefix="swe-bench-")
     repo, instances = make_demo(tmp.name)
@@ -147,10 +167,24 @@ def main() -> None:
         table("image build per repository (seconds)", ("suite", "repo", "first", "cached", "rebuilt on 2nd?"),
               build_times(suites, {REPO: repo}))
     first = next(iter(suites.values()))[0]
-    table(f"episode start: env.reset() (ms, p50; {first.id})", ("source", "p50 ms", "n"),
-          asyncio.run(start_times(first, args.starts)))
-    table("grading: the submit step of an oracle episode (seconds)",
-          ("suite", "tasks", "p50", "mean", "max", "resolved"), asyncio.run(grading_times(suites)))
+    baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else {}
+    figures: dict[str, float] = {}
+
+    def compare(title: str, unit: str, scale: float, samples: dict[str, list[float]]) -> None:
+        rows = []
+        for name, values in samples.items():
+            key = f"{title}: {name}"
+            figures[key] = p50(values) * scale
+            before = baseline.get(key)
+            rows.append((name, f"{figures[key]:.{0 if scale > 1 else 2}f}", len(values),
+                         "-" if before is None else f"{before:.{0 if scale > 1 else 2}f}",
+                         "-" if not before else f"{figures[key] / before:.2f}x"))
+        table(f"{title} (p50, {unit})", ("source", "now", "n", "baseline", "now/baseline"), rows)
+
+    compare(f"episode start: env.reset() ({first.id})", "ms", 1000, asyncio.run(start_times(first, args.starts)))
+    compare("grading: the submit step of an oracle episode", "s", 1, asyncio.run(grading_times(suites)))
+    if args.save:
+        Path(args.save).write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
     bundled = [t for name, tasks in suites.items() if name != "swe-demo (local)" for t in tasks] or demo.tasks
     table(f"whole bundled suite{'s' if len(suites) > 2 else ''} through the oracle (EpisodePool)",
           ("concurrency", "tasks", "wall s", "tasks/s", "resolved", "infra errors"),

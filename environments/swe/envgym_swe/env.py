@@ -72,6 +72,7 @@ class SweEnv(Env):
         self.image: str | None = None
         self.tools: ToolBox | None = None
         self._final_answer: str | None = None
+        self._verdict: Verdict | None = None
 
     # -- containers ------------------------------------------------------------------------------------------
     async def _container(self, image: str) -> Sandbox:
@@ -108,7 +109,7 @@ class SweEnv(Env):
         self.task = chosen
         self.tools = ToolBox(sandbox, timeout_s=self.command_timeout_s, max_output=self.max_output,
                              disk=dict(containers.DISK))
-        self._final_answer = None
+        self._final_answer, self._verdict = None, None
         text = (f"{chosen.instruction.strip()}\n\n---\nThe repository {repo} is checked out in /testbed (the working "
                 "directory); it has no network access. Tools: bash, view, edit, create, search. Change the code so "
                 "that the problem is solved, then call submit: hidden tests will grade your changes.")
@@ -176,12 +177,17 @@ class SweEnv(Env):
     async def _finish(self, answer: str | None) -> StepResult:
         self._final_answer = answer
         verdict = await self.verify()
+        # Graded: the episode's container is stopped now (in the background), off the next reset's path.
+        self._verdict, self.tools = verdict, None
+        await self._give_back()
         obs = Observation(text="Submitted. " + ("Resolved." if verdict.passed else "Not resolved."))
         return StepResult(obs, verdict.score, True, False, {"verdict": verdict})
 
     async def verify(self) -> Verdict:
         if self.task is None:
             raise EnvError("verify() without an episode")
+        if self._verdict is not None:  # graded at submit; its container is gone
+            return self._verdict
         if self.sandbox is None or self.sandbox.state is not SandboxState.RUNNING:
             raise SandboxCrashed("the episode's container is gone; nothing can be graded")
         image = self.image or task_image(self.task)

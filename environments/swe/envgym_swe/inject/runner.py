@@ -23,7 +23,7 @@ from envgym.sandbox.profile import DEFAULT
 from envgym_swe.sources import PYTEST
 
 WORKDIR = "/work/repo"
-PLUGIN_DIR = "/opt/envgym-inject"
+PLUGIN_DIR = "/tmp/.envgym-inject"  # the root is read-only: only the tmpfs mounts are writable
 REPORT = "/tmp/envgym-report.jsonl"
 PROFILE = DEFAULT.model_copy(update={"name": "inject", "memory": "1g", "cpus": 1.0, "lifetime_s": 4 * 3600})
 
