@@ -7,17 +7,21 @@ the error of an infra failure and, when asked for, the token data of the model's
 Files are append-only; each record is one ``write`` followed by ``fsync``, so a crash can leave at most a
 torn last line, which :func:`read_records` detects and (with ``repair``) cuts off, appending it to
 ``FILE.torn``. A corrupt line anywhere else (not UTF-8, not JSON, nested too deep, not an object, not a
-record) is a :class:`RecordError` naming the file, the line and the field. Lines are split on ``\\n`` only.
+record) is a :class:`RecordError` naming the file, the line and the field. Lines are split on ``\\n`` only;
+a lone surrogate in a string (no text, so no UTF-8) is written as U+FFFD, so every line written reads back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from envgym.errors import RecordError
 from envgym.jsonl import LineError, decode_line
@@ -75,6 +79,21 @@ class ResultRecord(FrozenModel):
                    error=trajectory.error, error_type=trajectory.error_type, blame=trajectory.blame, **fields)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _line(model: FrozenModel) -> bytes:
+    """The model's JSON line. A lone surrogate (an agent can emit one: no text, so no UTF-8 for it) is
+    written as U+FFFD rather than failing the write, which would end the run and fail again on resume."""
+    try:
+        return (model.model_dump_json() + "\n").encode()
+    except PydanticSerializationError as exc:
+        if "surrogates not allowed" not in str(exc):
+            raise
+    text = json.dumps(model.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    return (_LONE_SURROGATE.sub("\ufffd", text) + "\n").encode()
+
+
 class JsonlWriter:
     """Append-only JSONL with one fsync'd write per line; writes are serialised and off the event loop."""
 
@@ -86,7 +105,7 @@ class JsonlWriter:
 
     def write_sync(self, model: FrozenModel) -> None:
         """Append one line and fsync it, blocking: call it from a worker thread."""
-        os.write(self._fd, (model.model_dump_json() + "\n").encode())
+        os.write(self._fd, _line(model))
         os.fsync(self._fd)
 
     async def append(self, model: FrozenModel) -> None:

@@ -10,7 +10,7 @@ from envgym.errors import PolicyError, SpecError
 from envgym.eval import EvalConfig, evaluate
 from envgym.record import latest, read_records
 from envgym.task import load_tasks
-from envgym.types import Outcome
+from envgym.types import Action, Outcome
 
 from fakes import NOTES_SUITE, ScriptedAgent
 
@@ -167,3 +167,18 @@ async def test_corrupt_run_metadata_is_a_spec_error(tmp_path):
 def test_step_timeout_must_be_finite():
     with pytest.raises(ValueError, match="finite"):
         _config(step_timeout_s=float("inf"))
+
+
+class SurrogateAgent(OracleFactory):
+    """Answers with a lone surrogate, which an OpenAI-compatible endpoint's JSON can carry ("\\ud800")."""
+
+    def create(self, task):
+        return ScriptedAgent([Action.say("done \ud800")])
+
+
+async def test_agent_text_that_is_no_unicode_does_not_end_the_run(tmp_path):
+    summary = await evaluate(_config(), tmp_path / "run", factory=SurrogateAgent())
+    assert summary.ran == 3 and summary.outcomes == Counter(failure=3)
+    records, torn = read_records(tmp_path / "run" / "records.jsonl")
+    assert len(records) == 3 and not torn
+    assert "done \ufffd" in (tmp_path / "run" / "trajectories.jsonl").read_text(encoding="utf-8")
