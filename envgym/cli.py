@@ -28,7 +28,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from envgym.errors import EnvgymError
+from envgym.errors import EnvgymError, RegistryError, SpecError
 
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
@@ -125,7 +125,10 @@ def _cmd_tasks_validate(args: argparse.Namespace) -> int:
     for path in args.files:
         tasks = load_tasks(path)
         for task in tasks:
-            spec(task.env_id)
+            try:
+                spec(task.env_id)
+            except RegistryError as exc:
+                raise SpecError(f"task {task.id!r}: {exc}", path=path, field="env_id") from None
         total += len(tasks)
         out.print(f"{path}: {len(tasks)} tasks ok")
     out.print(f"{total} tasks valid")

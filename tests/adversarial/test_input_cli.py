@@ -103,3 +103,12 @@ def test_leaderboard_flags_runs_over_different_task_sets(tmp_path, screen) -> No
     assert sorted(entry["episodes"] for name in names for entry in board["suites"][name]) == [1, 3]
     assert "different task sets" in screen()[1] and "different task sets" in board["warnings"][0]
     assert "different task sets" in (tmp_path / "lb" / "leaderboard.md").read_text()
+
+
+def test_tasks_validate_unknown_env_names_the_file_and_task(tmp_path, screen) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(NOTES_SUITE.read_text().replace("test/notes-v1", "test/nots-v1"))
+    assert cli.main(["tasks", "validate", str(path)]) == 2
+    stderr = screen()[1]
+    assert f"{path}: task 'notes-delete'" in stderr and "did you mean 'test/notes-v1'" in stderr
+    assert "(field 'env_id')" in stderr
