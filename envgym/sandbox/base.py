@@ -12,9 +12,12 @@ A :class:`Sandbox` is one isolated place to run an episode's commands, used once
 as the sandbox, so a round trip costs milliseconds instead of a ``docker exec``. A command that overruns its
 timeout has its whole process tree killed and comes back as a result with ``timed_out=True``; a sandbox
 that cannot be made to stop it (frozen) raises :class:`ExecTimeout`; one that died raises
-:class:`SandboxCrashed`. Lifecycle: CREATED -> STARTING -> RUNNING -> STOPPED, or FAILED after a crash;
-any call outside RUNNING raises :class:`SandboxStateError`. ``stop`` is idempotent and never raises for an
-already-dead sandbox.
+:class:`SandboxCrashed`. A command that filled a writable mount comes back with ``disk_full=True``.
+Lifecycle: CREATED -> STARTING -> RUNNING -> STOPPED, or FAILED after a crash; every call in FAILED raises
+:class:`SandboxCrashed` again (an agent's ``kill 1`` reads the same on every later call), any other call
+outside RUNNING raises :class:`SandboxStateError`. :meth:`Sandbox.alive` asks whether a RUNNING sandbox
+still runs (pools ask before handing one out). ``stop`` is idempotent and never raises for an already-dead
+sandbox.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from envgym.sandbox.errors import SandboxStateError
+from envgym.sandbox.errors import SandboxCrashed, SandboxStateError
 
 Command = str | Sequence[str]
 """A shell string (run by ``/bin/sh -c``) or an argv list (run as is)."""
@@ -59,6 +62,9 @@ class ExecResult(BaseModel):
     timed_out: bool = False
     oom_killed: bool = False
     """The command was killed by the kernel's OOM killer inside the sandbox's memory limit."""
+    disk_full: bool = False
+    """After the command a writable mount had no space (or inodes) left, or its stderr said ENOSPC: the
+    sandbox's disk bound (:mod:`envgym.sandbox.profile`) was hit."""
     duration_s: float = 0.0
 
     @property
@@ -111,7 +117,23 @@ class Sandbox(abc.ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    async def alive(self) -> bool:
+        """Whether the sandbox is RUNNING and still runs; one found dead turns FAILED."""
+        if self.state is not SandboxState.RUNNING:
+            return False
+        if not await self._alive():
+            self.state = SandboxState.FAILED
+            return False
+        return True
+
+    async def _alive(self) -> bool:
+        """Backends that can die under their owner check here; the default trusts the state."""
+        return True
+
     def _check(self) -> None:
+        if self.state is SandboxState.FAILED:
+            raise SandboxCrashed(f"{self.backend} sandbox {self.id or '(unstarted)'} is failed: it died earlier "
+                                 "or never started")
         if self.state is not SandboxState.RUNNING:
             raise SandboxStateError(f"{self.backend} sandbox {self.id or '(unstarted)'} is {self.state.value}, "
                                     "not running")

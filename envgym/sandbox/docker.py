@@ -8,8 +8,13 @@
   :class:`ImageMissing` naming ``envgym sandbox build``.
 * ``exec`` is one ``docker exec`` per command; ``session.exec`` goes through the in-container helper
   (:mod:`envgym.sandbox.incontainer`) over one long-lived exec connection. File operations use the session.
-* Timeouts kill the command's whole tree (``ENVGYM_EXEC`` tag); a container that cannot be reached to do so
-  (paused) raises :class:`ExecTimeout` at the deadline; a container that died raises :class:`SandboxCrashed`.
+* Timeouts kill every process of the container started since the command began (a PID-namespace sweep by
+  start time, :func:`~envgym.sandbox.incontainer.kill_since`; envgym's helpers are spared by pid); a container
+  that cannot be reached to do so (paused) raises :class:`ExecTimeout` at the deadline; a container that died
+  raises :class:`SandboxCrashed`, then and on every later call.
+* Disk is bounded (:mod:`~envgym.sandbox.profile`): a writable root gets the storage driver's size limit,
+  probed once per engine (:meth:`DockerEngine.disk_quota`), and is refused where there is none; a full
+  writable mount after a command sets ``ExecResult.disk_full``.
 * A daemon that does not answer raises :class:`DaemonUnavailable` with how to start one.
 """
 
@@ -107,6 +112,8 @@ class DockerEngine:
         self._max = max_concurrency
         self._api: Any = None
         self._connecting: asyncio.Lock | None = None
+        self._quota: bool | None = None
+        self._probing: asyncio.Lock | None = None
 
     async def api(self) -> Any:
         if self._api is None:
@@ -119,6 +126,34 @@ class DockerEngine:
     def _connect(self) -> Any:
         return connect(self._base_url, timeout=self._timeout, max_pool_size=self._max)
 
+
+    async def disk_quota(self, image: str) -> bool:
+        """Whether the engine's storage driver takes a size limit (``--storage-opt size``); probed once.
+
+        overlay2 does only on xfs mounted with ``pquota``; devicemapper, btrfs and zfs do. The probe creates
+        (never starts) a container of ``image`` with the option and removes it: the engine's own answer.
+        """
+        if self._quota is None:
+            self._probing = self._probing or asyncio.Lock()
+            async with self._probing:
+                if self._quota is None:
+                    self._quota = await self._probe_quota(image)
+        return self._quota
+
+    async def _probe_quota(self, image: str) -> bool:
+        import docker.errors
+
+        api = await self.api()
+        spec = {"Image": image, "Cmd": ["true"], "Entrypoint": [], "NetworkDisabled": True,
+                "Labels": owner_labels(default_run_id(), 60),
+                "HostConfig": {"StorageOpt": {"size": "64m"}, "NetworkMode": "none"}}
+        try:
+            created = await self.run(lambda: api._result(api._post_json(api._url("/containers/create"),
+                                                                        data=spec), True))
+        except docker.errors.APIError:
+            return False  # "--storage-opt is supported only for overlay over xfs with 'pquota' mount option"
+        await remove(self, created["Id"])
+        return True
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``APIClient.<method>(*args, **kwargs)`` on the engine's thread pool."""
@@ -208,6 +243,10 @@ class DockerSandbox(Sandbox):
         self._labels = dict(labels or {})
         self._docker_session: DockerSession | None = None
         self._oom_seen = 0
+        self._clock_offset_ns: int | None = None
+        """Container CLOCK_BOOTTIME minus host monotonic, a lower bound learnt from a helper's hello."""
+        self.helper_pids: set[int] = set()
+        """envgym's own helper processes in the container, spared by the timeout kill."""
 
     async def _start(self) -> None:
         import docker.errors
@@ -218,7 +257,8 @@ class DockerSandbox(Sandbox):
             raise ImageMissing(f"image {self.image!r} is not built here (nothing is pulled); build it with "
                                "`envgym sandbox build NAME` (sandboxes/NAME)") from None
         labels = {**self._labels, **owner_labels(self.run_id, self.profile.lifetime_s)}
-        spec = container_spec(self.profile, self.image, labels)
+        quota = not self.profile.read_only_root and await self.engine.disk_quota(self.image)
+        spec = container_spec(self.profile, self.image, labels, disk_quota=quota)
         api = await self.engine.api()
         create = asyncio.ensure_future(self.engine.run(
             lambda: api._result(api._post_json(api._url("/containers/create"), data=spec), True)))
@@ -262,6 +302,9 @@ class DockerSandbox(Sandbox):
                 return status
             await asyncio.sleep(0.1)
 
+    async def _alive(self) -> bool:
+        return await self._status() == "running"
+
     async def _crashed(self, during: str) -> SandboxCrashed:
         status = await self._status()
         self.state = SandboxState.FAILED
@@ -290,7 +333,13 @@ class DockerSandbox(Sandbox):
                     user: str | None) -> ExecResult:
         token = secrets.token_hex(8)
         argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if self._clock_offset_ns is None:  # the timeout kill needs the container's clock: a helper's hello
+            with contextlib.suppress(ExecTimeout, SandboxError):
+                await self._session().open(timeout=timeout)
+        if self.state is not SandboxState.RUNNING:
+            raise SandboxCrashed(f"container {self.id} died before the command was sent")
         start = time.monotonic()
+        since_ns = 0 if self._clock_offset_ns is None else time.monotonic_ns() + self._clock_offset_ns
         deadline = start + timeout
         exec_id = await self._create_exec(argv, deadline=deadline, workdir=cwd or self.profile.workdir,
                                           user=user or "",
@@ -316,7 +365,7 @@ class DockerSandbox(Sandbox):
                 await asyncio.wait_for(asyncio.shield(reading), max(deadline - time.monotonic(), 0))
             except TimeoutError:
                 timed_out = True
-                await self._kill_tree(token)
+                await self._kill_since(since_ns, user or "")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(reading), 2.0)
         finally:
@@ -332,12 +381,40 @@ class DockerSandbox(Sandbox):
         if code == 137 and not timed_out:  # SIGKILL: the OOM killer, or the container dying (this call raises)
             counter = await self._oom_counter()
             oom, self._oom_seen = counter > self._oom_seen, counter
+        disk_full = any(w in out[2] for w in incontainer.ENOSPC_WORDS) or await self._disk_full()
         return ExecResult(exit_code=None if timed_out else code, stdout=out[1].decode(errors="replace"),
                           stderr=out[2].decode(errors="replace"), truncated=truncated, timed_out=timed_out,
-                          oom_killed=oom, duration_s=time.monotonic() - start)
+                          oom_killed=oom, disk_full=disk_full, duration_s=time.monotonic() - start)
 
-    async def _kill_tree(self, token: str) -> None:
-        """Kill the tagged tree from inside; retried while the pids limit refuses a new process."""
+    def watched_mounts(self) -> list[str]:
+        """The writable mounts whose filling up is reported as ``disk_full``."""
+        return [*self.profile.tmpfs, "/dev/shm", *([] if self.profile.read_only_root else ["/"])]
+
+    def _idle_helper(self, user: str) -> _Helper | None:
+        helper = self._docker_session._helpers.get(user) if self._docker_session is not None else None
+        return helper if helper is not None and helper.is_open and not helper.busy else None
+
+    async def _disk_full(self) -> bool:
+        """Whether a watched mount is full, asked of an idle session helper (False when none is idle)."""
+        helper = self._idle_helper("")
+        if helper is None or self.state is not SandboxState.RUNNING:
+            return False
+        with contextlib.suppress(SandboxError):
+            return bool((await helper.call({"op": "statfs", "paths": self.watched_mounts()}, timeout=10))["full"])
+        return False
+
+    async def _kill_since(self, since_ns: int, user: str) -> None:
+        """The namespace sweep of :func:`~envgym.sandbox.incontainer.kill_since`, as the command's user.
+
+        Through that user's idle session helper when there is one (no new process needed: a fork bomb at the
+        pids limit cannot starve it), else a fresh ``docker exec``, retried while the pids limit refuses it.
+        """
+        helper = self._idle_helper(user)
+        if helper is not None:
+            with contextlib.suppress(SandboxError):
+                await helper.call({"op": "kill", "since_ns": since_ns, "keep": sorted(self.helper_pids)},
+                                  timeout=KILL_GRACE_S)
+                return
         give_up = time.monotonic() + KILL_GRACE_S
         last = ""
         while time.monotonic() < give_up:
@@ -347,7 +424,9 @@ class DockerSandbox(Sandbox):
             if status != "running":
                 raise await self._crashed("died during the command")
             try:
-                exec_id = await self._create_exec(["python3", "-c", HELPER, "kill", token], deadline=give_up)
+                exec_id = await self._create_exec(
+                    ["python3", "-c", HELPER, "kill", str(since_ns), ",".join(map(str, sorted(self.helper_pids)))],
+                    deadline=give_up, user=user)
                 reader, writer = await self.engine.hijack(exec_id)
                 try:
                     async for _ in frames(reader):
@@ -364,7 +443,7 @@ class DockerSandbox(Sandbox):
         raise ExecTimeout(f"container {self.id}: the timed-out command could not be stopped ({last})")
 
     async def _oom_counter(self) -> int:
-        return int((await self._session().call({"op": "oom"}, timeout=10))["count"])
+        return int((await self._session().call({"op": "oom"}, timeout=10)).get("count", self._oom_seen))
 
     # -- session and files -------------------------------------------------------------------------------------
     def _session(self) -> DockerSession:
@@ -412,9 +491,9 @@ class DockerSession:
             self._helpers[key] = _Helper(self._sb, key)
         return self._helpers[key]
 
-    async def open(self) -> None:
+    async def open(self, timeout: float = 60) -> None:  # noqa: ASYNC109 - how long the helper may take to start
         """Start the default user's helper now (a pool does this before handing a sandbox out)."""
-        await self._helper(None).open()
+        await self._helper(None).open(timeout)
 
     async def close(self) -> None:
         for helper in self._helpers.values():
@@ -429,14 +508,17 @@ class DockerSession:
         start = time.monotonic()
         reply = await self.call({"op": "run", "cmd": cmd if isinstance(cmd, str) else list(cmd),
                                  "token": secrets.token_hex(8), "timeout": timeout, "max_output": max_output,
-                                 "cwd": cwd or self._sb.profile.workdir, "env": dict(env or {})},
+                                 "cwd": cwd or self._sb.profile.workdir, "env": dict(env or {}),
+                                 "keep": sorted(self._sb.helper_pids), "watch": self._sb.watched_mounts()},
                                 timeout=timeout, user=user)
-        self._sb._oom_seen = max(self._sb._oom_seen, reply["oom_count"])
-        return ExecResult(exit_code=reply["exit_code"],
-                          stdout=base64.b64decode(reply["stdout"]).decode(errors="replace"),
-                          stderr=base64.b64decode(reply["stderr"]).decode(errors="replace"),
-                          truncated=reply["truncated"], timed_out=reply["timed_out"],
-                          oom_killed=reply["oom_killed"], duration_s=time.monotonic() - start)
+        # .get: a reply from a helper of an older envgym, or one cut short, must not KeyError the host
+        self._sb._oom_seen = max(self._sb._oom_seen, int(reply.get("oom_count") or 0))
+        return ExecResult(exit_code=reply.get("exit_code"),
+                          stdout=base64.b64decode(reply.get("stdout", "")).decode(errors="replace"),
+                          stderr=base64.b64decode(reply.get("stderr", "")).decode(errors="replace"),
+                          truncated=bool(reply.get("truncated")), timed_out=bool(reply.get("timed_out")),
+                          oom_killed=bool(reply.get("oom_killed")), disk_full=bool(reply.get("disk_full")),
+                          duration_s=time.monotonic() - start)
 
 
 class _Helper:
@@ -449,10 +531,19 @@ class _Helper:
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self._stderr = bytearray()
+        self.pid: int | None = None
 
-    async def open(self) -> None:
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    async def open(self, timeout: float = 60) -> None:  # noqa: ASYNC109 - how long the helper may take to start
         async with self._lock:
-            await self._ensure(time.monotonic() + 60)
+            await self._ensure(time.monotonic() + timeout)
 
     async def _ensure(self, deadline: float) -> asyncio.StreamWriter:
         if self._conn is not None:
@@ -470,6 +561,18 @@ class _Helper:
         self._conn = (reader, writer)
         self._lines = asyncio.Queue()
         self._pump = asyncio.ensure_future(self._read_lines(reader, self._lines))
+        sent = time.monotonic_ns()
+        hello = await self._reply(await self._answer(deadline))
+        received = time.monotonic_ns()
+        if "hello" not in hello:
+            await self._drop()
+            raise SandboxError(f"{self._sb.id}: the session helper did not say hello: {hello}")
+        self.pid = int(hello["hello"])
+        self._sb.helper_pids.add(self.pid)
+        if hello.get("boottime_ns") and received - sent < 5_000_000_000:
+            offset = int(hello["boottime_ns"]) - received  # read before it arrived: a lower bound, errs early
+            known = self._sb._clock_offset_ns
+            self._sb._clock_offset_ns = offset if known is None else max(known, offset)
         return writer
 
     async def _read_lines(self, reader: asyncio.StreamReader, lines: asyncio.Queue[bytes | None]) -> None:
@@ -495,6 +598,9 @@ class _Helper:
         if self._conn is not None:
             _close(self._conn[1])
         self._conn = self._pump = None
+        if self.pid is not None:
+            self._sb.helper_pids.discard(self.pid)
+            self.pid = None
 
     async def close(self) -> None:
         await self._drop()
@@ -506,20 +612,24 @@ class _Helper:
             self._sb._check()
             writer = await self._ensure(deadline)
             writer.write(json.dumps(request).encode() + b"\n")
-            line = await self._answer(deadline)
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            await self._drop()
-            if await self._sb._status(settle=2.0) != "running":  # the engine's own words as the container died
-                raise await self._sb._crashed("died while the session started") from None
-            raise SandboxError(f"{self._sb.id}: the session helper answered garbage: {line[:200]!r}") from None
-        if not reply["ok"]:
-            kind, message = reply["kind"], reply["error"]
+            reply = await self._reply(await self._answer(deadline))
+        if not reply.get("ok"):
+            kind, message = reply.get("kind", "?"), reply.get("error", str(reply)[:200])
             if kind in ("FileNotFoundError", "NotADirectoryError"):
                 raise SandboxFileNotFound(f"{self._sb.id}: {message}")
             raise SandboxError(f"{self._sb.id}: {request['op']} failed: {kind}: {message}")
         return reply
+
+    async def _reply(self, line: bytes) -> dict[str, Any]:
+        """The JSON object in ``line``; anything else ends the helper (it may be the engine's dying words)."""
+        with contextlib.suppress(ValueError):
+            reply = json.loads(line)
+            if isinstance(reply, dict):
+                return reply
+        await self._drop()
+        if await self._sb._status(settle=2.0) != "running":
+            raise await self._sb._crashed("died while the session started")
+        raise SandboxError(f"{self._sb.id}: the session helper answered garbage: {line[:200]!r}")
 
     async def _answer(self, deadline: float) -> bytes:
         grace_end = deadline + SESSION_GRACE_S

@@ -4,8 +4,8 @@ Files live in a dict; commands go to a ``handler(cmd, cwd, env, user)`` returnin
 ``(exit_code, stdout)`` pair or a string (exit code 0). The default handler knows ``echo``, ``cat``,
 ``true``, ``false`` and ``sleep`` (which times out when longer than the timeout, as a real one would);
 anything else exits 127. Every command is recorded in ``calls``. ``crash()`` makes the next operation raise
-:class:`SandboxCrashed`, as a container killed under the caller would. Copy-out goes through the same
-archive validation as the real backends.
+:class:`SandboxCrashed` (and ``alive()`` False), as a container killed under the caller would. Copy-out goes
+through the same archive validation as the real backends.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ class FakeSandbox(Sandbox):
 
     def crash(self) -> None:
         self._crash = True
+
+    async def _alive(self) -> bool:
+        return not self._crash
 
     def _check(self) -> None:
         super()._check()

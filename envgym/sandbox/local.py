@@ -3,8 +3,14 @@
 For development without Docker only. It warns (:class:`InsecureSandboxWarning` and a log line) every time
 one starts. File paths are mapped under the sandbox's root directory (``/work/a`` -> ``<root>/work/a``),
 commands run with that root as their default cwd and ``HOME``, but they see and can change the whole host.
-Timeouts kill the command's whole tree (the same ``ENVGYM_EXEC`` tag as in containers), ``stop`` kills
-whatever is still running and removes the root. ``session`` is ``exec`` (a process start is already cheap).
+``session`` is ``exec`` (a process start is already cheap).
+
+**Its timeout kill is NOT complete.** On the host there is no PID namespace to sweep (the Docker backend
+kills every process started since the command began): a timeout kills the command's process group and what
+carries the ``ENVGYM_EXEC`` tag, plus their descendants by parent. A descendant that clears its environment
+(``env -i``) *and* re-parents (``setsid`` + double fork) escapes it and keeps running after
+``timed_out=True`` and after ``stop`` (which kills the same way and removes the root). **No disk bound
+either**: the profile's limits do not apply here; ``disk_full`` is set only when stderr says ENOSPC.
 """
 
 from __future__ import annotations
@@ -97,7 +103,9 @@ class LocalSandbox(Sandbox):
             out, err, code = await reads
         return ExecResult(exit_code=None if timed_out else (128 - code if code < 0 else code),
                           stdout=out.decode(errors="replace"), stderr=err.decode(errors="replace"),
-                          truncated=truncated, timed_out=timed_out, duration_s=time.monotonic() - start)
+                          truncated=truncated, timed_out=timed_out,
+                          disk_full=any(w in err for w in incontainer.ENOSPC_WORDS),
+                          duration_s=time.monotonic() - start)
 
     def _session(self) -> LocalSandbox:
         return self

@@ -7,8 +7,10 @@
             await sb.session.exec("pytest -q")
 
 ``acquire`` returns a fresh, started sandbox (its session already open) and the pool refills in the
-background; the caller owns what it acquired and stops it. A sandbox that fails to start surfaces as the
-error of the next ``acquire`` (e.g. :class:`ImageMissing`), and the pool keeps retrying with a backoff.
+background; the caller owns what it acquired and stops it. A ready sandbox that died while it waited (killed,
+its lifetime over) is stopped and discarded, never handed out (:meth:`Sandbox.alive`). A sandbox that fails
+to start surfaces as the error of the next ``acquire`` (e.g. :class:`ImageMissing`), and the pool keeps
+retrying with a backoff.
 ``close`` stops everything still ready or starting; nothing started by the pool outlives it.
 """
 
@@ -47,6 +49,8 @@ class SandboxPool:
         self._closed = False
         self.reaped: list[tuple[str, str]] = []
         self.handed_out = 0
+        self.discarded = 0
+        """Ready sandboxes found dead at ``acquire`` and thrown away."""
 
     @property
     def ready(self) -> int:
@@ -117,12 +121,16 @@ class SandboxPool:
         if self._closed:
             raise SandboxStateError("the sandbox pool is closed")
         await self.start()
-        item = await self._ready.get()
-        self._wake.set()
-        if isinstance(item, BaseException):
-            raise item
-        self.handed_out += 1
-        return item
+        while True:
+            item = await self._ready.get()
+            self._wake.set()
+            if isinstance(item, BaseException):
+                raise item
+            if await item.alive():
+                self.handed_out += 1
+                return item
+            self.discarded += 1
+            await item.stop()
 
     @contextlib.asynccontextmanager
     async def sandbox(self) -> AsyncIterator[Sandbox]:

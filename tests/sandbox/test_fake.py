@@ -50,8 +50,9 @@ async def test_crash_is_typed_and_final():
         with pytest.raises(SandboxCrashed):
             await sb.exec("true")
         assert sb.state is SandboxState.FAILED
-        with pytest.raises(SandboxStateError):
+        with pytest.raises(SandboxCrashed):  # every later call says the same, never another type
             await sb.exec("true")
+        assert not await sb.alive()
 
 
 async def test_files_and_copies(tmp_path):

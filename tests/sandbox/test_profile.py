@@ -1,7 +1,7 @@
 import pytest
 
 from envgym.sandbox import DEFAULT, STRICT, SandboxProfile, SpecRejected, validate_spec
-from envgym.sandbox.profile import container_spec
+from envgym.sandbox.profile import _bytes, container_spec, tmpfs_size
 
 
 def spec(profile=DEFAULT):
@@ -24,6 +24,26 @@ def test_default_profile_is_hardened():
     assert s["Labels"] == {"envgym.run": "r"}
 
 
+def test_default_profile_bounds_disk_with_a_read_only_root_and_capped_tmpfs():
+    hc = spec()["HostConfig"]
+    assert hc["ReadonlyRootfs"] is True and "StorageOpt" not in hc
+    assert set(hc["Tmpfs"]) == {"/work", "/tmp", "/var/tmp", "/root", "/run"}
+    assert sum(tmpfs_size(opts) for opts in hc["Tmpfs"].values()) == _bytes(DEFAULT.disk) == 512 << 20
+    assert _bytes(DEFAULT.disk) <= _bytes(DEFAULT.memory) // 2  # tmpfs pages count against the memory limit
+
+
+def test_a_writable_root_needs_the_storage_drivers_size_limit():
+    writable = DEFAULT.model_copy(update={"read_only_root": False, "disk": "2g"})
+    with pytest.raises(SpecRejected, match="unbounded_disk"):  # overlay2 on ext4: no size limit to give
+        spec(writable)
+    hc = container_spec(writable, "img", {}, disk_quota=True)["HostConfig"]
+    assert hc["StorageOpt"] == {"size": str((2 << 30) - (512 << 20))}  # disk minus what the tmpfs mounts hold
+    opted = writable.model_copy(update={"allow": frozenset({"unbounded_disk"})})
+    assert "StorageOpt" not in spec(opted)["HostConfig"]
+    with pytest.raises(SpecRejected, match="more than its disk"):
+        spec(DEFAULT.model_copy(update={"disk": "100m"}))
+
+
 def test_strict_profile_is_non_root_read_only_with_capped_tmpfs():
     s = spec(STRICT)
     assert s["User"] == "65534:65534"
@@ -44,8 +64,12 @@ def test_strict_profile_is_non_root_read_only_with_capped_tmpfs():
     ({"Devices": [{"PathOnHost": "/dev/kvm"}]}, "devices"),
     ({"Binds": ["/home:/home"]}, "binds"),
     ({"SecurityOpt": ["seccomp=unconfined"]}, "unconfined"),
+    ({"ReadonlyRootfs": False}, "unbounded_disk"),
+    ({"Tmpfs": {"/tmp": "rw,mode=1777"}}, "unbounded_disk"),
+    ({"Tmpfs": {"/tmp": "rw,size=50%"}}, "unbounded_disk"),
 ])
 def test_validator_refuses_unless_opted_in(host_config, opt_in):
+    host_config = {"ReadonlyRootfs": True, **host_config}
     with pytest.raises(SpecRejected, match=opt_in):
         validate_spec({"HostConfig": host_config})
     validate_spec({"HostConfig": host_config}, allow={opt_in})
