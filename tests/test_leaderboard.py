@@ -259,3 +259,17 @@ async def test_page_renders_without_errors(chromium, lb: Leaderboard, tmp_path: 
     assert await page.locator("section.suite svg.chart").count() == 2
     assert problems == []
     assert requests == [html_path.as_uri()]  # self-contained: nothing else was fetched
+
+
+def test_runs_over_different_task_sets_are_not_ranked_together(tmp_path: Path) -> None:
+    """Runs without ``task_sets`` in run.json (older runs) compare the task hashes their records hold."""
+    same = _grid("r1", "a", "s", {"t1": "S", "t2": "S"}, {})
+    edited = [r.model_copy(update={"run_id": "r2", "agent_id": "b", "task_hash": f"{r.task_hash}-edited"})
+              for r in _grid("r2", "b", "s", {"t1": "F", "t2": "F"}, {})]
+    also_same = _grid("r3", "a", "s", {"t1": "F", "t2": "F"}, {})
+    board = build_leaderboard([_write_run(tmp_path, "r1", "a", {}, same), _write_run(tmp_path, "r2", "b", {}, edited),
+                               _write_run(tmp_path, "r3", "a", {}, also_same)], clock=SimClock())
+    assert len(board.suites) == 2 and all(name.startswith("s (task set ") for name in board.suites)
+    tables = {tuple(e.agent_id for e in entries): entries for entries in board.suites.values()}
+    assert set(tables) == {("a",), ("b",)} and tables[("a",)][0].episodes == 4  # r1 and r3 pool: same tasks
+    assert len(board.warnings) == 1 and "r1, r3" in board.warnings[0] and "r2" in board.warnings[0]
