@@ -43,11 +43,18 @@ VIEWPORT = {"width": 1024, "height": 768}
 
 
 class BrowserCrashed(EnvError):
-    """Chromium died (or was killed) under an episode; the episode is an infra error."""
+    """Chromium died (or was killed) under an episode; the episode is an infra error.
+
+    The agent's actions cannot run script or leave the site, so nothing it does kills the host's browser.
+    """
+
+    blame = "infra"
 
 
 class BrowserMissing(EnvError, FileNotFoundError):
     """Debian's chromium is not installed (``bash sandboxes/host-setup.sh`` installs it)."""
+
+    blame = "infra"
 
 
 HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"  # Debian's package puts a wrapper in /usr/bin

@@ -33,6 +33,7 @@ from playwright.async_api import Error as PlaywrightError
 from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError
+from envgym.tamper import TamperAgent
 from envgym.task import TaskSpec
 from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, ToolResult, Verdict
@@ -44,6 +45,7 @@ from envgym_web.apps.base import AppSession, replay
 from envgym_web.browser import BrowserCrashed, EpisodeBrowser, SharedBrowser, shared_browser
 from envgym_web.observe import WebObservation
 from envgym_web.server import HttpServer, Request, Response
+from envgym_web.tamper import DressThePage, TypeUnsent
 
 _CLOSED_HINTS = ("has been closed", "browser has disconnected", "target crashed", "page crashed")
 
@@ -257,6 +259,7 @@ class WebAppEnv(BrowserEnv):
     """``web/<app>-vN``: see the module docstring."""
 
     has_write_actions: ClassVar[bool] = True
+    tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, TypeUnsent)
     _expected_cache: ClassVar[OrderedDict[tuple[str, str], dict[str, Any]]] = OrderedDict()
 
     def __init__(self, app: str, *, judge: JudgeConfig | None = None, screenshot: bool = False,

@@ -7,13 +7,16 @@ episode (``core.startEpisodeReal``), so a seed is one fixed instance. The goal i
 The page runs its own 10-second clock (``core.EPISODE_MAX_TIME``); when the page reports the episode done
 (success, failure or time out), the step that noticed it terminates the episode. Grading reads the page's
 reward back (``WOB_DONE_GLOBAL``, ``WOB_RAW_REWARD_GLOBAL``) as a one-row table ``wob`` that the task's
-rubric queries, e.g. ``SELECT done AND raw_reward >= 1 FROM wob``.
+rubric queries, e.g. ``SELECT done AND raw_reward >= 1 FROM wob``. Only the seeded instance reset started
+counts: its first end is kept, and leaving the document (another page, a reload) ends the episode as a
+failure, so an easier page or a fresh unseeded instance behind the START cover earns nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import mimetypes
+import secrets
 import sqlite3
 from functools import cache
 from importlib import resources
@@ -25,6 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 from envgym.clock import Clock
 from envgym.env import StepResult
 from envgym.errors import EnvError
+from envgym.tamper import TamperAgent
 from envgym.task import TaskSpec
 from envgym.types import Action, Limits, Verdict
 from envgym.verify import VerifyContext, verify
@@ -32,10 +36,33 @@ from envgym.verify.spec import Criterion, RubricSpec, SqlCheck
 from envgym_web.browser import EpisodeBrowser
 from envgym_web.env import BrowserEnv
 from envgym_web.server import HttpServer, Request, Response
+from envgym_web.tamper import DressThePage, OtherMiniWobPage
 
-_STATE_JS = ("() => ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL,"
-             " reason: String(WOB_REWARD_REASON), utterance: core.getUtterance(),"
-             " left_ms: core.ept0 ? Math.max(0, core.EPISODE_MAX_TIME - (Date.now() - core.ept0)) : 0})")
+# The episode is the seeded instance reset started, and only that one: reset marks the document with a
+# nonce and wraps ``core.endEpisode`` so the first end is kept. A page the agent reached some other way (another
+# page, a reload, the START cover's next unseeded instance) is not the task; it reads as a failed episode.
+_HOOK_JS = """(nonce) => {
+  window.__envgym_nonce = nonce;
+  const end = core.endEpisode;
+  core.endEpisode = function () {
+    const open = core.EP_TIMER !== null;
+    const result = end.apply(this, arguments);
+    if (open && window.__envgym_first === undefined) {
+      window.__envgym_first = {done: true, reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL,
+                               reason: String(WOB_REWARD_REASON)};
+    }
+    return result;
+  };
+}"""
+_STATE_JS = """(nonce) => {
+  if (typeof core === 'undefined' || window.__envgym_nonce !== nonce) return null;
+  const first = window.__envgym_first;
+  const left = core.ept0 ? Math.max(0, core.EPISODE_MAX_TIME - (Date.now() - core.ept0)) : 0;
+  return first ? {...first, utterance: core.getUtterance(), left_ms: 0}
+               : {done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL,
+                  reason: String(WOB_REWARD_REASON), utterance: core.getUtterance(), left_ms: left};
+}"""
+_LEFT = {"done": True, "reward": 0, "raw_reward": 0, "reason": "left the task page", "utterance": "", "left_ms": 0}
 PASS_SQL = "SELECT done AND raw_reward >= 1 FROM wob"
 
 
@@ -103,12 +130,14 @@ class MiniWobEnv(BrowserEnv):
     """``web/miniwob-v1``: see the module docstring."""
 
     time_evolving: ClassVar[bool] = True  # the page's clock runs while the agent thinks
+    tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, OtherMiniWobPage)
 
     def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, prewarm: bool = True,
                  clock: Clock | None = None) -> None:
         super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, clock=clock)
         self.server: HttpServer | None = None
         self._utterance = ""
+        self._nonce = ""
         self._last: dict[str, Any] | None = None
 
     def _goal(self) -> str:
@@ -131,21 +160,27 @@ class MiniWobEnv(BrowserEnv):
         assert self.server is not None
         state = task.initial_state
         await episode.page.goto(f"{self.server.origin}/miniwob/{state['page']}.html", wait_until="load")
+        self._nonce = secrets.token_hex(16)
+        await episode.page.evaluate(_HOOK_JS, self._nonce)
         await episode.page.evaluate("(seed) => { Math.seedrandom(seed); core.startEpisodeReal(); }",
                                     str(state.get("seed", 0)))
         for _ in range(100):  # some pages load data before they are ready
             if await episode.page.evaluate("() => WOB_TASK_READY"):
                 break
             await asyncio.sleep(0.05)
-        self._last = await episode.page.evaluate(_STATE_JS)
+        self._last = await episode.page.evaluate(_STATE_JS, self._nonce) or _LEFT
         self._utterance = self._last["utterance"]
 
     async def _read_state(self) -> dict[str, Any]:
         assert self.episode is not None
+        if self._last is not None and self._last["reason"] == _LEFT["reason"]:
+            return self._last  # once off the task's page, coming back does not restore the episode
         try:
-            self._last = await self.episode.page.evaluate(_STATE_JS)
+            self._last = await self.episode.page.evaluate(_STATE_JS, self._nonce) or _LEFT
         except PlaywrightError as exc:
-            raise self._broken(exc) from exc
+            if "context was destroyed" not in (exc.message or "") or self.episode.crashed:
+                raise self._broken(exc) from exc
+            self._last = _LEFT  # the agent's action is navigating away from the task's page
         return self._last
 
     async def step(self, action: Action) -> StepResult:

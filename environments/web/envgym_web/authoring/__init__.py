@@ -4,9 +4,11 @@ committed as ``tasks/<suite>/tasks.jsonl`` and a test checks the two are equal. 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from envgym.types import Action
+from envgym.verify.rubric import answer_pattern, number_pattern
 from envgym.verify.spec import AnswerSpec, Criterion, RubricSpec, SqlCheck
 
 
@@ -19,9 +21,19 @@ def split_of(index: int) -> str:
     return "test" if index % 10 in (3, 7, 9) else "train"
 
 
-def answer_rubric(expected: str | float, kind: str, page_sql: str, page_what: str) -> RubricSpec:
-    """The answer and the page the agent ended on (both must hold)."""
+def answer_rubric(expected: str | float, kind: str, page_sql: str, page_what: str,
+                  reject: tuple[str, ...] = ()) -> RubricSpec:
+    """The answer and the page the agent ended on (both must hold).
+
+    The answer is a few sentences naming ``expected`` (a name, or a number among at most three) and none of
+    the wrong candidates ``reject``: a message listing every name or number on the page, or quoting the
+    page back, earns nothing.
+    """
+    if kind == "numeric":
+        pattern = answer_pattern(number_pattern(float(expected)), max_numbers=3)
+    else:
+        pattern = answer_pattern(re.escape(str(expected)), reject=tuple(re.escape(r) for r in reject))
     return RubricSpec(criteria=(
-        Criterion(name="answer", weight=2.0, check=AnswerSpec(kind=kind, expected=expected)),
+        Criterion(name="answer", weight=2.0, check=AnswerSpec(kind="regex", expected=pattern)),
         Criterion(name=page_what, check=SqlCheck(query=page_sql, expected=1)),
     ))

@@ -151,7 +151,8 @@ def _specs() -> list[dict[str, Any]]:
         add("author", n, f"Open the post “{post['title']}” and tell me the display name of its author.", db,
             [*_open_post(post), act("send_msg_to_user", text=author)],
             [unchanged, answer_rubric(author, "contains", f"SELECT COUNT(*) FROM page WHERE path = '/p/{post['id']}'",
-                                      "post page open")], [], user="erin")
+                                      "post page open", tuple(u[1] for u in USERS if u[1] != author))],
+            [], user="erin")
     for n in range(3):  # count replies
         db = _world(rng)
         post = rng.choice(db["posts"])
