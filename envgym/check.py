@@ -175,6 +175,8 @@ def _why(trajectory) -> str:
 async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True,
                 concurrency: int = 8, tamper: int = 2) -> CheckReport:
     """Contract checks, then (``gates``) the admission gates and the hack-probe gate on ``tamper`` tasks."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     report = CheckReport(env_id=env_id)
     tasks = env_tasks(env_id)
     report.tasks = len(tasks)

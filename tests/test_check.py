@@ -65,3 +65,8 @@ def test_tamper_sample_spreads_over_the_tasks():
     tasks = notes_tasks() * 3
     assert tamper_sample(tasks, 2) == [tasks[0], tasks[-1]] and tamper_sample(tasks, 0) == []
     assert tamper_sample(tasks[:2], 5) == tasks[:2]
+
+
+async def test_check_refuses_concurrency_zero():
+    with pytest.raises(ValueError, match="at least 1"):
+        await check("test/notes-v1", concurrency=0)
