@@ -42,8 +42,8 @@ def answer_pattern(required: str, *, reject: Sequence[str] = (), max_chars: int 
                    max_numbers: int | None = None) -> str:
     """The regex of an answer criterion that a candidate list, a quoted instruction or a dump cannot pass."""
     head = rf"^(?=[\s\S]{{0,{max_chars}}}$)"
-    if max_numbers is not None:  # the first digit of each number not glued to a word (ord_1024) or a decimal
-        head += rf"(?!(?:[\s\S]*?(?<![\w.,])\d){{{max_numbers + 1}}})"
+    if max_numbers is not None:  # numbers not glued to a word (ord_1024); a date, time or decimal counts once
+        head += rf"(?!(?:[\s\S]*?(?<![\w.,:/-])\d){{{max_numbers + 1}}})"
     if reject:
         head += rf"(?![\s\S]*(?:{'|'.join(reject)}))"
     return rf"{head}[\s\S]*?(?:{required})"

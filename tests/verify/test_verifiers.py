@@ -188,6 +188,7 @@ def test_answer_pattern_refuses_candidate_lists_and_dumps():
     assert all(re.search(price, t) for t in ("$229.00", "It costs 229 dollars.", "229.0, in stock at 10:00"))
     assert not any(re.search(price, t) for t in ("1229", "229.5", "$22.90"))
     assert not re.search(price, "19.99 49.50 229 310 12")  # five numbers: a list of candidates
+    assert re.search(price, "On 2024-06-13 at 10:00 it cost $229.00.")  # a date and a time count once each
     half = answer_pattern(number_pattern(95.5))
     assert re.search(half, "$95.50") and re.search(half, "95.5") and not re.search(half, "95")
 
