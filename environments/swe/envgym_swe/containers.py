@@ -3,15 +3,17 @@
 ``lease(image)`` hands out a started container that nobody used before, from a
 :class:`~envgym.sandbox.pool.SandboxPool` shared by every SWE env (and ``envgym swe grade``) on the running
 event loop for that image; ``release`` stops it (in the background: the caller does not wait for the
-removal) and the last release of an image stops what is left and closes the pool. Nothing is ever handed out
-twice: an episode starts in a container no earlier episode touched, and grading runs in another one.
+removal). An env also ``hold``s the image's pool from its first reset to its close, so the pool stays warm
+between its episodes; the last ``unhold`` / ``release`` of an image waits for the removals and closes the
+pool. Nothing is ever handed out twice: an episode starts in a container no earlier episode touched, and
+grading runs in another one.
 
 Why fresh rather than "proven clean": proving a used container clean means showing that no process of the
 agent survives (``setsid``, double forks, a process waiting to act later) and that nothing it wrote anywhere
 remains (``/dev/shm``, IPC objects, caches); a new container is clean by construction, and its start is paid
-in the background: the pool keeps :data:`SPARE_PER_USER` started spares per env using the image (one for its
-next episode, one for its next grading), capped at :data:`MAX_SPARE`, so a reset costs only the git reset
-below (``benchmarks/swe_latency.py`` measures it).
+in the background: the pool keeps :data:`SPARE_PER_USER` started spares per env holding the image (one for
+its next episode, one for its next grading), capped at :data:`MAX_SPARE`, so a reset costs only the git
+reset below (``benchmarks/swe_latency.py`` measures it).
 
 Disk is bounded although the host's storage driver cannot cap a container's writable layer: the root
 filesystem is read-only and every writable path is a size-capped tmpfs (:data:`DISK`). ``/testbed`` is
@@ -19,9 +21,9 @@ filled at container start (part of the pool's background start) from the pristin
 image keeps at :data:`PRISTINE` (:mod:`envgym_swe.images`); the editable install and ``git`` work there as
 in the image. Site-packages, the interpreter and git's system config cannot be changed by anyone.
 
-:func:`reset_repo` checks out the base commit (discarding every change, untracked files included, except
-``*.egg-info`` of the editable install), then re-commits its tree as a parentless commit on branch ``main``
-and deletes every other ref: ``git log`` shows one commit, so neither the parent (the clean code of an
+:func:`reset_repo` checks out the base commit's tree as a parentless commit on branch ``main`` (the
+container is fresh: nothing untracked is there but the editable install's ``*.egg-info``) and deletes every
+other ref: ``git log`` shows one commit, so neither the parent (the clean code of an
 injected bug) nor other tasks' commits are a ``git log --all`` away. Containers always run with network
 ``none``.
 """
@@ -64,7 +66,9 @@ SPARE_PER_USER = 2
 """Started spares per env holding the image's pool: one for its next episode, one for its next grading."""
 MAX_SPARE = 12
 _POPULATE = (f"[ -d {PRISTINE}/.git ] || {{ echo 'this image has no {PRISTINE}: rebuild it with "
-             f"`envgym swe build`'; exit 3; }}; cp -a {PRISTINE}/. {WORKDIR}/")
+             f"`envgym swe build`'; exit 3; }}; cp -a {PRISTINE}/. {WORKDIR}/ && cd {WORKDIR} && "
+             # the copy has new inodes and ctimes: refresh the index now, not in the reset's checkout
+             "{ git update-index -q --refresh >/dev/null 2>&1 || true; }")
 
 
 class SweSandbox(DockerSandbox):
@@ -89,26 +93,45 @@ class _Shared:
         self.engine = DockerEngine()
         self.pool = SandboxPool(image, size=SPARE_PER_USER, profile=profile,
                                 factory=lambda: SweSandbox(image, profile, engine=self.engine))
-        self.users = 0
+        self.users = self.holders = 0
         self.stopping: set[asyncio.Task[None]] = set()
         self.reaped: asyncio.Future[object] = asyncio.ensure_future(reap(self.engine))
 
     def resize(self) -> None:
-        self.pool.size = max(1, min(MAX_SPARE, SPARE_PER_USER * self.users))
+        self.pool.size = max(1, min(MAX_SPARE, SPARE_PER_USER * self.holders))
 
 
 _shared: dict[tuple[int, str], _Shared] = {}
 
 
-async def lease(image: str, *, profile: SandboxProfile = PROFILE) -> Sandbox:
-    """A started container of ``image`` that nobody used, from the loop's shared pool; give it back with
-    :func:`release`."""
+def _use(image: str, profile: SandboxProfile) -> tuple[tuple[int, str], _Shared]:
     key = (id(asyncio.get_running_loop()), image)
     shared = _shared.get(key)
     if shared is None:
         shared = _shared[key] = _Shared(image, profile)
     shared.users += 1
+    return key, shared
+
+
+async def hold(image: str, *, profile: SandboxProfile = PROFILE) -> None:
+    """Keep ``image``'s pool open and sized for one more env until :func:`unhold`."""
+    _, shared = _use(image, profile)
+    shared.holders += 1
     shared.resize()
+
+
+async def unhold(image: str) -> None:
+    shared = _shared.get((id(asyncio.get_running_loop()), image))
+    if shared is not None:
+        shared.holders -= 1
+        shared.resize()
+    await _drop((id(asyncio.get_running_loop()), image))
+
+
+async def lease(image: str, *, profile: SandboxProfile = PROFILE) -> Sandbox:
+    """A started container of ``image`` that nobody used, from the loop's shared pool; give it back with
+    :func:`release`."""
+    key, shared = _use(image, profile)
     try:
         await asyncio.shield(shared.reaped)  # orphans of dead runs go first, as a pool with its own engine does
         return await shared.pool.acquire()
@@ -149,7 +172,6 @@ async def _drop(key: tuple[int, str]) -> None:
     if shared is None:
         return
     shared.users -= 1
-    shared.resize()
     if shared.users > 0:
         return
     del _shared[key]
@@ -163,15 +185,14 @@ async def _drop(key: tuple[int, str]) -> None:
 
 
 def reset_script(base_commit: str, message: str) -> str:
+    """Two git processes on the critical path: the container is fresh, so nothing untracked needs cleaning
+    (the image's copy was cleaned at build, ``*.egg-info`` aside)."""
     base = shlex.quote(base_commit)
     return "\n".join([
         "set -e",
         f"cd {WORKDIR}",
-        f"git checkout -qf --detach {base}",
-        "git clean -fdxq -e '*.egg-info'",
         f"c=$({_COMMIT_ENV} git commit-tree {base}^{{tree}} -m {shlex.quote(message)})",
-        'git reset -q --soft "$c"',
-        "git checkout -q -B main",
+        'git checkout -qf -B main "$c"',
         "git for-each-ref --format='%(refname)' | grep -vx refs/heads/main | "
         "while read -r ref; do git update-ref -d \"$ref\"; done",
         "rm -rf .git/logs",

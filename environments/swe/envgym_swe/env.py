@@ -73,10 +73,17 @@ class SweEnv(Env):
         self.tools: ToolBox | None = None
         self._final_answer: str | None = None
         self._verdict: Verdict | None = None
+        self._held: str | None = None
 
     # -- containers ------------------------------------------------------------------------------------------
     async def _container(self, image: str) -> Sandbox:
         await self._give_back()
+        if image != self._held:  # hold the image's pool between episodes: it stays warm for the next reset
+            if self._held is not None:
+                await containers.unhold(self._held)
+                self._held = None
+            await containers.hold(image)
+            self._held = image
         try:
             self.sandbox = await containers.lease(image)
         except ImageMissing as exc:
@@ -197,4 +204,9 @@ class SweEnv(Env):
 
     async def close(self) -> None:
         self.tools = None
-        await self._give_back()
+        try:
+            await self._give_back()
+        finally:
+            held, self._held = self._held, None
+            if held is not None:
+                await containers.unhold(held)
