@@ -6,7 +6,8 @@
     ├── DaemonUnavailable(ConnectionError)          no Docker engine answers; the message says how to start one
     ├── ImageMissing(LookupError)                   the image is not built; the message names the build command
     ├── SandboxStateError                           used before start or after stop (lifecycle misuse)
-    ├── SandboxCrashed                              the container died under a command (killed, OOM of PID 1, gone)
+    ├── SandboxCrashed                              the container died under a command (killed, OOM of PID 1, gone,
+    │                                               an agent's ``kill 1``), raised again by every later call
     ├── ExecTimeout(TimeoutError)                   no answer by the deadline and the command could not be stopped
     │                                               (a frozen / paused container); a command that merely overran
     │                                               its timeout is a result with ``timed_out=True`` instead
@@ -54,7 +55,7 @@ class SandboxStateError(SandboxError):
 
 
 class SandboxCrashed(SandboxError):
-    """The container died while a command ran in it, or was gone when one was sent."""
+    """The container died while a command ran in it, or was gone when one was sent (then on every later call)."""
 
 
 class ExecTimeout(SandboxError, TimeoutError):

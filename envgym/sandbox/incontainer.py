@@ -45,6 +45,8 @@ TAG = "ENVGYM_EXEC"
 CHUNK = 65536
 HZ = os.sysconf("SC_CLK_TCK")
 ENOSPC_WORDS = (b"No space left on device", b"Disk quota exceeded")
+CONTAINER_INITS = ("docker-init", "tini", "catatonit")
+"""PID 1 of a container started with ``--init`` (every envgym container is)."""
 
 
 def boottime_ns() -> int:
@@ -79,6 +81,9 @@ def kill_since(since_ns: int, keep: set[int] | frozenset[int] = frozenset(), *, 
     reused by a new process is not mistaken for a dead one. Start times have clock tick resolution: a
     process started in the same tick just before ``since_ns`` dies too.
     """
+    with open("/proc/1/comm") as f:  # a sweep of the host's namespace would kill the host's processes
+        if f.read().strip() not in CONTAINER_INITS:
+            raise RuntimeError("kill_since sweeps a whole PID namespace: only under a container's init")
     if group:  # before any scan: in a starved container (fork bomb) a scan of /proc takes a while
         with contextlib.suppress(OSError):
             os.killpg(group, signal.SIGKILL)

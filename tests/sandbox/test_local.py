@@ -56,3 +56,11 @@ async def test_copy_out_refuses_planted_links(local, tmp_path):
     assert (dest / "good").is_symlink() and (dest / "good").read_text() == "hi\n"
     await local.copy_in(dest, "/again")
     assert await local.read("/again/out/f") == b"hi\n"
+
+
+def test_the_namespace_sweep_refuses_to_run_outside_a_container():
+    """kill_since kills every process started since a time: on the host that would be everyone's."""
+    from envgym.sandbox.incontainer import boottime_ns, kill_since
+
+    with pytest.raises(RuntimeError, match="container"):
+        kill_since(boottime_ns() + 10**12)  # (in the future: nothing would match even if it ran)

@@ -1,0 +1,238 @@
+"""The persistent session of a Docker sandbox: one in-container helper per user, spoken to in JSON lines.
+
+Each helper (:mod:`envgym.sandbox.incontainer` ``serve``) is a ``docker exec -u USER`` kept open for the
+sandbox's life (with all capabilities dropped a helper cannot switch users itself) and started on first
+use. Its first line is a hello naming its pid (spared by timeout kills) and the container's boot clock
+(from which the sandbox learns the offset to the host's). Requests to one helper are serialised; an answer
+is due by the request's timeout plus :data:`SESSION_GRACE_S`, after which a running container means
+:class:`ExecTimeout` and a dead one :class:`SandboxCrashed`. No reply is trusted to carry a key: a missing
+one reads as its default, never as a ``KeyError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import secrets
+import struct
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envgym.sandbox import incontainer
+from envgym.sandbox.base import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, Command, ExecResult
+from envgym.sandbox.errors import ExecTimeout, SandboxError, SandboxFileNotFound
+
+if TYPE_CHECKING:
+    from envgym.sandbox.docker import DockerSandbox
+
+HELPER = Path(incontainer.__file__).read_text()
+SESSION_GRACE_S = 5.0
+
+
+async def frames(reader: asyncio.StreamReader) -> AsyncIterator[tuple[int, bytes]]:
+    """Demultiplex Docker's stdio stream: (1 = stdout | 2 = stderr, bytes) until EOF."""
+    while True:
+        try:
+            header = await reader.readexactly(8)
+        except asyncio.IncompleteReadError:
+            return
+        stream, size = struct.unpack(">BxxxL", header)
+        try:
+            yield stream, await reader.readexactly(size)
+        except asyncio.IncompleteReadError as exc:
+            yield stream, exc.partial
+            return
+
+
+def close_writer(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):
+        writer.close()
+
+
+class DockerSession:
+    """The persistent session: one helper per user (``docker exec -u``; with all capabilities dropped a
+    helper cannot switch users itself), each started on first use and kept for the sandbox's life."""
+
+    def __init__(self, sandbox: DockerSandbox) -> None:
+        self._sb = sandbox
+        self._helpers: dict[str, Helper] = {}
+
+    def _helper(self, user: str | None) -> Helper:
+        key = user or ""
+        if key not in self._helpers:
+            self._helpers[key] = Helper(self._sb, key)
+        return self._helpers[key]
+
+    def idle_helper(self, user: str) -> Helper | None:
+        """``user``'s helper when it is open and not answering a request (usable at once)."""
+        helper = self._helpers.get(user)
+        return helper if helper is not None and helper.is_open and not helper.busy else None
+
+    async def open(self, timeout: float = 60) -> None:  # noqa: ASYNC109 - how long the helper may take to start
+        """Start the default user's helper now (a pool does this before handing a sandbox out)."""
+        await self._helper(None).open(timeout)
+
+    async def close(self) -> None:
+        for helper in self._helpers.values():
+            await helper.close()
+
+    async def call(self, request: dict[str, Any], *, timeout: float, user: str | None = None) -> dict[str, Any]:  # noqa: ASYNC109 - the command's own deadline
+        return await self._helper(user).call(request, timeout=timeout)
+
+    async def exec(self, cmd: Command, *, timeout: float = DEFAULT_TIMEOUT, max_output: int = DEFAULT_MAX_OUTPUT,  # noqa: ASYNC109 - the command's own deadline
+                   cwd: str | None = None, env: Mapping[str, str] | None = None,
+                   user: str | None = None) -> ExecResult:
+        start = time.monotonic()
+        reply = await self.call({"op": "run", "cmd": cmd if isinstance(cmd, str) else list(cmd),
+                                 "token": secrets.token_hex(8), "timeout": timeout, "max_output": max_output,
+                                 "cwd": cwd or self._sb.profile.workdir, "env": dict(env or {}),
+                                 "keep": sorted(self._sb.helper_pids), "watch": self._sb.watched_mounts()},
+                                timeout=timeout, user=user)
+        # .get: a reply from a helper of an older envgym, or one cut short, must not KeyError the host
+        self._sb._oom_seen = max(self._sb._oom_seen, int(reply.get("oom_count") or 0))
+        return ExecResult(exit_code=reply.get("exit_code"),
+                          stdout=base64.b64decode(reply.get("stdout", "")).decode(errors="replace"),
+                          stderr=base64.b64decode(reply.get("stderr", "")).decode(errors="replace"),
+                          truncated=bool(reply.get("truncated")), timed_out=bool(reply.get("timed_out")),
+                          oom_killed=bool(reply.get("oom_killed")), disk_full=bool(reply.get("disk_full")),
+                          duration_s=time.monotonic() - start)
+
+
+class Helper:
+    """One helper process in the container, spoken to in JSON lines; its requests are serialised."""
+
+    def __init__(self, sandbox: DockerSandbox, user: str) -> None:
+        self._sb, self._user = sandbox, user
+        self._lock = asyncio.Lock()
+        self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+        self._stderr = bytearray()
+        self.pid: int | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    async def open(self, timeout: float = 60) -> None:  # noqa: ASYNC109 - how long the helper may take to start
+        async with self._lock:
+            await self._ensure(time.monotonic() + timeout)
+
+    async def _ensure(self, deadline: float) -> asyncio.StreamWriter:
+        if self._conn is not None:
+            return self._conn[1]
+        exec_id = await self._sb._create_exec(["python3", "-u", "-c", HELPER, "serve"], deadline=deadline,
+                                              stdin=True, user=self._user)
+        import docker.errors
+
+        try:
+            reader, writer = await self._sb.engine.hijack(exec_id)
+        except docker.errors.APIError as exc:  # created while running, dead before it could start
+            if "is not running" not in str(exc.explanation):
+                raise SandboxError(f"docker exec start failed: {exc.explanation}") from None
+            raise await self._sb._crashed("died before the session could start") from None
+        self._conn = (reader, writer)
+        self._lines = asyncio.Queue()
+        self._pump = asyncio.ensure_future(self._read_lines(reader, self._lines))
+        sent = time.monotonic_ns()
+        hello = await self._reply(await self._answer(deadline))
+        received = time.monotonic_ns()
+        if "hello" not in hello:
+            await self._drop()
+            raise SandboxError(f"{self._sb.id}: the session helper did not say hello: {hello}")
+        self.pid = int(hello["hello"])
+        self._sb.helper_pids.add(self.pid)
+        if hello.get("boottime_ns") and received - sent < 5_000_000_000:
+            offset = int(hello["boottime_ns"]) - received  # read before it arrived: a lower bound, errs early
+            known = self._sb._clock_offset_ns
+            self._sb._clock_offset_ns = offset if known is None else max(known, offset)
+        return writer
+
+    async def _read_lines(self, reader: asyncio.StreamReader, lines: asyncio.Queue[bytes | None]) -> None:
+        pending = b""
+        try:
+            async for stream, data in frames(reader):
+                if stream == 2:
+                    self._stderr = (self._stderr + data)[-4096:]
+                if stream != 1:
+                    continue
+                pending += data
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    lines.put_nowait(line)
+        finally:
+            lines.put_nowait(None)
+
+    async def _drop(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        if self._conn is not None:
+            close_writer(self._conn[1])
+        self._conn = self._pump = None
+        if self.pid is not None:
+            self._sb.helper_pids.discard(self.pid)
+            self.pid = None
+
+    async def close(self) -> None:
+        await self._drop()
+
+    async def call(self, request: dict[str, Any], *, timeout: float) -> dict[str, Any]:  # noqa: ASYNC109 - the command's own deadline
+        """Send one request; its answer is due by ``timeout`` (+ a grace for the helper's own work)."""
+        deadline = time.monotonic() + timeout
+        async with self._lock:
+            self._sb._check()
+            writer = await self._ensure(deadline)
+            writer.write(json.dumps(request).encode() + b"\n")
+            reply = await self._reply(await self._answer(deadline))
+        if not reply.get("ok"):
+            kind, message = reply.get("kind", "?"), reply.get("error", str(reply)[:200])
+            if kind in ("FileNotFoundError", "NotADirectoryError"):
+                raise SandboxFileNotFound(f"{self._sb.id}: {message}")
+            raise SandboxError(f"{self._sb.id}: {request['op']} failed: {kind}: {message}")
+        return reply
+
+    async def _reply(self, line: bytes) -> dict[str, Any]:
+        """The JSON object in ``line``; anything else ends the helper (it may be the engine's dying words)."""
+        with contextlib.suppress(ValueError):
+            reply = json.loads(line)
+            if isinstance(reply, dict):
+                return reply
+        await self._drop()
+        if await self._sb._status(settle=2.0) != "running":
+            raise await self._sb._crashed("died while the session started")
+        raise SandboxError(f"{self._sb.id}: the session helper answered garbage: {line[:200]!r}")
+
+    async def _answer(self, deadline: float) -> bytes:
+        grace_end = deadline + SESSION_GRACE_S
+        checked = False
+        while True:
+            wait = (deadline + 0.5 if not checked else grace_end) - time.monotonic()
+            try:
+                line = await asyncio.wait_for(self._lines.get(), max(wait, 0))
+            except TimeoutError:
+                status = await self._sb._status()
+                if status not in ("running", "paused"):
+                    await self._drop()
+                    raise await self._sb._crashed("died during a session command") from None
+                if status == "paused" or checked:
+                    await self._drop()  # the helper may answer late; that answer must not pair with a new request
+                    raise ExecTimeout(f"container {self._sb.id} is {status}: no answer by the deadline") from None
+                checked = True
+                continue
+            if line is None:
+                await self._drop()
+                if await self._sb._status(settle=2.0) != "running":
+                    raise await self._sb._crashed("died during a session command")
+                raise SandboxError(f"{self._sb.id}: the session helper ended (was it killed from inside?): "
+                                   f"{self._stderr.decode(errors='replace')[-500:]}")
+            return line
