@@ -14,7 +14,7 @@ from envgym.check import env_tasks, tamper_sample
 from envgym.rollout import run_episode
 from envgym.tamper import QuoteInstruction, tamper_agents_for
 from envgym.types import Outcome
-from envgym_tool.tamper import ClaimDone, ListCandidates, WrongRecord
+from envgym_tool.tamper import ClaimDone, ListCandidates, OtherWriteTool, WrongRecord
 
 SAMPLES = {
     "tool/retail-v1": ("retail-011-email-taken", "retail-020-refund-over-price", "retail-024-order-total",
@@ -30,7 +30,7 @@ async def _run(env_id: str, ids: list[str]) -> list[tuple[str, str, float, Outco
     out = []
     async with envgym.make(env_id) as env:
         agents = tamper_agents_for(env)
-        assert {WrongRecord, ClaimDone, ListCandidates} <= set(agents)
+        assert {WrongRecord, OtherWriteTool, ClaimDone, ListCandidates} <= set(agents)
         for agent in agents:
             for task_id in ids:
                 trajectory = await run_episode(env, agent(tasks[task_id]), tasks[task_id], seed=0)

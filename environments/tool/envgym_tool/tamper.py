@@ -7,6 +7,8 @@ tries to earn reward some other way, and must score 0:
 - :class:`WrongRecord` replays the reference solution with every record id moved to another record of the
   same table (the right values on the wrong order, event or code; a write naming no record gets its text
   values swapped between fields), then says it is done;
+- :class:`OtherWriteTool` replays it with each write sent through another write tool that accepts the same
+  arguments (a side door the expected writes do not name);
 - :class:`ClaimDone` calls nothing and answers that every write of the reference was made, naming each;
 - :class:`ListCandidates` calls nothing and answers with every value of the initial store: every candidate
   answer at once.
@@ -91,6 +93,34 @@ class WrongRecord(TamperAgent):
         return Action(text=CLAIM)
 
 
+class OtherWriteTool(TamperAgent):
+    name = "other-write-tool"
+    description = "the reference's calls, each write sent through another write tool that takes its arguments"
+
+    async def reset(self, observation: Observation, info: dict[str, Any]) -> None:
+        await super().reset(observation, info)
+        self._params = {t["function"]["name"]: set(t["function"]["parameters"].get("properties", {}))
+                        for t in self.tools if t["function"].get("description", "").startswith("[write]")}
+        writes = _writes_of(self.task, self.tools)  # without writes there is no side door to try
+        self._steps = [a for a in self.task.solution or () if a.tool_calls] if writes else []
+
+    def _side_door(self, call: ToolCall) -> ToolCall | None:
+        if call.name not in self._params:
+            return call
+        given = set(json.loads(call.arguments or "{}"))
+        other = next((n for n in sorted(self._params) if n != call.name and given <= self._params[n]), None)
+        return None if other is None else ToolCall(id=f"o{self.turn}_{call.id}", name=other, arguments=call.arguments)
+
+    async def act(self, observation: Observation) -> Action:
+        self.turn += 1
+        while self.turn <= len(self._steps):
+            calls = tuple(c for c in map(self._side_door, self._steps[self.turn - 1].tool_calls) if c)
+            if calls:
+                return Action(tool_calls=calls)
+            self.turn += 1
+        return Action(text=CLAIM)
+
+
 class ClaimDone(TamperAgent):
     name = "claim-done"
     description = "calls nothing; the final answer says every write of the reference was made"
@@ -117,4 +147,4 @@ class ListCandidates(TamperAgent):
         return Action(text="It is one of these: " + ", ".join(seen))
 
 
-TAMPER_AGENTS: tuple[type[TamperAgent], ...] = (WrongRecord, ClaimDone, ListCandidates)
+TAMPER_AGENTS: tuple[type[TamperAgent], ...] = (WrongRecord, OtherWriteTool, ClaimDone, ListCandidates)
