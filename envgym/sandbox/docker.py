@@ -312,14 +312,14 @@ class DockerSandbox(Sandbox):
                     user: str | None) -> ExecResult:
         token = secrets.token_hex(8)
         argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        start = time.monotonic()
+        deadline = start + timeout
         if self._clock_offset_ns is None:  # the timeout kill needs the container's clock: a helper's hello
             with contextlib.suppress(ExecTimeout, SandboxError):
                 await self._session().open(timeout=timeout)
         if self.state is not SandboxState.RUNNING:
             raise SandboxCrashed(f"container {self.id} died before the command was sent")
-        start = time.monotonic()
         since_ns = 0 if self._clock_offset_ns is None else time.monotonic_ns() + self._clock_offset_ns
-        deadline = start + timeout
         exec_id = await self._create_exec(argv, deadline=deadline, workdir=cwd or self.profile.workdir,
                                           user=user or "",
                                           environment=[*(f"{k}={v}" for k, v in env.items()),
