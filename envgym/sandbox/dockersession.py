@@ -2,11 +2,12 @@
 
 Each helper (:mod:`envgym.sandbox.incontainer` ``serve``) is a ``docker exec -u USER`` kept open for the
 sandbox's life (with all capabilities dropped a helper cannot switch users itself) and started on first
-use. Its first line is a hello naming its pid (spared by timeout kills) and the container's boot clock
-(from which the sandbox learns the offset to the host's). Requests to one helper are serialised; an answer
-is due by the request's timeout plus :data:`SESSION_GRACE_S`, after which a running container means
-:class:`ExecTimeout` and a dead one :class:`SandboxCrashed`. No reply is trusted to carry a key: a missing
-one reads as its default, never as a ``KeyError``.
+use. Its first line is a hello naming its pid (spared by timeout kills); every line carries the container's
+boot clock, from which the sandbox keeps a lower bound of its offset to the host's monotonic clock.
+Requests to one helper are serialised; an answer is due by the request's timeout plus
+:data:`SESSION_GRACE_S`, after which a running container means :class:`ExecTimeout` and a dead one
+:class:`SandboxCrashed`. No reply is trusted to carry a key: a missing one reads as its default, never as a
+``KeyError``.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class Helper:
         self._pump: asyncio.Task[None] | None = None
         self._stderr = bytearray()
         self.pid: int | None = None
+        self._arrived_ns = 0
 
     @property
     def is_open(self) -> bool:
@@ -142,19 +144,22 @@ class Helper:
         self._conn = (reader, writer)
         self._lines = asyncio.Queue()
         self._pump = asyncio.ensure_future(self._read_lines(reader, self._lines))
-        sent = time.monotonic_ns()
         hello = await self._reply(await self._answer(deadline))
-        received = time.monotonic_ns()
         if "hello" not in hello:
             await self._drop()
             raise SandboxError(f"{self._sb.id}: the session helper did not say hello: {hello}")
         self.pid = int(hello["hello"])
         self._sb.helper_pids.add(self.pid)
-        if hello.get("boottime_ns") and received - sent < 5_000_000_000:
-            offset = int(hello["boottime_ns"]) - received  # read before it arrived: a lower bound, errs early
+        return writer
+
+    def _learn_clock(self, reply: dict[str, Any]) -> None:
+        """Every reply carries the container's boot clock as it was written: read before the line arrived, so
+        clock minus arrival is a lower bound of the offset (errs early: the timeout kill may take a process
+        started a moment before the command, never spare one of the command's); the best bound is kept."""
+        if isinstance(reply.get("boottime_ns"), int):
+            offset = reply["boottime_ns"] - self._arrived_ns
             known = self._sb._clock_offset_ns
             self._sb._clock_offset_ns = offset if known is None else max(known, offset)
-        return writer
 
     async def _read_lines(self, reader: asyncio.StreamReader, lines: asyncio.Queue[bytes | None]) -> None:
         pending = b""
@@ -167,6 +172,7 @@ class Helper:
                 pending += data
                 *complete, pending = pending.split(b"\n")
                 for line in complete:
+                    self._arrived_ns = time.monotonic_ns()
                     lines.put_nowait(line)
         finally:
             lines.put_nowait(None)
@@ -206,6 +212,7 @@ class Helper:
         with contextlib.suppress(ValueError):
             reply = json.loads(line)
             if isinstance(reply, dict):
+                self._learn_clock(reply)
                 return reply
         await self._drop()
         if await self._sb._status(settle=2.0) != "running":

@@ -4,7 +4,8 @@ It is sent as the source of ``python3 -c`` (nothing is installed in the image, s
 roots) and must stay standard-library only, Python 3.11 (Debian bookworm's). Modes::
 
     python3 -c SRC serve                 JSON lines on stdin -> JSON lines on stdout, one request at a time;
-                                         the first line is a hello: {"hello": pid, "boottime_ns": ...}
+                                         the first line is a hello: {"hello": pid}; every
+                                         line carries "boottime_ns", the clock as it was written
     python3 -c SRC kill SINCE_NS KEEP    stop, then SIGKILL, every process of the container started at or
                                          after CLOCK_BOOTTIME SINCE_NS, except PID 1, the keeper and KEEP
     python3 -c SRC oom                   print the container's OOM-kill counter (cgroup v1 or v2)
@@ -336,6 +337,7 @@ def serve() -> None:
             reply = OPS[req["op"]](req)
         except Exception as exc:  # every failure goes back to the host, typed by name
             reply = {"ok": False, "kind": type(exc).__name__, "error": str(exc)}
+        reply["boottime_ns"] = boottime_ns()  # the host learns the container's clock from every answer
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
 
