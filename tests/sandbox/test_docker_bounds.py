@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from envgym.sandbox import DEFAULT, SandboxCrashed, SandboxPool, SandboxState, SpecRejected
+from envgym.sandbox import DEFAULT, SandboxCrashed, SandboxPool, SandboxState, SpecRejected, UnsafeArchive
 from envgym.sandbox.docker import DockerSandbox
 
 pytestmark = pytest.mark.docker
@@ -137,3 +137,14 @@ async def test_pool_discards_a_ready_container_that_died(engine, base_image, run
         async with pool.sandbox() as sb:
             assert sb.id != dead["Id"][:12] and (await sb.session.exec("echo ok")).stdout == "ok\n"
         assert pool.discarded == 1
+
+
+async def test_copy_out_checks_links_against_the_destination_name(make, tmp_path):
+    sb = await make()
+    await sb.exec("mkdir -p /work/res && echo s > /work/res/secret && ln -s ../res /work/res/peek")
+    with pytest.raises(UnsafeArchive, match="peek"):  # at copy/peek it would lead to tmp_path/res
+        await sb.copy_out("/work/res", tmp_path / "copy")
+    assert list(tmp_path.iterdir()) == []
+    await sb.exec("rm /work/res/peek && ln -s . /work/res/here")
+    dest = await sb.copy_out("/work/res", tmp_path / "copy")
+    assert (dest / "here" / "secret").read_text() == "s\n"
