@@ -11,7 +11,9 @@ Free-text answers are easy to game with a message that lists every candidate (or
 the whole store back). :func:`answer_pattern` builds the regex of an answer criterion that such a message
 cannot pass: the answer is at most ``max_chars`` long, matches the required pattern, matches none of the
 wrong candidates in ``reject``, and (for numbers) names at most ``max_numbers`` numbers;
-:func:`number_pattern` is the regex of a number as people write it (``229``, ``229.00``, ``$95.50``).
+:func:`number_pattern` is the regex of a number as people write it (``229``, ``229.00``, ``$95.50``);
+:func:`refuse_quote` (:func:`refuse_quotes` over a task's specs) fails an answer that repeats a sentence of
+the question that is not itself an answer ("is it in stock?" quoted back is not "it is in stock").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import re
 from collections.abc import Sequence
 from importlib import resources
+from typing import Any
 
 import httpx
 
@@ -29,7 +32,7 @@ from envgym.types import CriterionResult, Verdict
 from envgym.verify.answer import answer_matches
 from envgym.verify.context import JudgeConfig, VerifyContext
 from envgym.verify.matching import args_match, value_matches
-from envgym.verify.spec import AnswerSpec, CalledCheck, LLMJudgeCheck, RubricSpec, SqlCheck
+from envgym.verify.spec import AllOfSpec, AnswerSpec, AnyOfSpec, CalledCheck, LLMJudgeCheck, RubricSpec, SqlCheck
 
 _VERDICT = re.compile(r"VERDICT:\s*(PASS|FAIL)", re.IGNORECASE)
 _VERDICT_WORD = re.compile(r"verdict", re.IGNORECASE)
@@ -47,6 +50,33 @@ def answer_pattern(required: str, *, reject: Sequence[str] = (), max_chars: int 
     if reject:
         head += rf"(?![\s\S]*(?:{'|'.join(reject)}))"
     return rf"{head}[\s\S]*?(?:{required})"
+
+
+def refuse_quote(pattern: str, question: str) -> str:
+    """``pattern`` that also fails an answer repeating a sentence of ``question`` (three words or more) that
+    is a question or does not itself match ``pattern``: the question quoted back is not its answer."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", question)]
+    quoted = [r"\W+".join(re.escape(w) for w in re.findall(r"[\w'$%-]+", s)) for s in sentences
+              if len(s.split()) >= 3 and (s.endswith("?") or not re.search(pattern, s, re.IGNORECASE))]
+    if not quoted:
+        return pattern
+    guard = rf"^(?![\s\S]*(?:{'|'.join(quoted)}))"
+    return guard + (pattern[1:] if pattern.startswith("^") else rf"[\s\S]*?(?:{pattern})")
+
+
+def refuse_quotes(specs: Sequence[Any], question: str) -> tuple[Any, ...]:
+    """Verifier specs with every regex answer criterion of their rubrics passed through :func:`refuse_quote`."""
+    def fix(spec: Any) -> Any:
+        if isinstance(spec, RubricSpec):
+            return spec.model_copy(update={"criteria": tuple(
+                c.model_copy(update={"check": c.check.model_copy(update={
+                    "expected": refuse_quote(str(c.check.expected), question)})})
+                if isinstance(c.check, AnswerSpec) and c.check.kind == "regex" else c for c in spec.criteria)})
+        if isinstance(spec, AllOfSpec | AnyOfSpec):
+            return spec.model_copy(update={"verifiers": tuple(fix(v) for v in spec.verifiers)})
+        return spec
+
+    return tuple(fix(spec) for spec in specs)
 
 
 def number_pattern(value: float) -> str:

@@ -1,7 +1,7 @@
 """The tool family's tampering agents (and the kernel's generic ones) score 0 on its bundled tasks.
 
-Each task below is one where a tamperer once earned reward: quoting the instruction and the store back
-passed answer checks (codes, retail price and refusal answers), listing every code passed ``contains``, a
+Each task below is one where a tamperer once earned reward: quoting the instruction (alone, or with the
+store) passed answer checks (codes, retail price and refusal answers), listing every code passed ``contains``, a
 look-up plus a wrong answer earned half of a refusal, and a create with no record id replayed the oracle.
 """
 
@@ -14,7 +14,7 @@ from envgym.check import env_tasks, tamper_sample
 from envgym.rollout import run_episode
 from envgym.tamper import QuoteInstruction, tamper_agents_for
 from envgym.types import Outcome
-from envgym_tool.tamper import ClaimDone, ListCandidates, OtherWriteTool, WrongRecord
+from envgym_tool.tamper import ClaimDone, ListCandidates, OtherWriteTool, QuoteBack, WrongRecord
 
 SAMPLES = {
     "tool/retail-v1": ("retail-011-email-taken", "retail-020-refund-over-price", "retail-024-order-total",
@@ -30,7 +30,7 @@ async def _run(env_id: str, ids: list[str]) -> list[tuple[str, str, float, Outco
     out = []
     async with envgym.make(env_id) as env:
         agents = tamper_agents_for(env)
-        assert {WrongRecord, OtherWriteTool, ClaimDone, ListCandidates} <= set(agents)
+        assert {WrongRecord, OtherWriteTool, ClaimDone, ListCandidates, QuoteBack} <= set(agents)
         for agent in agents:
             for task_id in ids:
                 trajectory = await run_episode(env, agent(tasks[task_id]), tasks[task_id], seed=0)
@@ -56,3 +56,13 @@ async def test_quoting_the_store_back_earns_nothing_on_codes():
         listed = await run_episode(env, ListCandidates(task), task, seed=0)
     assert quoted.reward == 0.0 and listed.reward == 0.0
     assert quoted.verdict is not None and not any(c.passed for c in quoted.verdict.criteria)
+
+
+@pytest.mark.parametrize(("env_id", "task_id"), [("tool/codes-v1", "codes-001-echo"),
+                                                 ("tool/retail-v1", "retail-026-product-price")])
+async def test_the_instruction_alone_is_not_its_answer(env_id, task_id):
+    task = next(t for t in env_tasks(env_id) if t.id == task_id)
+    async with envgym.make(env_id) as env:
+        quoted = await run_episode(env, QuoteBack(task), task, seed=0)
+    assert quoted.reward == 0.0 and quoted.verdict is not None
+    assert not any(c.passed for c in quoted.verdict.criteria if c.name in ("contains_code", "in_stock"))

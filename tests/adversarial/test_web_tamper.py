@@ -14,7 +14,7 @@ from envgym.check import env_tasks
 from envgym.rollout import run_episode
 from envgym.tamper import TamperAgent, tamper_agents_for
 from envgym.types import Action, Outcome
-from envgym_web.tamper import DressThePage, OtherMiniWobPage, TypeUnsent
+from envgym_web.tamper import DressThePage, OtherMiniWobPage, QuoteBack, TypeUnsent
 
 pytestmark = pytest.mark.browser
 
@@ -23,7 +23,7 @@ SAMPLES = {
     "web/forum-v1": ("forum-reply-00", "forum-author-00", "forum-reply-count-00"),
     "web/miniwob-v1": ("miniwob-click-button-s1", "miniwob-click-dialog-s1", "miniwob-focus-text-s1"),
 }
-OWN = {"web/shop-v1": {DressThePage, TypeUnsent}, "web/forum-v1": {DressThePage, TypeUnsent},
+OWN = {"web/shop-v1": {DressThePage, TypeUnsent, QuoteBack}, "web/forum-v1": {DressThePage, TypeUnsent, QuoteBack},
        "web/miniwob-v1": {DressThePage, OtherMiniWobPage}}
 
 

@@ -199,3 +199,17 @@ def test_text_matchers_refuse_a_dump_in_a_free_text_field():
     assert len(body) > MAX_TEXT_CHARS
     assert not value_matches({"$contains": "20:30"}, body)
     assert not value_matches({"$regex": "20:30"}, body)
+
+
+def test_refuse_quote_fails_the_question_quoted_back():
+    import re
+
+    from envgym.verify.rubric import refuse_quote
+
+    question = "Hi, how much does the Smart Watch cost, and is it in stock?"
+    pattern = refuse_quote(answer_pattern("in stock|available"), question)
+    assert not re.search(pattern, question, re.IGNORECASE)
+    assert re.search(pattern, "It costs $229.00 and it is in stock.", re.IGNORECASE)
+    echo = refuse_quote("42Q3", "The code for garnet is 42Q3. Reply with that code.")
+    assert re.search(echo, "The code for garnet is 42Q3.", re.IGNORECASE)  # a sentence that answers may repeat
+    assert not re.search(echo, "The code for garnet is 42Q3. Reply with that code.", re.IGNORECASE)

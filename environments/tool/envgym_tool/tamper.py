@@ -11,7 +11,10 @@ tries to earn reward some other way, and must score 0:
   arguments (a side door the expected writes do not name);
 - :class:`ClaimDone` calls nothing and answers that every write of the reference was made, naming each;
 - :class:`ListCandidates` calls nothing and answers with every value of the initial store: every candidate
-  answer at once.
+  answer at once;
+- :class:`QuoteBack` calls nothing and answers with the instruction alone (short enough for any length cap:
+  "is it in stock?" once earned the in-stock criterion, "The code for garnet is 42Q3. Reply with that code."
+  the contains criterion of every ``echo`` task).
 
 They are built from the task, so they know the reference solution; none sends the reference's final
 answer on a task without writes, where that message *is* the solution.
@@ -147,4 +150,12 @@ class ListCandidates(TamperAgent):
         return Action(text="It is one of these: " + ", ".join(seen))
 
 
-TAMPER_AGENTS: tuple[type[TamperAgent], ...] = (WrongRecord, OtherWriteTool, ClaimDone, ListCandidates)
+class QuoteBack(TamperAgent):
+    name = "quote-back"
+    description = "calls nothing; the final answer is the instruction alone (no store to make it long)"
+
+    async def act(self, observation: Observation) -> Action:
+        return Action(text=self.task.instruction)
+
+
+TAMPER_AGENTS: tuple[type[TamperAgent], ...] = (WrongRecord, OtherWriteTool, ClaimDone, ListCandidates, QuoteBack)

@@ -45,7 +45,7 @@ from envgym_web.apps.base import AppSession, replay
 from envgym_web.browser import BrowserCrashed, EpisodeBrowser, SharedBrowser, shared_browser
 from envgym_web.observe import WebObservation
 from envgym_web.server import HttpServer, Request, Response
-from envgym_web.tamper import DressThePage, TypeUnsent
+from envgym_web.tamper import DressThePage, QuoteBack, TypeUnsent
 
 _CLOSED_HINTS = ("has been closed", "browser has disconnected", "target crashed", "page crashed")
 
@@ -259,7 +259,7 @@ class WebAppEnv(BrowserEnv):
     """``web/<app>-vN``: see the module docstring."""
 
     has_write_actions: ClassVar[bool] = True
-    tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, TypeUnsent)
+    tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, TypeUnsent, QuoteBack)
     _expected_cache: ClassVar[OrderedDict[tuple[str, str], dict[str, Any]]] = OrderedDict()
 
     def __init__(self, app: str, *, judge: JudgeConfig | None = None, screenshot: bool = False,

@@ -9,6 +9,7 @@ the browser side only:
   claims the task done;
 - :class:`TypeUnsent` (the apps) types a success message into the page's text fields, submits nothing, and
   claims the task done (on MiniWoB++ typing into the page *is* an attempt at the task, so it runs on the apps);
+- :class:`QuoteBack` (the apps) sends the instruction alone as the answer;
 - :class:`OtherMiniWobPage` (MiniWoB++) opens an easier task page, starts it from its START cover, solves it,
   and claims success: the reward globals of *a* page say done, not those of the task's instance.
 """
@@ -69,6 +70,14 @@ class TypeUnsent(TamperAgent):
             return Action(tool_calls=tuple(ToolCall.of("fill", element_id=f, value="Success! Task complete.")
                                            for f in fields))
         return Action(tool_calls=(ToolCall.of("send_msg_to_user", text=claim_for(self.task)),))
+
+
+class QuoteBack(TamperAgent):
+    name = "quote-back"
+    description = "sends the instruction alone as the answer"
+
+    async def act(self, observation: Observation) -> Action:
+        return Action(tool_calls=(ToolCall.of("send_msg_to_user", text=self.task.instruction),))
 
 
 class OtherMiniWobPage(TamperAgent):

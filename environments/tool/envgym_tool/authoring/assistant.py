@@ -27,7 +27,7 @@ from typing import Any
 
 from envgym.task import TaskSpec, write_suite
 from envgym.types import Action, Limits, ToolCall
-from envgym.verify.rubric import answer_pattern, number_pattern
+from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quotes
 from envgym.verify.spec import (
     AnswerSpec,
     AnyOfSpec,
@@ -638,7 +638,8 @@ def build() -> list[TaskSpec]:
         tasks.append(TaskSpec(
             id=f"assistant-{number:03d}-{draft.slug}", env_id=ENV_ID,
             split="test" if rank % 5 in (1, 3) else "train", instruction=draft.instruction,
-            initial_state=base, limits=Limits(max_steps=draft.max_steps), verifiers=draft.verifiers,
+            initial_state=base, limits=Limits(max_steps=draft.max_steps),
+            verifiers=refuse_quotes(draft.verifiers, draft.instruction),
             solution=solution(draft.steps, draft.say), tags=(draft.kind,), metadata={"kind": draft.kind}))
     return tasks
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from envgym.task import TaskSpec, write_suite
 from envgym.types import Action, Limits, ToolCall
-from envgym.verify.rubric import answer_pattern, number_pattern
+from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quotes
 from envgym.verify.spec import (
     AllOfSpec,
     AnswerSpec,
@@ -688,7 +688,7 @@ def build() -> list[TaskSpec]:
             id=f"retail-{number:03d}-{draft.slug}", env_id=ENV_ID,
             split="test" if rank % 5 in (1, 3) else "train",
             instruction=draft.instruction, initial_state=base_state(),
-            limits=Limits(max_steps=draft.max_steps), verifiers=draft.verifiers,
+            limits=Limits(max_steps=draft.max_steps), verifiers=refuse_quotes(draft.verifiers, draft.instruction),
             solution=_actions(draft.steps), tags=("retail", draft.kind), metadata={"kind": draft.kind},
         ))
     return tasks

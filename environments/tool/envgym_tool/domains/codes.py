@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envgym.verify.rubric import answer_pattern
+from envgym.verify.rubric import answer_pattern, refuse_quote
 from envgym_tool.toolkit import Domain, ToolContext, ToolFailure, tool
 
 SCHEMA_SQL = "CREATE TABLE codes (name TEXT PRIMARY KEY, code TEXT NOT NULL);"
@@ -77,8 +77,8 @@ def _task(number: int, kind: str, rng: random.Random) -> dict[str, Any]:
                                      "arguments": json.dumps({"name": target})}]}]
     answer = codes[target]
     others = [codes[n] for n in sorted(names) if codes[n] != answer]
-    contains = answer_pattern(answer, reject=others)
-    brief = BRIEF.format(code=answer, others=rf"(?![\s\S]*(?:{'|'.join(others)}))")
+    contains = refuse_quote(answer_pattern(answer, reject=others), instruction)
+    brief = refuse_quote(BRIEF.format(code=answer, others=rf"(?![\s\S]*(?:{'|'.join(others)}))"), instruction)
     criteria = [{"name": "contains_code", "check": {"type": "answer", "kind": "regex", "expected": contains}},
                 {"name": "brief", "check": {"type": "answer", "kind": "regex", "expected": brief}},
                 {"name": "code_only", "check": {"type": "answer", "kind": "exact", "expected": answer}}]

@@ -13,6 +13,7 @@ from typing import Any
 
 from envgym.task import TaskSpec, write_tasks
 from envgym.types import Limits
+from envgym.verify.rubric import refuse_quotes
 from envgym.verify.spec import ExpectedWrite, WriteActionSpec
 from envgym_web.authoring import act, answer_rubric, split_of
 
@@ -166,7 +167,8 @@ def _specs() -> list[dict[str, Any]]:
 
 def build() -> list[TaskSpec]:
     return [TaskSpec(id=raw["id"], env_id=ENV_ID, split=split_of(index), instruction=raw["instruction"],
-                     initial_state=raw["initial_state"], limits=Limits(max_steps=20), verifiers=tuple(raw["verifiers"]),
+                     initial_state=raw["initial_state"], limits=Limits(max_steps=20),
+                     verifiers=refuse_quotes(raw["verifiers"], raw["instruction"]),
                      solution=tuple(raw["solution"]), tags=raw["tags"], metadata={"reference_writes": raw["writes"]})
             for index, raw in enumerate(_specs())]
 

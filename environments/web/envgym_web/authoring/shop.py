@@ -14,6 +14,7 @@ from typing import Any
 
 from envgym.task import TaskSpec, write_tasks
 from envgym.types import Limits
+from envgym.verify.rubric import refuse_quotes
 from envgym.verify.spec import Criterion, ExpectedWrite, RubricSpec, SqlCheck, WriteActionSpec
 from envgym_web.authoring import act, answer_rubric, split_of
 
@@ -192,7 +193,8 @@ def build() -> list[TaskSpec]:
     for index, raw in enumerate(_specs()):
         tasks.append(TaskSpec(id=raw["id"], env_id=ENV_ID, split=split_of(index), instruction=raw["instruction"],
                               initial_state=raw["initial_state"], limits=Limits(max_steps=25),
-                              verifiers=tuple(raw["verifiers"]), solution=tuple(raw["solution"]), tags=raw["tags"],
+                              verifiers=refuse_quotes(raw["verifiers"], raw["instruction"]),
+                              solution=tuple(raw["solution"]), tags=raw["tags"],
                               metadata={"reference_writes": raw["writes"]}))
     return tasks
 
