@@ -32,7 +32,17 @@ from envgym.types import CriterionResult, Verdict
 from envgym.verify.answer import answer_matches
 from envgym.verify.context import JudgeConfig, VerifyContext
 from envgym.verify.matching import args_match, value_matches
-from envgym.verify.spec import AllOfSpec, AnswerSpec, AnyOfSpec, CalledCheck, LLMJudgeCheck, RubricSpec, SqlCheck
+from envgym.verify.spec import (
+    AllOfSpec,
+    AnswerSpec,
+    AnyOfSpec,
+    CalledCheck,
+    LLMJudgeCheck,
+    RubricSpec,
+    SqlCheck,
+    TimedWriteSpec,
+    WriteActionSpec,
+)
 
 _VERDICT = re.compile(r"VERDICT:\s*(PASS|FAIL)", re.IGNORECASE)
 _VERDICT_WORD = re.compile(r"verdict", re.IGNORECASE)
@@ -52,21 +62,38 @@ def answer_pattern(required: str, *, reject: Sequence[str] = (), max_chars: int 
     return rf"{head}[\s\S]*?(?:{required})"
 
 
-def refuse_quote(pattern: str, question: str) -> str:
+def refuse_quote(pattern: str, question: str, *, every_sentence: bool = False) -> str:
     """``pattern`` that also fails an answer repeating a sentence of ``question`` (three words or more) that
-    is a question or does not itself match ``pattern``: the question quoted back is not its answer."""
+    is a question or does not itself match ``pattern``: the question quoted back is not its answer. With
+    ``every_sentence`` (a message the instruction asks for), any sentence of it repeated fails."""
     sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", question)]
     quoted = [r"\W+".join(re.escape(w) for w in re.findall(r"[\w'$%-]+", s)) for s in sentences
-              if len(s.split()) >= 3 and (s.endswith("?") or not re.search(pattern, s, re.IGNORECASE))]
+              if len(s.split()) >= 3 and (every_sentence or s.endswith("?")
+                                          or not re.search(pattern, s, re.IGNORECASE))]
     if not quoted:
         return pattern
     guard = rf"^(?![\s\S]*(?:{'|'.join(quoted)}))"
     return guard + (pattern[1:] if pattern.startswith("^") else rf"[\s\S]*?(?:{pattern})")
 
 
+def _unquoted_args(args: dict[str, Any], question: str) -> dict[str, Any]:
+    out = {}
+    for key, value in args.items():
+        if isinstance(value, dict) and ("$regex" in value or "$contains" in value) and len(value) == 1:
+            pattern = value.get("$regex") or re.escape(str(value["$contains"]))
+            value = {"$regex": refuse_quote(pattern, question, every_sentence=True)}
+        out[key] = value
+    return out
+
+
 def refuse_quotes(specs: Sequence[Any], question: str) -> tuple[Any, ...]:
-    """Verifier specs with every regex answer criterion of their rubrics passed through :func:`refuse_quote`."""
+    """Verifier specs with every regex answer criterion of their rubrics, and every ``$regex``/``$contains``
+    argument matcher of their expected writes (an email body, a message), passed through :func:`refuse_quote`:
+    a message that is the instruction forwarded is not the message the instruction asked for."""
     def fix(spec: Any) -> Any:
+        if isinstance(spec, WriteActionSpec | TimedWriteSpec):
+            return spec.model_copy(update={"expected": tuple(
+                e.model_copy(update={"args": _unquoted_args(e.args, question)}) for e in spec.expected)})
         if isinstance(spec, RubricSpec):
             return spec.model_copy(update={"criteria": tuple(
                 c.model_copy(update={"check": c.check.model_copy(update={

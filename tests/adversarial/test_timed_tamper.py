@@ -12,7 +12,7 @@ from envgym.check import env_tasks
 from envgym.rollout import run_episode
 from envgym.tamper import TamperAgent, tamper_agents_for
 from envgym.types import Action, Outcome, ToolCall
-from envgym_timed.tamper import ClaimOnTime, LateOracle, latest_deadline
+from envgym_timed.tamper import ClaimOnTime, ForwardInstruction, LateOracle, latest_deadline
 
 ENVS = ("timed/assistant-v1", "timed/backoffice-v1", "timed/kitchen-v1")
 
@@ -22,7 +22,7 @@ async def test_every_tamperer_scores_zero_on_every_task(env_id):
     forged = []
     async with envgym.make(env_id) as env:
         agents = tamper_agents_for(env)
-        assert {LateOracle, ClaimOnTime} <= set(agents)
+        assert {LateOracle, ClaimOnTime, ForwardInstruction} <= set(agents)
         for task in env_tasks(env_id):
             for agent in agents:
                 trajectory = await run_episode(env, agent(task), task, seed=0)

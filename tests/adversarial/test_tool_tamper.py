@@ -14,13 +14,21 @@ from envgym.check import env_tasks, tamper_sample
 from envgym.rollout import run_episode
 from envgym.tamper import QuoteInstruction, tamper_agents_for
 from envgym.types import Outcome
-from envgym_tool.tamper import ClaimDone, ListCandidates, OtherWriteTool, QuoteBack, WrongRecord
+from envgym_tool.tamper import (
+    ClaimDone,
+    ForwardInstruction,
+    ListCandidates,
+    OtherWriteTool,
+    QuoteBack,
+    WrongRecord,
+)
 
 SAMPLES = {
     "tool/retail-v1": ("retail-011-email-taken", "retail-020-refund-over-price", "retail-024-order-total",
                        "retail-026-product-price", "retail-028-modify-item-price", "retail-035-someone-elses-order",
                        "retail-039-which-orders-pending"),
-    "tool/assistant-v1": ("assistant-013-count-unread", "assistant-014-phone-number", "assistant-034-create-contact"),
+    "tool/assistant-v1": ("assistant-013-count-unread", "assistant-014-phone-number", "assistant-034-create-contact",
+                          "assistant-028-handle-bob-request", "assistant-037-reply-elena-approved"),
     "tool/codes-v1": ("codes-001-echo", "codes-061-given", "codes-121-lookup"),
 }
 
@@ -30,7 +38,7 @@ async def _run(env_id: str, ids: list[str]) -> list[tuple[str, str, float, Outco
     out = []
     async with envgym.make(env_id) as env:
         agents = tamper_agents_for(env)
-        assert {WrongRecord, OtherWriteTool, ClaimDone, ListCandidates, QuoteBack} <= set(agents)
+        assert {WrongRecord, OtherWriteTool, ForwardInstruction, ClaimDone, ListCandidates, QuoteBack} <= set(agents)
         for agent in agents:
             for task_id in ids:
                 trajectory = await run_episode(env, agent(tasks[task_id]), tasks[task_id], seed=0)

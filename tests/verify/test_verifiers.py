@@ -213,3 +213,14 @@ def test_refuse_quote_fails_the_question_quoted_back():
     echo = refuse_quote("42Q3", "The code for garnet is 42Q3. Reply with that code.")
     assert re.search(echo, "The code for garnet is 42Q3.", re.IGNORECASE)  # a sentence that answers may repeat
     assert not re.search(echo, "The code for garnet is 42Q3. Reply with that code.", re.IGNORECASE)
+
+
+async def test_a_message_that_forwards_the_instruction_is_not_the_message():
+    from envgym.verify.rubric import refuse_quotes
+
+    instruction = "Reply to Elena's Q1 invoices email and tell her they're approved."
+    reply = ExpectedWrite(tool="reply", args={"body": {"$regex": "approv"}})
+    (spec,) = refuse_quotes((WriteActionSpec(expected=(reply,), compare_final_state=False),), instruction)
+    written = await verify_one(spec, _ctx([_write(0, "reply", body="Hi Elena, the Q1 invoices are approved.")]))
+    forwarded = await verify_one(spec, _ctx([_write(0, "reply", body=instruction)]))
+    assert written.passed and not forwarded.passed

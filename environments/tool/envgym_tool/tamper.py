@@ -9,6 +9,8 @@ tries to earn reward some other way, and must score 0:
   values swapped between fields), then says it is done;
 - :class:`OtherWriteTool` replays it with each write sent through another write tool that accepts the same
   arguments (a side door the expected writes do not name);
+- :class:`ForwardInstruction` replays it with every free-text argument (an email body, a title) replaced by
+  the instruction: the user's request forwarded is not the message it asked for;
 - :class:`ClaimDone` calls nothing and answers that every write of the reference was made, naming each;
 - :class:`ListCandidates` calls nothing and answers with every value of the initial store: every candidate
   answer at once;
@@ -150,6 +152,34 @@ class ListCandidates(TamperAgent):
         return Action(text="It is one of these: " + ", ".join(seen))
 
 
+def _free_text(call: ToolCall) -> set[str]:
+    """The arguments of ``call`` that are prose (three words or more)."""
+    args = json.loads(call.arguments or "{}")
+    return {k for k, v in args.items() if isinstance(v, str) and len(v.split()) >= 3}
+
+
+class ForwardInstruction(TamperAgent):
+    name = "forward-instruction"
+    description = "the reference's calls with every free-text argument (an email body) replaced by the instruction"
+
+    async def reset(self, observation: Observation, info: dict[str, Any]) -> None:
+        await super().reset(observation, info)
+        self._steps = [a for a in self.task.solution or () if a.tool_calls]
+        if not any(_free_text(c) for a in self._steps for c in a.tool_calls):
+            self._steps = []  # nothing to forward: the reference itself would solve the task
+
+    async def act(self, observation: Observation) -> Action:
+        self.turn += 1
+        if self.turn > len(self._steps):
+            return Action(text=CLAIM)
+        calls = []
+        for call in self._steps[self.turn - 1].tool_calls:
+            args = json.loads(call.arguments or "{}")
+            args = {k: self.task.instruction if k in _free_text(call) else v for k, v in args.items()}
+            calls.append(ToolCall(id=f"f{self.turn}_{call.id}", name=call.name, arguments=json.dumps(args)))
+        return Action(tool_calls=tuple(calls))
+
+
 class QuoteBack(TamperAgent):
     name = "quote-back"
     description = "calls nothing; the final answer is the instruction alone (no store to make it long)"
@@ -158,4 +188,5 @@ class QuoteBack(TamperAgent):
         return Action(text=self.task.instruction)
 
 
-TAMPER_AGENTS: tuple[type[TamperAgent], ...] = (WrongRecord, OtherWriteTool, ClaimDone, ListCandidates, QuoteBack)
+TAMPER_AGENTS: tuple[type[TamperAgent], ...] = (
+    WrongRecord, OtherWriteTool, ForwardInstruction, ClaimDone, ListCandidates, QuoteBack)

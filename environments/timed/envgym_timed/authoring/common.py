@@ -19,6 +19,8 @@ from typing import Any
 
 from envgym.task import Split, TaskSpec, write_tasks
 from envgym.types import Action, Limits, ToolCall
+from envgym.verify.rubric import refuse_quotes
+from envgym.verify.timed import TimedWriteSpec
 from envgym_timed.toolkit import Scenario
 
 CONTROL = ("wait", "wait_for_notification")
@@ -81,6 +83,14 @@ def sync_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k not in ("at", "delay")} for e in events]
 
 
+def _unquoted(verifiers: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
+    """The verifiers with their message matchers refusing the instruction forwarded as the message."""
+    timed = [TimedWriteSpec.model_validate(v) if v.get("type") == "timed_write" else None for v in verifiers]
+    fixed = refuse_quotes([t for t in timed if t is not None], instruction)
+    it = iter(fixed)
+    return [v if t is None else next(it).model_dump(mode="json") for v, t in zip(verifiers, timed, strict=True)]
+
+
 def pair(*, family: str, key: str, instruction: str, world: dict[str, Any], events: list[dict[str, Any]],
          latency: dict[str, Any], script: Script, verifiers: list[dict[str, Any]], split: Split,
          start: str = "09:00", horizon_s: float = 6 * 3600, max_steps: int = 40,
@@ -93,7 +103,7 @@ def pair(*, family: str, key: str, instruction: str, world: dict[str, Any], even
         tasks.append(TaskSpec.model_validate({
             "id": f"{family}-{key}-{variant}", "env_id": f"timed/{family}-v1", "split": split,
             "instruction": instruction, "initial_state": state,
-            "limits": Limits(max_steps=max_steps).model_dump(), "verifiers": verifiers,
+            "limits": Limits(max_steps=max_steps).model_dump(), "verifiers": _unquoted(verifiers, instruction),
             "solution": [a.model_dump() for a in script.actions(variant)],
             "tags": [family, variant, *tags], "metadata": {"pair": f"{family}-{key}", "variant": variant}}))
     return tasks
