@@ -15,7 +15,13 @@
                    and 4: wall time, tasks/s, resolved
 
 ``--save`` writes the p50 figures as JSON; ``--baseline`` puts an earlier run's figures (such a file) beside
-this run's, with the ratio.
+this run's, with the ratio. On a shared, loaded machine separate runs are not comparable: ``--ab CHECKOUT``
+instead alternates, for ``--rounds`` rounds, oracle episodes on the first ``--ab-tasks`` tasks of the first
+suite under another checkout of envgym (``git worktree add /tmp/before <commit>``; same venv, its packages
+first on ``PYTHONPATH``) and under this one, and prints both p50s side by side (episode start: the reset of
+each next episode in the same env; grading: the submit step)::
+
+    python benchmarks/swe_latency.py --suite swe-toolz --ab /tmp/before --rounds 3 --ab-tasks 10
 
 Without --suite it uses every bundled ``tasks/swe-*`` suite plus the local demo repository
 (``envgym_swe.demo``). Needs a running engine (sandboxes/host-setup.sh); bundled suites' repositories are
@@ -27,7 +33,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -141,6 +150,51 @@ async def suite_run(tasks: list[TaskSpec], concurrency: int) -> tuple:
     return (concurrency, len(tasks), f"{wall:.1f}", f"{len(tasks) / wall:.2f}", f"{resolved}/{len(tasks)}", infra)
 
 
+EPISODES = """
+import asyncio, json, sys
+from envgym.agents.baseline import OracleAgent
+from envgym.rollout import run_episode
+from envgym.task import load_suite
+from envgym_swe.env import SweEnv
+
+async def main():
+    out = {"grade": [], "reset": []}
+    env = SweEnv()
+    try:
+        for task in load_suite(sys.argv[1])[: int(sys.argv[2])]:
+            tr = await run_episode(env, OracleAgent(task), task)
+            out["grade"].append(tr.steps[-1].env_s)
+            out["reset"].append(tr.timing.env_s - sum(s.env_s for s in tr.steps))
+    finally:
+        await env.close()
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+"""Oracle episodes of one suite in one env (only API both checkouts have): grading and reset seconds, as JSON."""
+
+
+def ab(suite: str, before: Path, rounds: int, n: int) -> None:
+    runs: dict[str, dict[str, list[float]]] = {"before": {"grade": [], "reset": []}, "now": {"grade": [], "reset": []}}
+    here = Path(__file__).resolve().parents[1]
+    for _ in range(rounds):
+        for name, root in (("before", before.resolve()), ("now", here)):
+            env = {**os.environ, "PYTHONPATH": f"{root}:{root / 'environments' / 'swe'}"}
+            proc = subprocess.run([sys.executable, "-c", EPISODES, suite, str(n)], cwd=root, env=env,
+                                  capture_output=True, text=True, check=True)
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            runs[name]["grade"] += got["grade"]
+            runs[name]["reset"] += got["reset"][1:]  # the first reset of a process starts its pool (cold)
+    rows = []
+    for what, key, unit, scale in (("episode start (next episode, same env)", "reset", "ms", 1000),
+                                   ("grading (submit step)", "grade", "s", 1)):
+        b, now = p50(runs["before"][key]) * scale, p50(runs["now"][key]) * scale
+        digits = 0 if scale > 1 else 2
+        rows.append((what, unit, f"{b:.{digits}f}", f"{now:.{digits}f}", f"{now / b:.2f}x", len(runs["now"][key])))
+    table(f"A/B, alternating {rounds} rounds of {n} oracle episodes of {suite} (p50; before = {before})",
+          ("measure", "unit", "before", "now", "now/before", "n"), rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", action="append", default=[], help="suite (default: every swe-* plus the demo)")
@@ -149,7 +203,13 @@ def main() -> None:
     parser.add_argument("--skip-build", action="store_true", help="skip the image build measurements")
     parser.add_argument("--save", help="write this run's p50 figures (JSON)")
     parser.add_argument("--baseline", help="an earlier run's --save file, shown beside this run")
+    parser.add_argument("--ab", type=Path, help="another envgym checkout: alternate its episodes with this one's")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--ab-tasks", type=int, default=10)
     args = parser.parse_args()
+    if args.ab:
+        ab((args.suite or ["swe-toolz"])[0], args.ab, args.rounds, args.ab_tasks)
+        return
     tmp = tempfile.TemporaryDirectory(prefix="swe-bench-")
     repo, instances = make_demo(tmp.name)
     demo = import_instances([i for i in instances if "hang" not in i["instance_id"]], {REPO: repo}, "swe-demo", None,

@@ -266,8 +266,8 @@ def _restore_script(spec: TestsSpec, undo: list[str], test_paths: list[str]) -> 
     for path in sorted(set(undo) | set(test_paths)):
         q = shlex.quote(path)
         # a link planted on the way to a test file would send the restore (or the test patch) elsewhere
-        lines.append(f'd={q}; while [ "$d" != . ] && [ "$d" != / ]; do [ -L "$d" ] && rm -f -- "$d"; '
-                     'd=$(dirname -- "$d"); done')
+        lines.append(f'd={q}; while [ "$d" != . ]; do [ -L "$d" ] && rm -f -- "$d"; '
+                     'case $d in */*) d=${d%/*} ;; *) d=. ;; esac; done')
         lines.append(f"if {_GIT} cat-file -e {base}:{q} 2>/dev/null; then rm -rf -- {q}; "
                      f"{_GIT} checkout -q {base} -- {q}; echo restored {q}; "
                      f"elif [ -e {q} ] || [ -L {q} ]; then rm -rf -- {q}; echo dropped {q}; fi")

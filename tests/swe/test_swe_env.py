@@ -152,6 +152,8 @@ async def test_every_episode_gets_a_fresh_container_with_a_read_only_root_and_ca
             "reached")
         step = await env.step(call("bash", cmd="git status --short; git log --oneline | wc -l; pip --version"))
         assert step.observation.text.split()[0] == "1" and "[exit code" not in step.observation.text
+        step = await env.step(call("bash", cmd="cd / && python3 -c 'import calc; print(calc.__file__)'"))
+        assert step.observation.text.strip() == "/testbed/calc/__init__.py"  # the editable install, on the tmpfs
         await env.reset(task=task)
         assert env.unwrapped.sandbox.id != first
         step = await env.step(call("bash", cmd="find /root /tmp -mindepth 1 | wc -l; pgrep -c sleep; git status -s"))

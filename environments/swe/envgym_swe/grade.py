@@ -89,7 +89,18 @@ async def grade_predictions(predictions: Iterable[Mapping[str, Any]], tasks: Ite
         async with semaphore:
             instances[iid] = await grade_prediction(task, pred.get("model_patch"))
 
-    await asyncio.gather(*(one(p) for p in preds))
+    # The images' pools stay open and warm from the first grade to the last (each grade takes a fresh container).
+    images = sorted({task_image(by_id[str(p.get("instance_id", ""))]) for p in preds
+                     if str(p.get("instance_id", "")) in by_id and p.get("model_patch")})
+    held: list[str] = []
+    try:
+        for image in images:
+            await containers.hold(image)
+            held.append(image)
+        await asyncio.gather(*(one(p) for p in preds))
+    finally:
+        for image in held:
+            await containers.unhold(image)
     ids = {status: sorted(i for i, e in instances.items() if e["status"] == status)
            for status in ("resolved", "unresolved", "empty_patch", "patch_failed", "error")}
     return {
