@@ -44,7 +44,7 @@ async def test_gates_catch_a_wrong_solution_and_a_free_pass(tmp_path):
 
 
 async def test_the_hack_probe_gate_catches_a_forgeable_verifier(tmp_path):
-    good, count, add = notes_tasks()
+    good, count, _add = notes_tasks()
     # the answer is a word of the initial state: quoting back what the agent saw passes it without any work
     forgeable = count.model_copy(update={"id": "notes-forgeable", "verifiers": (
         AnswerSpec(kind="contains", expected="groceries"),), "solution": (Action.say("groceries"),)})
