@@ -98,6 +98,7 @@ class _Shared:
                                 factory=lambda: SweSandbox(image, profile, engine=self.engine))
         self.users = self.holders = 0
         self.stopping: set[asyncio.Task[None]] = set()
+        self.hurry = asyncio.Event()
         self.reaped: asyncio.Future[object] = asyncio.ensure_future(reap(self.engine))
 
     def resize(self) -> None:
@@ -153,7 +154,7 @@ async def release(image: str, sandbox: Sandbox | None) -> None:
             if shared is None:
                 await sandbox.stop()
             else:
-                task = asyncio.ensure_future(_stop_later(sandbox))
+                task = asyncio.ensure_future(_stop_later(sandbox, shared.hurry))
                 shared.stopping.add(task)
                 task.add_done_callback(shared.stopping.discard)
     finally:
@@ -170,12 +171,11 @@ async def leased(image: str, *, profile: SandboxProfile = PROFILE) -> AsyncItera
         await release(image, sandbox)
 
 
-async def _stop_later(sandbox: Sandbox) -> None:
-    """Stop ``sandbox`` after :data:`STOP_DELAY_S` (at once when cancelled)."""
-    try:
-        await asyncio.sleep(STOP_DELAY_S)
-    finally:
-        await sandbox.stop()
+async def _stop_later(sandbox: Sandbox, hurry: asyncio.Event) -> None:
+    """Stop ``sandbox`` after :data:`STOP_DELAY_S`, or as soon as ``hurry`` is set (the pool is closing)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(hurry.wait(), STOP_DELAY_S)
+    await sandbox.stop()
 
 
 async def _drop(key: tuple[int, str]) -> None:
@@ -187,8 +187,7 @@ async def _drop(key: tuple[int, str]) -> None:
         return
     del _shared[key]
     try:
-        for task in shared.stopping:
-            task.cancel()  # no more delay: stop them now
+        shared.hurry.set()  # no more delay: stop them now
         await asyncio.gather(*shared.stopping, return_exceptions=True)
         await shared.pool.close()
     finally:
