@@ -1,8 +1,10 @@
 """Verifiers: turn an episode into a :class:`~envgym.types.Verdict`.
 
 ``await verify(specs, ctx)`` grades a task's verifier specs (all must pass). Kinds: ``write_action``,
-``answer``, ``rubric`` (programmatic checks and LLM judges), ``tests`` (hidden tests in the episode's
-container: FAIL_TO_PASS / PASS_TO_PASS), and the combinators ``all_of`` / ``any_of``.
+``answer``, ``rubric`` (programmatic checks and LLM judges), ``tests`` (the episode's diff applied in a
+fresh container, hidden tests copied in at grading time: FAIL_TO_PASS / PASS_TO_PASS), and the combinators
+``all_of`` / ``any_of``. No verifier reads state the agent can write: a host-side store, the env's own call
+log and timeline, or a fresh sandbox holding only the agent's output.
 """
 
 from __future__ import annotations

@@ -70,7 +70,8 @@ class VerifyContext:
     judge: JudgeConfig | None = None
     transcript: list[dict[str, Any]] = field(default_factory=list)
     sandbox: Any = None
-    """The episode's sandbox, for verifiers that grade inside it (``tests``)."""
+    """For the ``tests`` verifier: a :class:`~envgym.verify.tests.TestsTarget` (the episode's sandbox, whose
+    diff alone is read, and a source of fresh sandboxes to grade in)."""
 
     @property
     def writes(self) -> list[CallRecord]:

@@ -52,9 +52,8 @@ _PROFILE = {
     "name": "swe", "workdir": WORKDIR, "memory": "2g", "pids_limit": 512, "lifetime_s": 6 * 3600,
     "read_only_root": True, "environment": {"HOME": "/root"},
     "tmpfs": {path: f"rw,exec,nosuid,nodev,size={size},mode={_MODES.get(path, '0755')}" for path, size in DISK.items()},
+    "disk": "1168m",  # the total the sandbox layer checks the tmpfs sizes against
 }
-if "disk" in SandboxProfile.model_fields:  # the total the sandbox layer checks the tmpfs sizes against
-    _PROFILE["disk"] = "1168m"
 PROFILE = DEFAULT.model_copy(update=_PROFILE)
 """DEFAULT's hardening (network none, capabilities dropped, limits), a read-only root and the tmpfs of DISK
 (1168 MiB in all, well below the 2 GiB of memory their pages are charged to)."""
