@@ -14,6 +14,12 @@ agent that applies to the env on a sample of its tasks; each must end with score
     class MyEnv(Env):
         tamper_agents = (DeleteTheTests,)          # the family's own, beside the kernel's GENERIC ones
 
+The generic ones: ``quote-instruction`` answers with the instruction, the observation and the initial state;
+``deep-arguments`` sends tool arguments nested 100,000 deep. :class:`ForwardInstruction` (the reference with
+every free-text argument replaced by the instruction) is offered for families whose free text *is* the
+deliverable (a message, an email body) and listed by them; it is not generic, since elsewhere free text is
+a means (a search query) and replacing it need not undo the work.
+
 A tampering agent is built from the task, like the oracle, so it may know what a real agent does not (the
 hidden test names, the expected answer's shape): a stronger adversary than any policy. It must not solve the
 task. The kernel's :data:`GENERIC` agents apply to every env; a family adds its own through the class
@@ -84,6 +90,42 @@ class DeepArguments(TamperAgent):
         name = names[self.turn - 1]
         return Action(tool_calls=(ToolCall(id=f"d{self.turn}a", name=name, arguments=deep),
                                   ToolCall(id=f"d{self.turn}b", name=name, arguments=listy)))
+
+
+def _free_text(call: ToolCall) -> set[str]:
+    """The arguments of ``call`` that are prose (a string of three words or more)."""
+    args = json.loads(call.arguments or "{}")
+    return {k for k, v in args.items() if isinstance(v, str) and len(v.split()) >= 3}
+
+
+class ForwardInstruction(TamperAgent):
+    """Replays the reference's calls with every free-text argument (a message, an email body, a file's text)
+    replaced by the instruction, then claims it is done: the request forwarded is not what it asked for.
+
+    On a task whose reference has no free text it does nothing but claim (the reference itself would solve it).
+    Not in :data:`GENERIC`: a family whose free-text arguments are what gets graded lists it.
+    """
+
+    name = "forward-instruction"
+    description = "the reference's calls with every free-text argument replaced by the instruction, then a claim"
+    CLAIM = "Done: I have taken care of your request and saved the changes."
+
+    async def reset(self, observation: Observation, info: dict[str, Any]) -> None:
+        await super().reset(observation, info)
+        self._steps = [a for a in self.task.solution or () if a.tool_calls]
+        if not any(_free_text(c) for a in self._steps for c in a.tool_calls):
+            self._steps = []
+
+    async def act(self, observation: Observation) -> Action:
+        self.turn += 1
+        if self.turn > len(self._steps):
+            return Action(text=self.CLAIM)
+        calls = []
+        for call in self._steps[self.turn - 1].tool_calls:
+            prose, args = _free_text(call), json.loads(call.arguments or "{}")
+            args = {k: self.task.instruction if k in prose else v for k, v in args.items()}
+            calls.append(ToolCall(id=f"f{self.turn}_{call.id}", name=call.name, arguments=json.dumps(args)))
+        return Action(tool_calls=tuple(calls))
 
 
 GENERIC: tuple[type[TamperAgent], ...] = (QuoteInstruction, DeepArguments)

@@ -2,6 +2,7 @@ import pytest
 
 import envgym
 from envgym.check import check, tamper_sample
+from envgym.tamper import GENERIC
 from envgym.task import write_tasks
 from envgym.types import Action
 from envgym.verify.spec import AnswerSpec
@@ -57,8 +58,10 @@ async def test_the_hack_probe_gate_catches_a_forgeable_verifier(tmp_path):
     finally:
         envgym.registry._registry.pop("test/forgeable-notes-v1")
     assert not report.ok and not report.gate_failures
-    assert report.tamper_runs == {"quote-instruction": 2, "deep-arguments": 2}
-    assert report.tamper_failures == [("notes-forgeable", "tamper quote-instruction: success score 1.0")]
+    assert {"quote-instruction": 2, "deep-arguments": 2, "forward-instruction": 2}.items() <= report.tamper_runs.items()
+    assert "forward-instruction" not in {kind.name for kind in GENERIC}  # the tool family lists it
+    assert ("notes-forgeable", "tamper quote-instruction: success score 1.0") in report.tamper_failures
+    assert {task_id for task_id, _ in report.tamper_failures} == {"notes-forgeable"}
 
 
 def test_tamper_sample_spreads_over_the_tasks():

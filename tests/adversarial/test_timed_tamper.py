@@ -10,9 +10,9 @@ import pytest
 import envgym
 from envgym.check import env_tasks
 from envgym.rollout import run_episode
-from envgym.tamper import TamperAgent, tamper_agents_for
+from envgym.tamper import ForwardInstruction, TamperAgent, tamper_agents_for
 from envgym.types import Action, Outcome, ToolCall
-from envgym_timed.tamper import ClaimOnTime, ForwardInstruction, LateOracle, latest_deadline
+from envgym_timed.tamper import ClaimOnTime, LateOracle, latest_deadline
 
 ENVS = ("timed/assistant-v1", "timed/backoffice-v1", "timed/kitchen-v1")
 

@@ -12,11 +12,10 @@ import pytest
 import envgym
 from envgym.check import env_tasks, tamper_sample
 from envgym.rollout import run_episode
-from envgym.tamper import QuoteInstruction, tamper_agents_for
+from envgym.tamper import ForwardInstruction, QuoteInstruction, tamper_agents_for
 from envgym.types import Outcome
 from envgym_tool.tamper import (
     ClaimDone,
-    ForwardInstruction,
     ListCandidates,
     OtherWriteTool,
     QuoteBack,

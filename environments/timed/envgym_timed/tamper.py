@@ -8,16 +8,15 @@ the final world state. The final answer is not graded at all. Each agent here mu
   verifier; the end of the day when it has none), then replays the reference solution exactly;
 - :class:`ClaimOnTime` replays the reference's reads and waits at their times but none of its writes, and
   ends with the reference's final message, which says the writes were made;
-- :class:`ForwardInstruction` does what the reference does, on time, with every free-text argument (a
-  message, an email body) replaced by the instruction: a request forwarded is not the message it asked for.
+- the kernel's ``forward-instruction`` (listed here) does what the reference does, on time, with every
+  free-text argument (a message) replaced by the instruction.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from envgym.tamper import TamperAgent
+from envgym.tamper import ForwardInstruction, TamperAgent
 from envgym.types import Action, Observation, ToolCall
 
 
@@ -83,34 +82,6 @@ class ClaimOnTime(TamperAgent):
         if self.turn <= len(self._steps):
             return Action(tool_calls=self._steps[self.turn - 1])
         return Action(text=_final_text(self.task))
-
-
-def _free_text(call: ToolCall) -> set[str]:
-    """The arguments of ``call`` that are prose (three words or more)."""
-    args = json.loads(call.arguments or "{}")
-    return {k for k, v in args.items() if isinstance(v, str) and len(v.split()) >= 3}
-
-
-class ForwardInstruction(TamperAgent):
-    name = "forward-instruction"
-    description = "the reference on time, every free-text argument (a message) replaced by the instruction"
-
-    async def reset(self, observation: Observation, info: dict[str, Any]) -> None:
-        await super().reset(observation, info)
-        self._steps = [a for a in self.task.solution or () if a.tool_calls]
-        if not any(_free_text(c) for a in self._steps for c in a.tool_calls):
-            self._steps = []  # nothing to forward: the reference itself would solve the task
-
-    async def act(self, observation: Observation) -> Action:
-        self.turn += 1
-        if self.turn > len(self._steps):
-            return Action(text=_final_text(self.task))
-        calls = []
-        for call in self._steps[self.turn - 1].tool_calls:
-            args = json.loads(call.arguments or "{}")
-            args = {k: self.task.instruction if k in _free_text(call) else v for k, v in args.items()}
-            calls.append(ToolCall(id=call.id, name=call.name, arguments=json.dumps(args)))
-        return Action(tool_calls=tuple(calls))
 
 
 TAMPER_AGENTS: tuple[type[TamperAgent], ...] = (LateOracle, ClaimOnTime, ForwardInstruction)

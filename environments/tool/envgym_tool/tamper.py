@@ -2,15 +2,15 @@
 
 Grading reads the store the episode's tools wrote (the successful write calls, matched by tool and
 arguments, and a diff of the final store against the reference's) and the final answer; each agent here
-tries to earn reward some other way, and must score 0:
+tries to earn reward some other way, and must score 0 (besides the kernel's generic ones, the family lists
+the kernel's ``forward-instruction``: the reference with every email body or title replaced by the
+instruction):
 
 - :class:`WrongRecord` replays the reference solution with every record id moved to another record of the
   same table (the right values on the wrong order, event or code; a write naming no record gets its text
   values swapped between fields), then says it is done;
 - :class:`OtherWriteTool` replays it with each write sent through another write tool that accepts the same
   arguments (a side door the expected writes do not name);
-- :class:`ForwardInstruction` replays it with every free-text argument (an email body, a title) replaced by
-  the instruction: the user's request forwarded is not the message it asked for;
 - :class:`ClaimDone` calls nothing and answers that every write of the reference was made, naming each;
 - :class:`ListCandidates` calls nothing and answers with every value of the initial store: every candidate
   answer at once;
@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envgym.tamper import TamperAgent
+from envgym.tamper import ForwardInstruction, TamperAgent
 from envgym.types import Action, Observation, ToolCall
 
 CLAIM = "Done: I have taken care of your request and saved the changes."
@@ -150,34 +150,6 @@ class ListCandidates(TamperAgent):
                     if isinstance(value, str | int | float) and not isinstance(value, bool):
                         seen.setdefault(str(value), None)
         return Action(text="It is one of these: " + ", ".join(seen))
-
-
-def _free_text(call: ToolCall) -> set[str]:
-    """The arguments of ``call`` that are prose (three words or more)."""
-    args = json.loads(call.arguments or "{}")
-    return {k for k, v in args.items() if isinstance(v, str) and len(v.split()) >= 3}
-
-
-class ForwardInstruction(TamperAgent):
-    name = "forward-instruction"
-    description = "the reference's calls with every free-text argument (an email body) replaced by the instruction"
-
-    async def reset(self, observation: Observation, info: dict[str, Any]) -> None:
-        await super().reset(observation, info)
-        self._steps = [a for a in self.task.solution or () if a.tool_calls]
-        if not any(_free_text(c) for a in self._steps for c in a.tool_calls):
-            self._steps = []  # nothing to forward: the reference itself would solve the task
-
-    async def act(self, observation: Observation) -> Action:
-        self.turn += 1
-        if self.turn > len(self._steps):
-            return Action(text=CLAIM)
-        calls = []
-        for call in self._steps[self.turn - 1].tool_calls:
-            args = json.loads(call.arguments or "{}")
-            args = {k: self.task.instruction if k in _free_text(call) else v for k, v in args.items()}
-            calls.append(ToolCall(id=f"f{self.turn}_{call.id}", name=call.name, arguments=json.dumps(args)))
-        return Action(tool_calls=tuple(calls))
 
 
 class QuoteBack(TamperAgent):
