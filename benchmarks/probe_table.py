@@ -20,10 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 A = "tests/adversarial/"
 PROBES: list[tuple[str, str, list[str]]] = [
     # (area, probe, test node-id prefixes)
-    ("swe", "pytest rewritten in site-packages, empty patch", [A + "test_swe_tamper.py::test_each_tampering_agent"]),
-    ("swe", "null agent after a tamperer on the same env", [A + "test_swe_tamper.py::test_a_null_agent_after"]),
+    ("swe", "pytest rewritten in site-packages, empty patch",
+     ["tests/swe/test_swe_tamper.py::test_each_tampering_agent"]),
+    ("swe", "null agent after a tamperer on the same env", ["tests/swe/test_swe_tamper.py::test_a_null_agent_after"]),
     ("swe", "patch that hijacks the runner (pytest.py, sitecustomize, .pth, conftest, fake report)",
-     [A + "test_swe_tamper.py::test_a_predicted_patch_that_hijacks"]),
+     ["tests/swe/test_swe_tamper.py::test_a_predicted_patch_that_hijacks"]),
     ("swe", "every episode in a fresh container, read-only root, capped disk",
      ["tests/swe/test_swe_env.py::test_every_episode_gets_a_fresh_container"]),
     ("swe", "`kill 1` is the agent's failure, next reset recovers",
