@@ -112,3 +112,11 @@ def test_tasks_validate_unknown_env_names_the_file_and_task(tmp_path, screen) ->
     stderr = screen()[1]
     assert f"{path}: task 'notes-delete'" in stderr and "did you mean 'test/notes-v1'" in stderr
     assert "(field 'env_id')" in stderr
+
+
+@pytest.mark.parametrize("argv", [["swe", "grade", "p.jsonl", "--concurrency", "0"],
+                                  ["swe", "import", "i.jsonl", "--test-timeout", "nan"]])
+def test_swe_flags_out_of_range_exit_2(capsys, argv) -> None:
+    with pytest.raises(SystemExit) as info:  # was silently 1 worker, and a NaN test timeout
+        cli.main(argv)
+    assert info.value.code == 2 and "argument --" in capsys.readouterr().err

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from envgym.cli import positive_int, positive_seconds
 from envgym.errors import EnvgymError, SpecError
 
 out = Console(soft_wrap=True)
@@ -155,7 +156,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     i.add_argument("--suite", help="suite name (default: swe-<file stem>)")
     i.add_argument("--out", help="output folder (default: tasks/<suite>)")
     i.add_argument("--no-build", action="store_true", help="write the tasks without building images")
-    i.add_argument("--test-timeout", type=float, default=300.0, help="seconds the hidden tests may run")
+    i.add_argument("--test-timeout", type=positive_seconds, default=300.0, help="seconds the hidden tests may run")
     i.add_argument("--verbose", "-v", action="store_true", help="show image build output")
     i.set_defaults(fn=_cmd_import)
     b = sub.add_parser("build", help="build the repository images of SWE suites (skipped when present)")
@@ -170,7 +171,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     g.add_argument("--suite", action="append", default=[], help="suite whose tasks the predictions answer")
     g.add_argument("--instances", help="SWE-bench instances instead of a suite (needs --repo)")
     g.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH", help="a local git repository")
-    g.add_argument("--concurrency", type=int, default=2, help="instances graded at once")
+    g.add_argument("--concurrency", type=positive_int, default=2, help="instances graded at once")
     g.add_argument("--out", help="report path (default: PREDICTIONS.report.json)")
     g.set_defaults(fn=_cmd_grade)
     return p
