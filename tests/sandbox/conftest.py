@@ -64,3 +64,22 @@ def base_image() -> str:
     finally:
         api.close()
     return tag
+
+
+@pytest.fixture
+async def make(engine, base_image, run_id):
+    """``await make(profile=DEFAULT, image=None)``: a started DockerSandbox of this run, stopped after the test."""
+    from envgym.sandbox import DEFAULT
+    from envgym.sandbox.docker import DockerSandbox
+
+    started: list[DockerSandbox] = []
+
+    async def make(profile=DEFAULT, image=None):
+        sb = DockerSandbox(image or base_image, profile, engine=engine, run_id=run_id)
+        started.append(sb)
+        await sb.start()
+        return sb
+
+    yield make
+    for sb in started:
+        await sb.stop()

@@ -30,21 +30,6 @@ from envgym.sandbox.reaper import reap
 pytestmark = pytest.mark.docker
 
 
-@pytest.fixture
-async def make(engine, base_image, run_id):
-    started: list[DockerSandbox] = []
-
-    async def make(profile=DEFAULT, image=None):
-        sb = DockerSandbox(image or base_image, profile, engine=engine, run_id=run_id)
-        started.append(sb)
-        await sb.start()
-        return sb
-
-    yield make
-    for sb in started:
-        await sb.stop()
-
-
 async def test_exec_and_session_results(make):
     sb = await make()
     for run in (sb.exec, sb.session.exec):

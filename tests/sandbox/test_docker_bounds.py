@@ -23,21 +23,6 @@ while True:
 """A fork bomb that keeps the pids limit full (every process retries forever), escaped the same way."""
 
 
-@pytest.fixture
-async def make(engine, base_image, run_id):
-    started: list[DockerSandbox] = []
-
-    async def make(profile=DEFAULT):
-        sb = DockerSandbox(base_image, profile, engine=engine, run_id=run_id)
-        started.append(sb)
-        await sb.start()
-        return sb
-
-    yield make
-    for sb in started:
-        await sb.stop()
-
-
 async def processes(sb: DockerSandbox) -> list[str]:
     """Every process's command line, read from /proc inside the container (not the ps that reads it)."""
     r = await sb.exec("for p in /proc/[0-9]*; do [ $p = /proc/$$ ] || tr '\\0\\n' '  ' < $p/cmdline | cut -c1-60; done")
