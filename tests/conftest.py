@@ -20,3 +20,18 @@ register_notes()
 @pytest.fixture
 def notes():
     return notes_tasks()
+
+
+@pytest.fixture
+def screen(monkeypatch):
+    """Render CLI output to fixed-width consoles; returns a reader of (stdout, stderr)."""
+    import io
+
+    from rich.console import Console
+
+    from envgym import cli
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(cli, "out", Console(file=stdout, width=160, color_system=None))
+    monkeypatch.setattr(cli, "console", Console(file=stderr, width=160, color_system=None))
+    return lambda: (stdout.getvalue(), stderr.getvalue())

@@ -1,21 +1,10 @@
-import io
 import json
 
 import pytest
-from rich.console import Console
 
 from envgym import cli
 
 from fakes import NOTES_SUITE
-
-
-@pytest.fixture
-def screen(monkeypatch):
-    """Render CLI output to fixed-width consoles; returns a reader of (stdout, stderr)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(cli, "out", Console(file=stdout, width=160, color_system=None))
-    monkeypatch.setattr(cli, "console", Console(file=stderr, width=160, color_system=None))
-    return lambda: (stdout.getvalue(), stderr.getvalue())
 
 
 def test_list_shows_envs_and_suites(screen):

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from envgym import cli
 
 from fakes import NOTES_SUITE
-
-
-@pytest.fixture
-def screen(monkeypatch):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(cli, "out", Console(file=stdout, width=80, color_system=None))
-    monkeypatch.setattr(cli, "console", Console(file=stderr, width=80, color_system=None))
-    return lambda: (stdout.getvalue(), stderr.getvalue())
 
 
 def _eval(out: Path, *extra: str) -> list[str]:
