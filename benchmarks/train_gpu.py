@@ -1,6 +1,6 @@
 """One H200, generation and training on the same GPU: sync versus async (staleness 1, 2, 4), wall time to equal reward.
 
-Each run is the real trainer (`envgym.train.Trainer`, recipe `gpu-smollm2`): SmolLM2-135M on `cuda` twice
+Each run is the real trainer (`envgym.rl.train.Trainer`, recipe `gpu-smollm2`): SmolLM2-135M on `cuda` twice
 (the learner's copy and the in-process inference backend's), `tool/codes-v1` echo tasks in the vector
 pool, agents on the recording proxy over loopback. "Equal reward": the target is 90% of the best trailing
 mean reward (window 5) the sync run reaches; each run's time to target is the wall time of the first step
@@ -24,8 +24,8 @@ import json
 import time
 from pathlib import Path
 
-from envgym.train.config import recipe
-from envgym.train.trainer import Trainer
+from envgym.rl.train.config import recipe
+from envgym.rl.train.trainer import Trainer
 
 WINDOW = 5
 
@@ -81,7 +81,7 @@ def main() -> None:
               f"{(f'{ratio:.2f}x' if ratio else '-'):>9} {'>= 1.7x' if label != 'sync' else '':>7}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps({"target": target, "runs": table}, indent=2) + "\n")
-    from envgym.train.plot import write_curves
+    from envgym.rl.train.plot import write_curves
 
     write_curves({label: out / label for label in results}, out / "curves")
 

@@ -43,8 +43,8 @@ _register_with_gymnasium()
 def load_environment(**kwargs: object) -> object:
     """Entry point of PrimeIntellect ``verifiers``: ``verifiers.load_environment("envgym", suite=..., split=...)``
     imports this package and calls this. ``verifiers`` is imported only here, lazily
-    (see :mod:`envgym.adapters.verifiers_env`)."""
-    from envgym.adapters.verifiers_env import load_environment as load
+    (see :mod:`envgym.rl.adapters.verifiers_env`)."""
+    from envgym.rl.adapters.verifiers_env import load_environment as load
 
     return load(**kwargs)  # type: ignore[arg-type]
 

@@ -1,7 +1,9 @@
 """Token-faithful rollouts: the recording OpenAI-compatible proxy, inference backends and training samples.
 
 ``envgym.rl.models`` loads SmolLM2 and the tiny test policy (torch is imported only there and in the
-backends' worker); see ``envgym/rl/README.md`` for the whole picture.
+backends' worker); see ``envgym/rl/README.md`` for the whole picture. All RL code lives in this package:
+``envgym.rl.adapters`` (TRL, verifiers / prime-rl, verl) and ``envgym.rl.train`` (the bundled trainer,
+``envgym train``) build on the modules here; this package imports neither.
 """
 
 from envgym.rl.agents import RecordingAgent, RecordingAgentFactory

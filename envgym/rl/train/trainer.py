@@ -43,12 +43,12 @@ from envgym.registry import make
 from envgym.rl.backends import TransformersBackend
 from envgym.rl.proxy import RecordingProxy, Sampling
 from envgym.rl.samples import write_samples
+from envgym.rl.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from envgym.rl.train.config import TrainConfig
+from envgym.rl.train.learner import Learner
+from envgym.rl.train.loss import group_advantages
+from envgym.rl.train.rollout import Group, GroupRunner, LatencyEnv, call_seed
 from envgym.task import TaskSpec, load_suite
-from envgym.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from envgym.train.config import TrainConfig
-from envgym.train.learner import Learner
-from envgym.train.loss import group_advantages
-from envgym.train.rollout import Group, GroupRunner, LatencyEnv, call_seed
 from envgym.types import Outcome
 
 log = logging.getLogger(__name__)

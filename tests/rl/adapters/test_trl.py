@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("trl", reason="the TRL adapter needs trl (pip install trl)")
 
 import envgym
-from envgym.adapters.trl import EnvgymRollout, envgym_reward, trl_dataset
 from envgym.errors import SpecError
+from envgym.rl.adapters.trl import EnvgymRollout, envgym_reward, trl_dataset
 from envgym.rl.models import tiny_policy
 
 

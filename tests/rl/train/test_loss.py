@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from envgym.train.loss import LossConfig, group_advantages, grpo_loss, kl_estimate, quantiles
+from envgym.rl.train.loss import LossConfig, group_advantages, grpo_loss, kl_estimate, quantiles
 
 
 def test_group_advantages_normalise_within_each_group():

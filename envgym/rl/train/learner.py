@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from envgym.train.config import TrainConfig
-from envgym.train.loss import LossConfig, grpo_loss, kl_estimate, quantiles
+from envgym.rl.train.config import TrainConfig
+from envgym.rl.train.loss import LossConfig, grpo_loss, kl_estimate, quantiles
 
 
 class Learner:

@@ -29,8 +29,8 @@ from envgym.env import Env, StepResult
 from envgym.rl.agents import RecordingAgent
 from envgym.rl.proxy import RecordingProxy, SessionRecord
 from envgym.rl.samples import TrainingSample, samples_from_episode
+from envgym.rl.train.config import TrainConfig
 from envgym.task import TaskSpec
-from envgym.train.config import TrainConfig
 from envgym.trajectory import Trajectory
 from envgym.types import Action, Limits, Outcome
 from envgym.vector.pool import EpisodePool, Job

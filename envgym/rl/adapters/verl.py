@@ -2,8 +2,8 @@
 
     # verl config: actor_rollout_ref.rollout.agent.agent_loop_config_path -> a YAML list holding
     #   - name: envgym_agent
-    #     _target_: envgym.adapters.verl.EnvgymAgentLoop
-    # (or import envgym.adapters.verl in the worker: the @register decorator adds it to verl's registry)
+    #     _target_: envgym.rl.adapters.verl.EnvgymAgentLoop
+    # (or import envgym.rl.adapters.verl in the worker: the @register decorator adds it to verl's registry)
     # data rows: verl_rows(tasks) -> parquet with agent_name="envgym_agent" and the task in extra_info
 
 verl's ``AgentLoopWorker`` builds one agent loop per sample and awaits ``run(sampling_params, **row)``.
@@ -34,7 +34,7 @@ from typing import Any
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 
-from envgym.adapters.episodes import run_recorded_episode
+from envgym.rl.adapters.episodes import run_recorded_episode
 from envgym.rl.backends import BackendError, Completion
 from envgym.task import TaskSpec
 from envgym.types import Outcome
@@ -143,7 +143,7 @@ class EnvgymAgentLoop(AgentLoopBase):
         extra = kwargs.get("extra_info") or {}
         raw = extra.get("envgym_task") or kwargs.get("envgym_task")
         if raw is None:
-            raise ValueError("an envgym_agent row needs extra_info.envgym_task (see envgym.adapters.verl.verl_rows)")
+            raise ValueError("an envgym_agent row needs extra_info.envgym_task (see envgym.rl.adapters.verl.verl_rows)")
         task = TaskSpec.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
         proxy = await _proxy_for(self.server_manager, self.tokenizer, sampling_params)
         started = time.perf_counter()

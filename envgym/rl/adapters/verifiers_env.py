@@ -55,7 +55,7 @@ def _import_verifiers() -> ModuleType:
     module = sys.modules.get("verifiers")
     if module is not None and hasattr(module, "__version__"):
         return module
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]  # envgym/rl/adapters/ -> the checkout root
     saved = list(sys.path)
     sys.path[:] = [p for p in saved if Path(p or ".").resolve() != root]
     sys.modules.pop("verifiers", None)

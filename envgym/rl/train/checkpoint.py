@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from envgym.errors import SpecError
-from envgym.train.config import TrainConfig
+from envgym.rl.train.config import TrainConfig
 
 RESUMABLE = {"steps", "checkpoint_every", "keep_checkpoints", "save_samples", "concurrency", "gen_batch",
              "prefix_cache", "torch_threads"}

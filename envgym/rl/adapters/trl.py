@@ -1,7 +1,7 @@
 """TRL: train with ``GRPOTrainer`` on any envgym suite, through its ``rollout_func`` hook.
 
     from trl import GRPOConfig, GRPOTrainer
-    from envgym.adapters.trl import EnvgymRollout, envgym_reward, trl_dataset
+    from envgym.rl.adapters.trl import EnvgymRollout, envgym_reward, trl_dataset
 
     tasks = envgym.load_suite("tool-retail", split="train")
     rollout = EnvgymRollout(tasks, max_tokens=256)
@@ -46,10 +46,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from envgym.adapters.episodes import LoopThread, RecordedEpisode, run_recorded_episode
 from envgym.env import Env
 from envgym.errors import SpecError
 from envgym.registry import make
+from envgym.rl.adapters.episodes import LoopThread, RecordedEpisode, run_recorded_episode
 from envgym.task import TaskSpec
 from envgym.types import Outcome
 
@@ -202,7 +202,7 @@ class EnvgymRollout:
         task = self.tasks.get(task_id) if task_id else None
         if task is None:
             raise SpecError(f"the prompt names no task of this rollout (task id {task_id!r}); build the dataset "
-                            "with envgym.adapters.trl.trl_dataset")
+                            "with envgym.rl.adapters.trl.trl_dataset")
         return task
 
     def _to_trl(self, episodes: list[RecordedEpisode], prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:

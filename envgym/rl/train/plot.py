@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from envgym.train.trainer import read_metrics
+from envgym.rl.train.trainer import read_metrics
 
 
 def _smooth(values: list[float], window: int) -> list[float]:

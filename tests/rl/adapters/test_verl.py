@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 pytest.importorskip("verl.experimental.agent_loop.agent_loop",
-                    reason="the verl adapter needs verl (pip install --no-deps verl ray; see envgym/adapters/README)")
+                    reason="the verl adapter needs verl (pip install --no-deps verl ray; envgym/rl/adapters/README)")
 
 import envgym
 from envgym.rl.backends import TransformersBackend
@@ -46,9 +46,9 @@ async def test_agent_loop_plays_envgym_episodes_through_verls_server_manager():
     )
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
-    from envgym.adapters.verl import AGENT_NAME, close_proxies, verl_rows
+    from envgym.rl.adapters.verl import AGENT_NAME, close_proxies, verl_rows
 
-    assert _agent_loop_registry[AGENT_NAME] == {"_target_": "envgym.adapters.verl.EnvgymAgentLoop"}
+    assert _agent_loop_registry[AGENT_NAME] == {"_target_": "envgym.rl.adapters.verl.EnvgymAgentLoop"}
     tasks = envgym.load_suite("tool-retail", split="train")[:2]
     tasks = [t.model_copy(update={"limits": t.limits.model_copy(update={"max_steps": 2})}) for t in tasks]
     model, tokenizer = tiny_policy(seed=0)

@@ -6,8 +6,8 @@ from typing import Any
 
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError
+from envgym.rl.train.config import build_config
 from envgym.task import TaskSpec
-from envgym.train.config import build_config
 from envgym.types import Action, Observation, Verdict
 
 ENV_ID = "test/vowels-v1"

@@ -8,7 +8,7 @@
 
 Rerunning a command on the same ``--out`` resumes from its newest checkpoint (``--fresh`` starts over).
 Ctrl-C saves a checkpoint of the last finished step and exits 130. A bad config prints one line naming
-the field and exits 2. The lead wires it in with ``envgym.train.cli.add_parser(subparsers)``.
+the field and exits 2. The lead wires it in with ``envgym.rl.train.cli.add_parser(subparsers)``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _parse_value(raw: str) -> Any:
 
 def resolve_config(args: argparse.Namespace, **forced: Any) -> Any:
     """The TrainConfig the arguments describe: recipe or config file, then ``--set``, then flags."""
-    from envgym.train.config import RECIPES, build_config
+    from envgym.rl.train.config import RECIPES, build_config
 
     values: dict[str, Any] = {}
     if args.recipe:
@@ -64,7 +64,7 @@ def resolve_config(args: argparse.Namespace, **forced: Any) -> Any:
 
 
 def _train(config: Any, out: Path, *, quiet: bool, fresh: bool, label: str = "") -> Any:
-    from envgym.train.trainer import Trainer
+    from envgym.rl.train.trainer import Trainer
 
     if fresh and out.exists():
         shutil.rmtree(out)
@@ -100,7 +100,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             for (label, config), name in zip(runs.items(), ("sync", "async"), strict=True):
                 folders[label] = out / name
                 _train(config, out / name, quiet=args.quiet, fresh=args.fresh, label=name)
-            from envgym.train.plot import write_curves
+            from envgym.rl.train.plot import write_curves
 
             csv_path, png_path = write_curves(folders, out / "curves")
             console.print(f"wrote {csv_path} and {png_path}")
@@ -115,7 +115,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from envgym.train.plot import write_curves
+    from envgym.rl.train.plot import write_curves
 
     if not args.out:
         raise SpecError("--out is required with --plot: where curves.csv/.png go", field="out")
@@ -131,7 +131,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``envgym train`` to the ``envgym`` command line."""
     p = subparsers.add_parser("train", help="train a policy with the bundled async GRPO trainer")
-    p.add_argument("--recipe", help="a preset: cpu-smollm2, gpu-smollm2, tiny (see envgym/train/README.md)")
+    p.add_argument("--recipe", help="a preset: cpu-smollm2, gpu-smollm2, tiny (see envgym/rl/train/README.md)")
     p.add_argument("--config", help="a JSON file of TrainConfig fields (or a run's config.json)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one config field (repeatable)")
     p.add_argument("--mode", choices=("sync", "async", "both"), help="both: sync then async, and a plot")

@@ -9,9 +9,9 @@ import torch
 from train_fakes import FlakyBuilder, PickyEnv, VowelEnv, tiny_config, vowel_tasks
 
 from envgym.rl.samples import TrainingSample
-from envgym.train.checkpoint import latest_checkpoint
-from envgym.train.rollout import Group, Member
-from envgym.train.trainer import Trainer, read_metrics
+from envgym.rl.train.checkpoint import latest_checkpoint
+from envgym.rl.train.rollout import Group, Member
+from envgym.rl.train.trainer import Trainer, read_metrics
 from envgym.trajectory import Trajectory
 from envgym.types import Outcome
 
@@ -70,7 +70,7 @@ def _sample(version: int, reward: float, member: int) -> TrainingSample:
 
 
 async def test_the_trainer_drops_a_sample_beyond_the_staleness_bound(tmp_path):
-    from envgym.train.learner import Learner
+    from envgym.rl.train.learner import Learner
 
     config = tiny_config(mode="async", max_staleness=1)
     trainer = Trainer(config, tmp_path, tasks=vowel_tasks())

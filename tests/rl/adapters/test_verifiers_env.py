@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("openai", reason="the verifiers adapter test needs openai (installed with verifiers)")
 
 try:  # the envgym checkout's grading-asset folder is also named verifiers/: the adapter finds the real one
-    from envgym.adapters.verifiers_env import EnvgymEnv, vf
+    from envgym.rl.adapters.verifiers_env import EnvgymEnv, vf
 except ImportError as exc:  # pragma: no cover - depends on the optional install
     pytest.skip(f"the verifiers adapter needs verifiers (pip install 'verifiers==0.3.1'): {exc}",
                 allow_module_level=True)

@@ -6,7 +6,7 @@ import torch
 from train_fakes import tiny_config
 
 from envgym.rl.samples import TrainingSample
-from envgym.train.learner import Learner
+from envgym.rl.train.learner import Learner
 
 
 def _samples(n: int = 4) -> list[TrainingSample]:
