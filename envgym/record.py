@@ -26,11 +26,11 @@ from pydantic_core import PydanticSerializationError
 from envgym.errors import RecordError
 from envgym.jsonl import LineError, decode_line
 from envgym.trajectory import Trajectory
-from envgym.types import SCHEMA_VERSION, Blame, FrozenModel, Outcome, Timing, Usage, Verdict
+from envgym.types import RECORD_SCHEMA_VERSION, Blame, FrozenModel, Outcome, Timing, Usage, Verdict
 
 
 class ResultRecord(FrozenModel):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = RECORD_SCHEMA_VERSION
     run_id: str
     task_id: str
     task_hash: str

@@ -2,16 +2,26 @@
 
 A :class:`Trajectory` is written by the rollout loop and read by records, the leaderboard and trainers.
 ``token_data`` holds token-level segments (prompt ids, completion ids, logprobs, policy version) when the
-agent records them.
+agent records them. ``schema_version`` is :data:`~envgym.types.TRAJECTORY_SCHEMA_VERSION`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
-from envgym.types import Action, Blame, FrozenModel, Observation, Outcome, Timing, Usage, Verdict
+from envgym.types import (
+    TRAJECTORY_SCHEMA_VERSION,
+    Action,
+    Blame,
+    FrozenModel,
+    Observation,
+    Outcome,
+    Timing,
+    Usage,
+    Verdict,
+)
 
 
 class StepRecord(FrozenModel):
@@ -24,6 +34,7 @@ class StepRecord(FrozenModel):
 
 
 class Trajectory(FrozenModel):
+    schema_version: Literal[1] = TRAJECTORY_SCHEMA_VERSION
     task_id: str
     task_hash: str
     env_id: str

@@ -4,6 +4,8 @@ Everything here is a frozen pydantic model with ``extra="forbid"``: data, no beh
 OpenAI's chat format (a message text and/or function tool calls whose ``arguments`` are the raw JSON
 string the model produced, so malformed JSON survives to become an error observation). Observations carry
 tool results and ``last_action_error``: an agent's bad action is an observation, never an exception.
+The schema versions of the four persisted formats (tasks, trajectories, records, leaderboards) are
+separate constants here, one per format.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SCHEMA_VERSION = 1
+TASK_SCHEMA_VERSION = 1
+"""``schema_version`` of :class:`~envgym.task.TaskSpec` (task files, ``tasks/**/*.jsonl``). It is part of
+every task's content hash, so raising it changes every task hash."""
+TRAJECTORY_SCHEMA_VERSION = 1
+"""``schema_version`` of :class:`~envgym.trajectory.Trajectory` (an episode, step by step)."""
+RECORD_SCHEMA_VERSION = 1
+"""``schema_version`` of :class:`~envgym.record.ResultRecord` (the lines of ``records.jsonl``)."""
+LEADERBOARD_SCHEMA_VERSION = 1
+"""``schema_version`` of :class:`~envgym.leaderboard.Leaderboard` (``leaderboard.json``)."""
+# Each format moves on its own: a new trajectory field does not re-version task files or their hashes.
+# The training-sample format has its own, ``envgym.rl.samples.SAMPLE_SCHEMA_VERSION`` (RL code stays in rl/).
 
 
 class FrozenModel(BaseModel):

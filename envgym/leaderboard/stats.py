@@ -1,4 +1,4 @@
-"""Statistics for leaderboards: binomial confidence intervals and pass@k / pass^k estimators.
+"""Statistics for the leaderboard: binomial confidence intervals and pass@k / pass^k estimators.
 
 Pure functions on counts, no I/O and no numpy. ``n`` is a number of graded trials, ``c`` (or
 ``successes``) how many of them succeeded, ``k`` a number of attempts.

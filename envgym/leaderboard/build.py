@@ -1,4 +1,4 @@
-"""The leaderboard: result records of evaluation runs aggregated per suite and agent.
+"""Building the leaderboard: result records of evaluation runs aggregated per suite and agent.
 
 Input is a list of run directories written by ``envgym eval``: ``DIR/run.json`` (an object with at least
 ``run_id``) and ``DIR/records.jsonl`` (:class:`~envgym.record.ResultRecord` lines). Within one run the last
@@ -20,7 +20,7 @@ Per suite and agent an :class:`Entry` reports:
   are counted apart in **infra_errors** and are in no denominator, mean or total. ``success`` is outcome
   ``success``; ``failure`` and ``truncated`` count as failures.
 - **pass_at_k** / **pass_hat_k** for k = 1..K, only when K > 1. Per task, with n graded episodes of
-  which c succeeded, the unbiased estimators of :mod:`envgym.stats` are averaged over tasks (tasks
+  which c succeeded, the unbiased estimators of :mod:`envgym.leaderboard.stats` are averaged over tasks (tasks
   weigh equally, so pass@1 is a macro average and may differ from the pooled success rate). K is the
   smallest n over the tasks that have at least one graded episode: every reported pass@k then uses
   every such task, none dropped. An infra error that is not rerun lowers K for that agent; tasks whose
@@ -31,8 +31,8 @@ Per suite and agent an :class:`Entry` reports:
   ``model`` of the agent dicts (records first, then run.json), several joined by ", ".
 
 Entries are sorted by success rate, then by the lower CI bound (descending), then by agent id.
-:func:`write_leaderboard` writes ``leaderboard.json`` (this model), ``leaderboard.md`` and a static,
-self-contained ``index.html`` (see :mod:`envgym.leaderboard_render`). A missing run directory, or one
+:func:`~envgym.leaderboard.render.write_leaderboard` writes ``leaderboard.json`` (the model),
+``leaderboard.md`` and a static, self-contained ``index.html``. A missing run directory, or one
 without ``records.jsonl`` or ``run.json``, is a :class:`~envgym.errors.SpecError` naming it.
 
 This is a batch tool: reading is synchronous. Call it through ``asyncio.to_thread`` from async code.
@@ -44,55 +44,17 @@ import json
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from envgym.clock import Clock, SystemClock
 from envgym.errors import SpecError
-from envgym.leaderboard_render import render_html, render_markdown
+from envgym.leaderboard.models import Entry, Leaderboard
+from envgym.leaderboard.stats import pass_at_k, pass_hat_k, wilson_interval
 from envgym.record import ResultRecord, latest, read_records
-from envgym.stats import pass_at_k, pass_hat_k, wilson_interval
-from envgym.types import SCHEMA_VERSION, FrozenModel, Outcome, content_hash
+from envgym.types import Outcome, content_hash
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
-
-
-class Entry(FrozenModel):
-    """One agent's aggregate on one suite. See the module docstring for every definition."""
-
-    agent_id: str
-    model: str | None = None
-    runs: tuple[str, ...]
-    n_tasks: int
-    episodes: int
-    """Graded episodes: every latest record whose outcome is not ``infra_error``."""
-    infra_errors: int
-    successes: int
-    success_rate: float
-    ci_low: float
-    ci_high: float
-    pass_at_k: dict[int, float] = Field(default_factory=dict)
-    pass_hat_k: dict[int, float] = Field(default_factory=dict)
-    mean_steps: float | None = None
-    mean_tokens: float | None = None
-    total_tokens: int = 0
-    mean_wall_s: float | None = None
-    cost_usd: float = 0.0
-
-
-class Leaderboard(FrozenModel):
-    """Entries per suite id, best first."""
-
-    schema_version: Literal[1] = SCHEMA_VERSION
-    generated_at: str
-    """ISO 8601 time (UTC) the leaderboard was built."""
-    runs: tuple[str, ...] = ()
-    """Every run id that was read, sorted."""
-    suites: dict[str, tuple[Entry, ...]]
-    warnings: tuple[str, ...] = ()
-    """Why some suites were split into several tables (runs over different task sets)."""
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[ResultRecord]]:
@@ -203,17 +165,3 @@ def _entry(agent_id: str, records: list[ResultRecord], run_models: list[str]) ->
         mean_wall_s=_mean([r.timing.wall_s for r in graded]),
         cost_usd=sum(r.usage.cost_usd for r in graded),
     )
-
-
-def write_leaderboard(lb: Leaderboard, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``leaderboard.json``, ``leaderboard.md`` and ``index.html`` into ``out_dir`` (created).
-
-    Returns the paths keyed ``"json"``, ``"markdown"`` and ``"html"``.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "leaderboard.json", "markdown": out / "leaderboard.md", "html": out / "index.html"}
-    paths["json"].write_text(lb.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    paths["markdown"].write_text(render_markdown(lb), encoding="utf-8")
-    paths["html"].write_text(render_html(lb), encoding="utf-8")
-    return paths

@@ -1,10 +1,11 @@
-"""Rendering a :class:`~envgym.leaderboard.Leaderboard` as Markdown and as a static HTML page.
+"""Rendering a :class:`~envgym.leaderboard.models.Leaderboard` as Markdown and as a static HTML page.
 
 Markdown: a heading and one table per suite. HTML: ``leaderboard/template.html`` (package
 ``envgym_leaderboard``) filled with one section per suite, each an inline SVG bar chart of success
 rate with Wilson 95% whiskers per agent and the same table as the Markdown. The page is self-contained
 (inline CSS, no scripts, fonts, images or links that would touch the network) and every piece of text
 from the data goes through :func:`html.escape`. Both renderings are deterministic for a given model.
+:func:`write_leaderboard` writes the three files (``leaderboard.json``, ``leaderboard.md``, ``index.html``).
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from __future__ import annotations
 import html
 import string
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-if TYPE_CHECKING:
-    from envgym.leaderboard import Entry, Leaderboard
+from envgym.leaderboard.models import Entry, Leaderboard
 
 TEMPLATE = "template.html"
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f")
@@ -146,3 +146,17 @@ def render_html(lb: Leaderboard) -> str:
         n_runs=len(lb.runs),
         suites="\n".join(warnings + sections) or '<p class="empty">No records.</p>',
     )
+
+
+def write_leaderboard(lb: Leaderboard, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``leaderboard.json``, ``leaderboard.md`` and ``index.html`` into ``out_dir`` (created).
+
+    Returns the paths keyed ``"json"``, ``"markdown"`` and ``"html"``.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "leaderboard.json", "markdown": out / "leaderboard.md", "html": out / "index.html"}
+    paths["json"].write_text(lb.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    paths["markdown"].write_text(render_markdown(lb), encoding="utf-8")
+    paths["html"].write_text(render_html(lb), encoding="utf-8")
+    return paths

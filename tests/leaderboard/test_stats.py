@@ -1,4 +1,4 @@
-"""envgym.stats: Wilson intervals against hand-computed values, pass@k / pass^k against enumeration."""
+"""envgym.leaderboard.stats: Wilson intervals against hand-computed values, pass@k / pass^k against enumeration."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from envgym.stats import pass_at_k, pass_hat_k, wilson_interval
+from envgym.leaderboard.stats import pass_at_k, pass_hat_k, wilson_interval
 
 # By hand, z = 1.959964, z^2 = 3.8414588; with n = 10 the denominator is 1 + z^2/10 = 1.38414588.
 #   8/10:  centre (0.8 + 0.19207294)/1.38414588 = 0.71674016,

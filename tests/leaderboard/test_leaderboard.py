@@ -18,9 +18,9 @@ import pytest
 from envgym.clock import SimClock
 from envgym.errors import SpecError
 from envgym.leaderboard import Leaderboard, build_leaderboard, load_run, write_leaderboard
-from envgym.leaderboard_render import render_html
+from envgym.leaderboard.render import render_html
+from envgym.leaderboard.stats import wilson_interval
 from envgym.record import ResultRecord
-from envgym.stats import wilson_interval
 from envgym.types import Outcome, Timing, Usage
 
 S, F, T, X = Outcome.SUCCESS, Outcome.FAILURE, Outcome.TRUNCATED, Outcome.INFRA_ERROR
