@@ -1,11 +1,13 @@
-"""Fakes for tests: a tiny ``notes`` tool domain with hand-made tasks, scripted agents, an episode driver.
+"""Fakes for tests: a tiny ``notes`` tool domain with hand-made tasks, a store reader; the kit re-exported.
 
-The real domains live in ``environments/tool``; these keep kernel tests independent of their content.
+The real domains live in ``environments/tool``; these keep kernel tests independent of their content. What
+is not tied to a family (scripted agents, the episode driver :func:`play`, fake envs and sandboxes) is in
+:mod:`envgym.testing`, the kit a plug-in's own tests use too; it is re-exported here so test modules keep
+one place to import from.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import tempfile
 from pathlib import Path
@@ -13,13 +15,13 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 import envgym
-from envgym.agent import Agent
-from envgym.errors import PolicyError
 from envgym.task import TaskSpec, write_tasks
-from envgym.types import Action, Observation
+from envgym.testing import BrokenAgent, ScriptedAgent, play
+from envgym.tools import store
+from envgym.tools.args import NoArgs
+from envgym.tools.domain import Domain, PolicyViolation, ToolContext, ToolFailure, tool
+from envgym.types import Action
 from envgym.verify.spec import AnswerSpec, ExpectedWrite, WriteActionSpec
-from envgym_tool import store
-from envgym_tool.toolkit import Domain, NoArgs, PolicyViolation, ToolContext, ToolFailure, tool
 
 
 class NoteId(BaseModel):
@@ -103,52 +105,11 @@ def register_notes() -> None:
                         suites=(str(NOTES_SUITE),), max_episode_steps=10)
 
 
-class ScriptedAgent(Agent):
-    """Plays a fixed list of actions, then empty final messages."""
-
-    name = "scripted"
-
-    def __init__(self, actions: list[Action], *, delay: float = 0.0) -> None:
-        super().__init__()
-        self.actions = list(actions)
-        self.delay = delay
-        self.seen: list[Observation] = []
-        self.closed = False
-
-    async def act(self, observation: Observation) -> Action:
-        self.seen.append(observation)
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        return self.actions.pop(0) if self.actions else Action(text="")
-
-    async def close(self) -> None:
-        self.closed = True
-
-
-class BrokenAgent(Agent):
-    """An agent whose model endpoint is down."""
-
-    async def act(self, observation: Observation) -> Action:
-        raise PolicyError("endpoint unreachable")
-
-
 def store_snapshot(path) -> dict:
     """Every table of the SQLite store at ``path``."""
     with contextlib.closing(store.connect(path)) as conn:
         return store.SqliteState(conn).snapshot()
 
 
-async def play(env_id: str, task: TaskSpec, actions: list[Action]):
-    """Run ``actions`` in a fresh episode of ``env_id``; return the last step's result and every observation."""
-    env = envgym.make(env_id)
-    try:
-        await env.reset(task=task)
-        observations = []
-        for action in actions:
-            result = await env.step(action)
-            observations.append(result.observation)
-            if result.terminated or result.truncated:
-                return result, observations
-        raise AssertionError("the actions did not end the episode")
-    finally:
-        await env.close()
+__all__ = ["NOTES", "NOTES_SUITE", "STATE", "BrokenAgent", "ScriptedAgent", "notes_tasks", "play", "register_notes",
+           "store_snapshot"]
