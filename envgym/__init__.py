@@ -10,10 +10,22 @@ from __future__ import annotations
 from envgym.clock import Clock, SimClock, SystemClock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvgymError
-from envgym.registry import EnvSpec, list_envs, make, register, spec
+from envgym.registry import (
+    EnvSpec,
+    isolated,
+    list_envs,
+    list_suites,
+    list_verifier_kinds,
+    make,
+    register,
+    register_suite,
+    register_verifier,
+    spec,
+)
 from envgym.task import TaskSpec, load_suite, load_tasks
 from envgym.types import (
     Action,
+    FrozenModel,
     Observation,
     Outcome,
     ToolCall,
@@ -55,6 +67,7 @@ __all__ = [
     "Env",
     "EnvSpec",
     "EnvgymError",
+    "FrozenModel",
     "Observation",
     "Outcome",
     "SimClock",
@@ -65,10 +78,16 @@ __all__ = [
     "ToolResult",
     "Usage",
     "Verdict",
+    "isolated",
     "list_envs",
+    "list_suites",
+    "list_verifier_kinds",
+    "load_environment",
     "load_suite",
     "load_tasks",
     "make",
     "register",
+    "register_suite",
+    "register_verifier",
     "spec",
 ]

@@ -7,9 +7,19 @@ An :class:`Env` runs one episode at a time::
     verdict = await env.verify()                         # grade the episode as it stands
     await env.close()                                    # or: async with envgym.make(...) as env
 
-``reset`` without a task draws one from the env's registered suites with the seed. When an episode
-terminates the env grades it and returns the verdict's score as the reward and the verdict as
-``info["verdict"]``. Capability flags are class variables a scheduler can read before building anything.
+What a family writes: ``reset`` (draw the task with :meth:`Env.choose_task`), ``step`` (report
+``terminated`` / ``truncated``, reward 0: a family never grades itself) and :meth:`Env.verify_context` (what
+the verifiers may read: calls, final answer, the state before and after). The kernel grades: the
+:class:`~envgym.wrappers.Grading` wrapper ``make`` adds calls :meth:`Env.verify` exactly once when an episode
+ends (terminated, truncated by a step limit, or cut by the rollout's deadline) and returns the verdict as
+``info["verdict"]`` and its score as the reward. An env whose grading cannot be a verifier kind may override
+``verify`` instead (and call ``super().verify(judge=judge)`` to post-process a verdict).
+
+``reset(task=...)`` takes a :class:`~envgym.task.TaskSpec` or the id of a task in the env's suites;
+``reset()`` without a task draws one with the seed from the env's registered suites, from every split
+unless ``options={"split": "train"}`` (or test, dev) says which; ``info["task_id"]`` and ``info["split"]`` say
+what was drawn. A task for another env id is refused (:class:`TaskMismatch`). Capability flags are class
+variables a scheduler can read before building anything (also from :attr:`EnvSpec.capabilities`).
 Misuse is typed: :class:`ResetNeeded`, :class:`EnvClosed` (enforced by the wrappers ``make`` adds).
 """
 
@@ -22,12 +32,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from envgym.clock import Clock, SystemClock
-from envgym.errors import EnvError
+from envgym.errors import EnvError, TaskMismatch
 from envgym.types import Action, Observation, Usage, Verdict
 
 if TYPE_CHECKING:
     from envgym.registry import EnvSpec
     from envgym.task import TaskSpec
+    from envgym.verify import JudgeConfig, VerifyContext
 
 
 class StepResult(NamedTuple):
@@ -74,9 +85,17 @@ class Env(abc.ABC):
     @abc.abstractmethod
     async def step(self, action: Action) -> StepResult: ...
 
-    @abc.abstractmethod
-    async def verify(self) -> Verdict:
-        """Grade the current episode from its actions and state."""
+    async def verify_context(self) -> VerifyContext:
+        """What the task's verifiers may read about the current episode (the family reports; it never grades)."""
+        raise EnvError(f"{type(self).__name__} implements neither verify_context() nor verify()")
+
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        """Grade the current episode: the task's verifiers on :meth:`verify_context` (see the module docstring)."""
+        from envgym.verify import grade
+
+        if self.task is None:
+            raise EnvError(f"{type(self).__name__}: verify() without an episode")
+        return await grade(self.task, await self.verify_context(), judge=judge)
 
     def attach_usage(self, source: Callable[[], Usage] | None) -> None:  # noqa: B027 - optional hook
         """Offer the agent's running usage (the rollout does); envs that charge thinking time read it."""
@@ -90,6 +109,10 @@ class Env(abc.ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    @property
+    def env_id(self) -> str:
+        return self.spec.id if self.spec else type(self).__name__
+
     def default_tasks(self) -> list[TaskSpec]:
         """Tasks of this env's registered suites, all splits."""
         if self._task_pool is None:
@@ -100,12 +123,40 @@ class Env(abc.ABC):
             self._task_pool = [t for s in suites for t in load_suite(s) if t.env_id == env_id]
         return self._task_pool
 
-    def _choose_task(self, task: TaskSpec | None, seed: int | None) -> TaskSpec:
+    def choose_task(self, task: TaskSpec | str | None, seed: int | None,
+                    options: dict[str, Any] | None = None) -> TaskSpec:
+        """The episode's task: ``task`` itself, the task of that id in the env's suites, or (None) one drawn
+        with ``seed`` from the suites, of ``options["split"]`` if given. Seeds the env's RNG."""
+        from envgym.task import SPLITS, TaskSpec
+
         if seed is not None:
             self._rng.seed(seed)
-        if task is not None:
+        if isinstance(task, TaskSpec):
+            if self.spec is not None and task.env_id != self.spec.id:
+                raise TaskMismatch(f"task {task.id!r} is for {task.env_id!r}, not {self.spec.id!r}; "
+                                   f"make({task.env_id!r}) runs it")
             return task
+        if task is not None and not isinstance(task, str):
+            raise TypeError(f"{self.env_id}: reset(task=...) takes a TaskSpec or a task id, "
+                            f"not {type(task).__name__}")
         pool = self.default_tasks()
         if not pool:
-            raise EnvError(f"{type(self).__name__}: reset() needs a task (no suite is registered for it)")
+            raise EnvError(f"{self.env_id}: reset() needs a task (no suite is registered for it)")
+        if isinstance(task, str):
+            found = next((t for t in pool if t.id == task), None)
+            if found is None:
+                import difflib
+
+                close = difflib.get_close_matches(task, [t.id for t in pool], n=3)
+                hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+                raise EnvError(f"{self.env_id}: no task {task!r} in its suites "
+                               f"({', '.join(self.spec.suites if self.spec else ())}){hint}")
+            return found
+        split = (options or {}).get("split")
+        if split is not None:
+            if split not in SPLITS:
+                raise EnvError(f"{self.env_id}: unknown split {split!r}; the splits are {', '.join(SPLITS)}")
+            pool = [t for t in pool if t.split == split]
+            if not pool:
+                raise EnvError(f"{self.env_id}: its suites have no {split} tasks")
         return self._rng.choice(pool)

@@ -80,6 +80,12 @@ class EnvClosed(EnvError):
     """The environment was used after ``close``."""
 
 
+class TaskMismatch(EnvError, ValueError):
+    """A task for one env id given to another env."""
+
+    blame = "infra"
+
+
 class StepTimeout(EnvError, TimeoutError):
     """A step (environment or agent) exceeded its deadline."""
 

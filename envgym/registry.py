@@ -1,21 +1,40 @@
-"""The environment registry: ids ``family/name-vN``, lazy entry-point plug-ins, helpful failures.
+"""The registry: environments, named suites and verifier kinds, from any installed package, one way.
 
-``register`` records how to build an env; ``make`` builds it wrapped in order-enforcing and time-limit
-wrappers; ``spec`` returns the registration; ``list_envs`` lists ids. Plug-ins (this repository's families
-included) declare a callable in the entry-point group ``envgym.environments`` named after their family;
-it is loaded the first time an id of that family is asked for, and a plug-in that fails to load raises
-:class:`PluginError`, never silently disappears. Unknown ids get a did-you-mean. ``import envgym`` loads
-every plug-in to register its ids with Gymnasium, so a hook must import envgym inside its body, not at
-the top of its module.
+There is one registration mechanism. A package (this repository's families included, exactly like a
+third-party one) declares a callable in the entry-point group ``envgym.environments``, named after its
+family; the callable registers what the package brings::
+
+    def register_all() -> None:                     # [project.entry-points."envgym.environments"] mine = "..."
+        import envgym
+        envgym.register("mine/shop-v1", "my_pkg.env:ShopEnv", suites=("mine-shop",), max_episode_steps=20)
+        envgym.register_suite("mine-shop", Path(__file__).parent / "tasks")       # a folder or a .jsonl file
+        envgym.register_verifier("shop_total", ShopTotalSpec, check_total)        # an open verifier kind
+
+A hook is loaded the first time an id of its family is asked for, or when anything needs every
+registration (``list_envs``, ``list_suites``, an unknown suite or verifier type); a hook that fails raises
+:class:`PluginError`, never silently disappears. ``import envgym`` loads every hook to register ids with
+Gymnasium, so a hook must import envgym inside its body, not at the top of its module.
+
+``make`` builds an id: the factory is called with the spec's keyword arguments overridden by the caller's
+(a keyword the factory does not take is a :class:`RegistryError` naming the env id and the keywords it
+does take), then wrapped: ``OrderEnforcing(Grading(TimeLimit(env)))``. ``make(..., judge=JudgeConfig)``
+is the kernel's, never the constructor's: it goes to the :class:`~envgym.wrappers.Grading` wrapper, which
+grades every episode exactly once (see :mod:`envgym.wrappers`). Capability flags (``needs_sandbox``,
+``time_evolving``, ``has_write_actions``, ``multimodal``) are readable from the spec before anything is built
+(:attr:`EnvSpec.capabilities`) and from every wrapper. :func:`isolated` swaps in an empty registry (tests).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -43,6 +62,12 @@ class EnvSpec(FrozenModel):
     description: str = ""
 
     @property
+    def capabilities(self) -> dict[str, bool]:
+        """The env's capability flags, read from its class without building it (imports its module)."""
+        factory = load_entry_point(self.entry_point)
+        return {flag: bool(getattr(factory, flag, False)) for flag in CAPABILITIES}
+
+    @property
     def family(self) -> str:
         return parse_id(self.id)[0]
 
@@ -51,8 +76,36 @@ class EnvSpec(FrozenModel):
         return parse_id(self.id)[2]
 
 
+CAPABILITIES = ("needs_sandbox", "time_evolving", "has_write_actions", "multimodal")
+"""The capability flags every Env class declares (class variables) and every wrapper forwards."""
+
+SUITE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
+
+
+class SuiteSpec(FrozenModel):
+    """A named suite: where its task files are (a folder of ``*.jsonl`` or one ``.jsonl`` file)."""
+
+    name: str
+    path: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class VerifierKind:
+    """A verifier kind a plug-in registered: the spec model task files name by ``type`` and its check."""
+
+    type: str
+    model: type
+    """A :class:`~envgym.types.FrozenModel` subclass with a ``type: Literal[...]`` field."""
+    fn: Callable[..., Any]
+    """``async (spec, ctx: VerifyContext) -> Verdict``."""
+
+
 _registry: dict[str, EnvSpec] = {}
+_suites: dict[str, SuiteSpec] = {}
+_verifiers: dict[str, VerifierKind] = {}
 _loaded: set[str] = set()
+_plugins_enabled = True
 
 
 def parse_id(env_id: str) -> tuple[str, str, int]:
@@ -80,6 +133,8 @@ def register(env_id: str, entry_point: str, *, kwargs: dict[str, Any] | None = N
 
 
 def _load_plugins(family: str | None = None) -> None:
+    if not _plugins_enabled:
+        return
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in _loaded or (family is not None and ep.name != family):
             continue
@@ -128,12 +183,126 @@ def load_entry_point(entry_point: str) -> Callable[..., Any]:
         raise PluginError(f"{module_name!r} has no attribute {attr!r} (entry point {entry_point!r})") from exc
 
 
-def make(env_id: str, **kwargs: Any) -> Env:
-    """Build ``env_id`` wrapped in order-enforcing and time-limit wrappers. ``kwargs`` override the spec's."""
-    from envgym.wrappers import OrderEnforcing, TimeLimit
+def _check_kwargs(env_id: str, factory: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin or C callable: let the call speak
+        return
+    params = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    accepted = [p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                     inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    unknown = sorted(set(kwargs) - set(accepted))
+    if unknown:
+        raise RegistryError(f"{env_id}: unknown keyword argument(s) {', '.join(map(repr, unknown))}; "
+                            f"it takes: {', '.join(accepted) or 'none'} (and judge=, which make() keeps)")
+
+
+def make(env_id: str, *, judge: Any = None, **kwargs: Any) -> Env:
+    """Build ``env_id``, wrapped (see the module docstring). ``kwargs`` override the spec's; ``judge`` (a
+    :class:`~envgym.verify.JudgeConfig`) is where LLM-judge criteria are sent when this env is graded."""
+    from envgym.wrappers import Grading, OrderEnforcing, TimeLimit
 
     spec_ = spec(env_id)
     factory = load_entry_point(spec_.entry_point)
-    env = factory(**{**spec_.kwargs, **kwargs})
+    merged = {**spec_.kwargs, **kwargs}
+    _check_kwargs(env_id, factory, merged)
+    env = factory(**merged)
     env.spec = spec_
-    return OrderEnforcing(TimeLimit(env, max_steps=spec_.max_episode_steps))
+    return OrderEnforcing(Grading(TimeLimit(env, max_steps=spec_.max_episode_steps), judge=judge))
+
+
+# --- named suites -----------------------------------------------------------------------------------------
+
+def register_suite(name: str, path: str | Path, *, description: str = "", override: bool = False) -> SuiteSpec:
+    """Name a suite: ``envgym eval --suite NAME``, ``load_suite(NAME)`` and ``envgym list`` find it."""
+    if not SUITE_NAME_RE.match(name):
+        raise RegistryError(f"malformed suite name {name!r}: lowercase letters, digits, '_', '.', '-'")
+    where = Path(path)
+    if not (where.is_dir() or where.suffix == ".jsonl"):
+        raise RegistryError(f"suite {name!r}: {where} is neither a folder nor a .jsonl file")
+    resolved = str(where.resolve())
+    old = _suites.get(name)
+    if old is not None and old.path != resolved and not override:
+        raise RegistryError(f"suite {name!r} is already registered at {old.path} (pass override=True to replace it)")
+    suite = SuiteSpec(name=name, path=resolved, description=description)
+    _suites[name] = suite
+    return suite
+
+
+def suite_spec(name: str) -> SuiteSpec | None:
+    """The registration of suite ``name``, or None (loads every plug-in before saying None)."""
+    if name not in _suites:
+        _load_plugins()
+    return _suites.get(name)
+
+
+def list_suites() -> list[str]:
+    """Every registered suite name (loading all plug-ins)."""
+    _load_plugins()
+    return sorted(_suites)
+
+
+def suite_name_for(path: str | Path) -> str | None:
+    """The registered name of the suite at ``path``, if one is registered there."""
+    resolved = str(Path(path).resolve())
+    _load_plugins()
+    return next((s.name for s in _suites.values() if s.path == resolved), None)
+
+
+# --- verifier kinds ---------------------------------------------------------------------------------------
+
+def register_verifier(type_name: str, model: type, fn: Callable[..., Any], *, override: bool = False) -> VerifierKind:
+    """Open a verifier kind: task files may then list ``{"type": type_name, ...}`` verifiers.
+
+    ``model`` is a frozen pydantic model (subclass :class:`~envgym.types.FrozenModel`) whose ``type`` field is
+    ``Literal[type_name]``; ``fn`` is ``async (spec, ctx) -> Verdict``, ``ctx`` a
+    :class:`~envgym.verify.VerifyContext` (the task, the initial and final state, the calls, the answer).
+    """
+    from envgym.verify.spec import BUILTIN_KINDS
+
+    if type_name in BUILTIN_KINDS:
+        raise RegistryError(f"verifier type {type_name!r} is built in; choose another name")
+    fields = getattr(model, "model_fields", None)
+    if fields is None or "type" not in fields or fields["type"].default != type_name:
+        raise RegistryError(f"verifier type {type_name!r}: its model must be a pydantic model with "
+                            f"type: Literal[{type_name!r}] = {type_name!r}")
+    if not inspect.iscoroutinefunction(fn):
+        raise RegistryError(f"verifier type {type_name!r}: its check must be an async function (spec, ctx) -> Verdict")
+    if type_name in _verifiers and not override and _verifiers[type_name].model is not model:
+        raise RegistryError(f"verifier type {type_name!r} is already registered (pass override=True to replace it)")
+    kind = VerifierKind(type=type_name, model=model, fn=fn)
+    _verifiers[type_name] = kind
+    return kind
+
+
+def verifier_kind(type_name: str) -> VerifierKind | None:
+    """A plug-in verifier kind by ``type`` (loads every plug-in before saying None)."""
+    if type_name not in _verifiers:
+        _load_plugins()
+    return _verifiers.get(type_name)
+
+
+def list_verifier_kinds() -> list[str]:
+    """Built-in and registered verifier types."""
+    from envgym.verify.spec import BUILTIN_KINDS
+
+    _load_plugins()
+    return sorted({*BUILTIN_KINDS, *_verifiers})
+
+
+@contextlib.contextmanager
+def isolated(*, plugins: bool = False) -> Iterator[None]:
+    """A fresh, empty registry of envs, suites and verifier kinds until the block ends (then the old one).
+
+    Built-in verifier kinds stay. With ``plugins=False`` (the default) no entry-point hook loads inside, so
+    only what the block registers exists; ``plugins=True`` lets the installed plug-ins load afresh.
+    """
+    global _registry, _suites, _verifiers, _loaded, _plugins_enabled
+    saved = (_registry, _suites, _verifiers, _loaded, _plugins_enabled)
+    _registry, _suites, _verifiers, _loaded, _plugins_enabled = {}, {}, {}, set(), plugins
+    try:
+        yield
+    finally:
+        _registry, _suites, _verifiers, _loaded, _plugins_enabled = saved

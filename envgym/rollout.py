@@ -91,9 +91,16 @@ class _StepDeadline:
 
 
 async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | None = None,
-                      clock: Clock | None = None) -> Trajectory:
+                      clock: Clock | None = None, max_steps: int | None = None,
+                      step_timeout_s: float | None = None) -> Trajectory:
+    """One episode (see the module docstring). ``max_steps`` caps the task's step limit (never raises it) and
+    ``step_timeout_s`` replaces its per-step deadline: run settings, so the task and its hash stay as they are.
+    An episode cut by ``max_steps`` is graded as it stands (through the env's ``verify``) and truncated."""
     clock = clock or SystemClock()
     limits = task.limits
+    if step_timeout_s is not None:
+        limits = limits.model_copy(update={"step_timeout_s": step_timeout_s})
+    step_cap = min(limits.max_steps, max_steps) if max_steps is not None else None
     loop = asyncio.get_running_loop()
     started_wall, started = clock.wall(), clock.now()
     steps: list[StepRecord] = []
@@ -141,6 +148,11 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
                 env_s += spent
                 steps.append(StepRecord.model_construct(index=len(steps), action=action, observation=obs,
                                                         reward=reward, agent_s=t_env - t, env_s=spent))
+                if not (terminated or truncated) and step_cap is not None and len(steps) >= step_cap:
+                    arm("verify")
+                    truncated, verdict_now = True, await env.verify()
+                    info = {**info, "verdict": verdict_now, "truncated_by": "max_steps"}
+                    reward = verdict_now.score
                 if terminated or truncated:
                     verdict = info.get("verdict")
                     if verdict is not None:
@@ -152,7 +164,8 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     except Exception as exc:
         stage = phase
         if isinstance(exc, TimeoutError) and step_deadline is not None and step_deadline.expired():
-            what = {"reset": "reset", "agent": "the agent's step", "env": "the environment's step"}[phase]
+            what = {"reset": "reset", "agent": "the agent's step", "env": "the environment's step",
+                    "verify": "grading"}[phase]
             kind = PolicyTimeout if phase == "agent" else StepTimeout
             error = kind(f"{what} exceeded its {limits.step_timeout_s:g}s deadline")
         elif isinstance(exc, TimeoutError) and episode_deadline is not None and episode_deadline.expired():

@@ -5,8 +5,9 @@ verifier specs and the reference solution. Its identity is its content hash. Tas
 (``tasks/<suite>/*.jsonl``), one task a line, UTF-8, split on ``\n`` only (:mod:`envgym.jsonl`); a bad
 line (not UTF-8, not JSON, nested deeper than :data:`MAX_DEPTH`, not a valid task, an invalid regex in a
 verifier) raises :class:`SpecError` naming the file, the line and the field. A task id appears once in a
-suite, across all its files. Suites are the folders of the installed ``envgym_tasks`` data package, or
-any path.
+suite, across all its files. A suite is a registered name (:func:`envgym.register_suite`; the bundled
+folders of the ``envgym_tasks`` data package register themselves through the same entry-point hook a
+plug-in uses, :func:`register_bundled_suites`), a folder of ``*.jsonl`` files, or one such file.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from envgym.errors import SpecError
 from envgym.jsonl import LineError, decode_line, depth, split_lines
-from envgym.types import SCHEMA_VERSION, Action, FrozenModel, Limits, content_hash
+from envgym.types import TASK_SCHEMA_VERSION, Action, FrozenModel, Limits, content_hash
 from envgym.verify.spec import VerifierSpec
 
 Split = Literal["train", "test", "dev"]
@@ -31,7 +32,7 @@ Split = Literal["train", "test", "dev"]
 class TaskSpec(FrozenModel):
     """One task. Grading fields (``verifiers``, ``solution``) are never shown to the agent."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = TASK_SCHEMA_VERSION
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$")
     env_id: str
     split: Split = "test"
@@ -113,31 +114,42 @@ def write_suite(name: str, tasks: list[TaskSpec]) -> Path:
 
 
 def list_suites() -> list[str]:
-    """Names of the bundled suites (folders of ``tasks/`` holding JSONL files)."""
-    root = suites_root()
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+    """Names of every registered suite: the bundled ones and those any installed plug-in registers."""
+    from envgym.registry import list_suites as registered
+
+    return registered()
 
 
-def load_suite(name: str, *, split: str | None = None) -> list[TaskSpec]:
-    """Tasks of a bundled suite, a folder, or one JSONL file; optionally one split only."""
-    candidate = Path(name)
+SPLITS: tuple[str, ...] = ("train", "test", "dev")
+
+
+def suite_files(name: str | Path) -> list[Path]:
+    """The task files of a registered suite name, a folder, or one JSONL file (SpecError if none)."""
+    from envgym.registry import suite_spec
+
+    registered = suite_spec(str(name)) if isinstance(name, str) and "/" not in name else None
+    candidate = Path(registered.path) if registered is not None else Path(name)
     if candidate.suffix == ".jsonl" or candidate.is_dir():
         files = [candidate] if candidate.suffix == ".jsonl" else sorted(candidate.glob("*.jsonl"))
     else:
-        folder = suites_root() / name
-        if not folder.is_dir():
-            import difflib
+        import difflib
 
-            known = list_suites()
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known suites: {', '.join(known)}"
-            raise SpecError(f"unknown suite {name!r}{hint}")
-        files = sorted(folder.glob("*.jsonl"))
+        known = list_suites()
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known suites: {', '.join(known)}"
+        raise SpecError(f"unknown suite {str(name)!r}{hint} (a plug-in names one with envgym.register_suite)")
     if not files:
-        raise SpecError(f"no task files in {name!r}")
+        raise SpecError(f"no task files in {str(name)!r}")
+    return files
+
+
+def load_suite(name: str | Path, *, split: str | None = None) -> list[TaskSpec]:
+    """Tasks of a registered suite, a folder, or one JSONL file; optionally one split only (train, test, dev)."""
+    if split is not None and split not in SPLITS:
+        raise SpecError(f"unknown split {split!r}; the splits are {', '.join(SPLITS)}")
     tasks: list[TaskSpec] = []
     first: dict[str, tuple[Path, int]] = {}  # task id -> where it was first seen
-    for file in files:
+    for file in suite_files(name):
         for number, task in _read_numbered(file):
             if task.id in first:  # two copies would run twice and collide in records (same hash, same key)
                 where, line = first[task.id]
@@ -147,3 +159,25 @@ def load_suite(name: str, *, split: str | None = None) -> list[TaskSpec]:
     if split is not None:
         tasks = [t for t in tasks if t.split == split]
     return tasks
+
+
+def register_bundled_suites() -> None:
+    """The ``envgym.environments`` hook of the bundled task data (``envgym_tasks``): every folder of it that
+    holds task files becomes a named suite, registered exactly as a plug-in registers its own."""
+    from envgym.registry import register_suite
+
+    root = suites_root()
+    for folder in sorted(root.iterdir()):
+        if folder.is_dir() and any(folder.glob("*.jsonl")):
+            register_suite(folder.name, folder, description=_suite_description(folder))
+
+
+def _suite_description(folder: Path) -> str:
+    readme = folder / "README.md"
+    if not readme.is_file():
+        return ""
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text[:200]
+    return ""

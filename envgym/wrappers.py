@@ -1,9 +1,12 @@
-"""Wrappers ``make`` puts around every env: order enforcing and a step limit.
+"""Wrappers ``make`` puts around every env: ``OrderEnforcing(Grading(TimeLimit(env)))``.
 
 ``OrderEnforcing`` turns misuse into typed errors (:class:`ResetNeeded` for a step before reset or after
 the episode ended, :class:`EnvClosed` after close). ``TimeLimit`` truncates an episode after the task's
-``limits.max_steps`` (or the spec's ``max_episode_steps``) and grades it then, so a truncated episode still
-carries a verdict and a reward.
+``limits.max_steps`` (or the spec's ``max_episode_steps``). ``Grading`` is the one place an episode is graded:
+when a step ends it (terminated by the env, truncated by a limit) it calls the env's ``verify`` once, with
+the run's judge, and returns the verdict as ``info["verdict"]`` and its score as the reward; a later
+``verify()`` of the same episode (the rollout's deadline path, a trainer) returns that same verdict. Every
+wrapper shows the wrapped env's capability flags.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from envgym.env import Env, EnvState, StepResult
 from envgym.errors import EnvClosed, ResetNeeded
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation, Usage, Verdict
+from envgym.verify import JudgeConfig
 
 
 class Wrapper(Env):
@@ -44,15 +48,31 @@ class Wrapper(Env):
     def needs_sandbox(self) -> bool:  # type: ignore[override]
         return self.env.needs_sandbox
 
-    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+    @property
+    def time_evolving(self) -> bool:  # type: ignore[override]
+        return self.env.time_evolving
+
+    @property
+    def has_write_actions(self) -> bool:  # type: ignore[override]
+        return self.env.has_write_actions
+
+    @property
+    def multimodal(self) -> bool:  # type: ignore[override]
+        return self.env.multimodal
+
+    @property
+    def tamper_agents(self) -> tuple[type, ...]:  # type: ignore[override]
+        return self.env.tamper_agents
+
+    async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         return await self.env.reset(task=task, seed=seed, options=options)
 
     async def step(self, action: Action) -> StepResult:
         return await self.env.step(action)
 
-    async def verify(self) -> Verdict:
-        return await self.env.verify()
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        return await self.env.verify(judge=judge)
 
     def attach_usage(self, source: Callable[[], Usage] | None) -> None:
         self.env.attach_usage(source)
@@ -71,7 +91,7 @@ class OrderEnforcing(Wrapper):
         super().__init__(env)
         self.state = EnvState.CREATED
 
-    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+    async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         if self.state is EnvState.CLOSED:
             raise EnvClosed("reset() on a closed env")
@@ -90,10 +110,12 @@ class OrderEnforcing(Wrapper):
             self.state = EnvState.DONE
         return result
 
-    async def verify(self) -> Verdict:
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        if self.state is EnvState.CLOSED:
+            raise EnvClosed("verify() on a closed env")
         if self.state is EnvState.CREATED:
             raise ResetNeeded("verify() before reset()")
-        return await self.env.verify()
+        return await self.env.verify(judge=judge)
 
     async def close(self) -> None:
         if self.state is not EnvState.CLOSED:
@@ -102,7 +124,7 @@ class OrderEnforcing(Wrapper):
 
 
 class TimeLimit(Wrapper):
-    """Truncates after ``max_steps`` (the task's limit wins over the spec's) and grades the episode."""
+    """Truncates after ``max_steps`` (the task's limit wins over the spec's); :class:`Grading` grades it."""
 
     def __init__(self, env: Env, max_steps: int | None = None) -> None:
         super().__init__(env)
@@ -110,7 +132,7 @@ class TimeLimit(Wrapper):
         self._limit: int | None = max_steps
         self.elapsed_steps = 0
 
-    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+    async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         obs, info = await self.env.reset(task=task, seed=seed, options=options)
         self.elapsed_steps = 0
@@ -122,7 +144,44 @@ class TimeLimit(Wrapper):
         obs, reward, terminated, truncated, info = await self.env.step(action)
         self.elapsed_steps += 1
         if not terminated and not truncated and self._limit is not None and self.elapsed_steps >= self._limit:
-            verdict = await self.env.verify()
-            info = {**info, "verdict": verdict, "truncated_by": "max_steps"}
-            return StepResult(obs, verdict.score, False, True, info)
+            return StepResult(obs, reward, False, True, {**info, "truncated_by": "max_steps"})
         return StepResult(obs, reward, terminated, truncated, info)
+
+
+class Grading(Wrapper):
+    """Grades each episode exactly once, when it ends (see the module docstring)."""
+
+    def __init__(self, env: Env, judge: JudgeConfig | None = None) -> None:
+        super().__init__(env)
+        self.judge = judge
+        self._verdict: Verdict | None = None
+        self._ended = False
+
+    async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        self._verdict, self._ended = None, False
+        obs, info = await self.env.reset(task=task, seed=seed, options=options)
+        current = self.env.task
+        if current is not None:  # what was drawn, said the same way by every env
+            info = {**info, "task_id": current.id, "split": current.split}
+        return obs, info
+
+    async def step(self, action: Action) -> StepResult:
+        obs, reward, terminated, truncated, info = await self.env.step(action)
+        if not (terminated or truncated):
+            return StepResult(obs, reward, terminated, truncated, info)
+        self._ended = True
+        reported = info.get("verdict")
+        if isinstance(reported, Verdict) and self._verdict is None:
+            self._verdict = reported  # an env that still grades itself: its verdict counts, once
+        verdict = await self.verify()
+        return StepResult(obs, verdict.score, terminated, truncated, {**info, "verdict": verdict})
+
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        """The episode as it stands; once it has ended, its one verdict (graded on the first call)."""
+        if self._verdict is not None:
+            return self._verdict
+        verdict = await self.env.verify(judge=judge or self.judge)
+        if self._ended:
+            self._verdict = verdict
+        return verdict

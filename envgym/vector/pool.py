@@ -55,13 +55,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One episode to run: the task, its seed, a caller's ``key`` handed back with the result, and
-    optionally the agent to play it (otherwise the pool's factory builds one)."""
+    """One episode to run: the task, its seed, a caller's ``key`` handed back with the result, optionally
+    the agent to play it (otherwise the pool's factory builds one) and run settings for
+    :func:`~envgym.rollout.run_episode` (a step cap, a per-step deadline) that leave the task as it is."""
 
     task: TaskSpec
     seed: int | None = None
     key: Any = None
     agent: Agent | None = None
+    max_steps: int | None = None
+    step_timeout_s: float | None = None
 
 
 class Finished(NamedTuple):
@@ -163,7 +166,8 @@ class EpisodePool:
             limit = job.task.limits.episode_timeout_s
             try:
                 async with asyncio.timeout(None if limit is None else limit + self.grace_s):
-                    trajectory = await run_episode(env, agent, job.task, seed=job.seed)
+                    trajectory = await run_episode(env, agent, job.task, seed=job.seed, max_steps=job.max_steps,
+                                                   step_timeout_s=job.step_timeout_s)
             except TimeoutError:
                 return failed_trajectory(job, EnvError(
                     f"episode did not end within its {limit:g}s deadline plus {self.grace_s:g}s grace"))

@@ -3,15 +3,22 @@
 ``await verify(specs, ctx)`` grades a task's verifier specs (all must pass). Kinds: ``write_action``,
 ``answer``, ``rubric`` (programmatic checks and LLM judges), ``tests`` (the episode's diff applied in a
 fresh container, hidden tests copied in at grading time: FAIL_TO_PASS / PASS_TO_PASS), and the combinators
-``all_of`` / ``any_of``. No verifier reads state the agent can write: a host-side store, the env's own call
-log and timeline, or a fresh sandbox holding only the agent's output.
+``all_of`` / ``any_of``; and every kind a plug-in registers with :func:`envgym.register_verifier` (its check
+gets the same :class:`VerifyContext`: the task, the state before the episode and after it, the calls, the
+answer). No verifier reads state the agent can write: a host-side store, the env's own call log and
+timeline, or a fresh sandbox holding only the agent's output.
+
+:func:`grade` is the one place an episode is graded: :meth:`envgym.env.Env.verify` calls it with the context
+the env reports, and the kernel's :class:`~envgym.wrappers.Grading` wrapper calls that once per episode.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from envgym.errors import VerifierError
 from envgym.types import Verdict
 from envgym.verify.answer import verify_answer
 from envgym.verify.context import CallRecord, JudgeConfig, StateView, VerifyContext
@@ -30,7 +37,10 @@ from envgym.verify.tests import verify_tests
 from envgym.verify.timed import verify_timed
 from envgym.verify.write_action import verify_write_action
 
-__all__ = ["CallRecord", "JudgeConfig", "StateView", "VerifyContext", "verify", "verify_one"]
+if TYPE_CHECKING:
+    from envgym.task import TaskSpec
+
+__all__ = ["CallRecord", "JudgeConfig", "StateView", "VerifyContext", "grade", "verify", "verify_one"]
 
 
 async def verify_one(spec: VerifierSpec, ctx: VerifyContext) -> Verdict:
@@ -47,10 +57,28 @@ async def verify_one(spec: VerifierSpec, ctx: VerifyContext) -> Verdict:
     if isinstance(spec, AllOfSpec | AnyOfSpec):
         children = await asyncio.gather(*(verify_one(child, ctx) for child in spec.verifiers))
         return Verdict.combine(list(children), mode="all" if isinstance(spec, AllOfSpec) else "any")
-    raise TypeError(f"unknown verifier spec {type(spec).__name__}")
+    from envgym.registry import verifier_kind
+
+    kind = verifier_kind(getattr(spec, "type", ""))
+    if kind is None or not isinstance(spec, kind.model):
+        raise VerifierError(f"no verifier is registered for {type(spec).__name__} "
+                            f"(type {getattr(spec, 'type', None)!r})")
+    verdict = await kind.fn(spec, ctx)
+    if not isinstance(verdict, Verdict):
+        raise VerifierError(f"verifier {kind.type!r} returned {type(verdict).__name__}, not a Verdict")
+    return verdict
 
 
 async def verify(specs: Sequence[VerifierSpec], ctx: VerifyContext) -> Verdict:
     """Grade all specs; the episode passes iff every one passes."""
     verdicts = [await verify_one(spec, ctx) for spec in specs]
     return Verdict.combine(verdicts, mode="all")
+
+
+async def grade(task: TaskSpec, ctx: VerifyContext, *, judge: JudgeConfig | None = None) -> Verdict:
+    """Grade ``task`` on what the env reported (``ctx``); ``judge`` fills in where the context names none."""
+    if ctx.task is None:
+        ctx.task = task
+    if ctx.judge is None:
+        ctx.judge = judge
+    return await verify(task.verifiers, ctx)

@@ -8,14 +8,29 @@ in expected writes and ``called`` checks may be literals or matchers::
 
 A regex that does not compile (an ``answer`` of kind ``regex``, a ``$regex`` matcher) or an unknown
 matcher fails validation, so a task file holding one is refused at load, naming the field.
+
+Verifier kinds are open: besides the built-in ones (:data:`BUILTIN_KINDS`) a task may name any kind a
+plug-in registered with :func:`envgym.register_verifier` (its spec model validates the entry, so a bad
+field is named as for a built-in; an unknown ``type`` names the known ones).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    SerializationInfo,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from envgym.types import FrozenModel
 from envgym.verify.matching import Matchable, MatchArgs
@@ -115,6 +130,57 @@ class RubricSpec(FrozenModel):
     pass_threshold: float = Field(default=1.0, ge=0, le=1)
 
 
+def _validate_verifier(value: Any) -> BaseModel:
+    """One verifier entry: a built-in kind or a registered one, chosen by ``type``."""
+    if isinstance(value, BaseModel):
+        kind = getattr(value, "type", None)
+        if isinstance(kind, str) and _model_for(kind) is type(value):
+            return value
+        value = value.model_dump()
+    if not isinstance(value, dict):
+        raise PydanticCustomError("verifier_type", "a verifier must be an object with a 'type'")
+    kind = value.get("type")
+    if not isinstance(kind, str):
+        raise PydanticCustomError("verifier_type", "a verifier needs a string 'type'")
+    model = _model_for(kind)
+    if model is None:
+        from envgym.registry import list_verifier_kinds
+
+        message = (f"unknown verifier type {kind!r}; known: {', '.join(list_verifier_kinds())} "
+                   "(a plug-in adds one with envgym.register_verifier)")
+        raise PydanticCustomError("verifier_type", message.replace("{", "{{").replace("}", "}}"))
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:  # keep the kind in the location, as a discriminated union does
+        errors = [InitErrorDetails(type=e["type"], loc=(kind, *e["loc"]), input=e["input"], ctx=e.get("ctx", {}))
+                  for e in exc.errors()]
+        raise ValidationError.from_exception_data("VerifierSpec", errors) from None
+
+
+def _model_for(kind: str) -> type[BaseModel] | None:
+    builtin = BUILTIN_KINDS.get(kind)
+    if builtin is not None:
+        return builtin
+    from envgym.registry import verifier_kind
+
+    registered = verifier_kind(kind)
+    return registered.model if registered is not None else None
+
+
+def _dump_verifier(value: BaseModel, info: SerializationInfo) -> Any:
+    return value.model_dump(mode=info.mode)
+
+
+VerifierSpec = Annotated[
+    Any,
+    PlainValidator(_validate_verifier),
+    PlainSerializer(_dump_verifier),
+    WithJsonSchema({"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}},
+                    "description": "a built-in verifier kind or one a plug-in registered"}),
+]
+"""A verifier entry of a task (validated by its ``type``: built-in or registered)."""
+
+
 class AllOfSpec(FrozenModel):
     """Passes iff every child passes; score is the product of the children's scores."""
 
@@ -129,9 +195,8 @@ class AnyOfSpec(FrozenModel):
     verifiers: tuple[VerifierSpec, ...]
 
 
-VerifierSpec = Annotated[
-    WriteActionSpec | AnswerSpec | RubricSpec | AllOfSpec | AnyOfSpec | TimedWriteSpec | TestsSpec,
-    Field(discriminator="type"),
-]
-AllOfSpec.model_rebuild()
-AnyOfSpec.model_rebuild()
+BUILTIN_KINDS: dict[str, type[BaseModel]] = {
+    "write_action": WriteActionSpec, "answer": AnswerSpec, "rubric": RubricSpec, "all_of": AllOfSpec,
+    "any_of": AnyOfSpec, "timed_write": TimedWriteSpec, "tests": TestsSpec,
+}
+"""The verifier kinds the kernel grades itself."""

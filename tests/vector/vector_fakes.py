@@ -82,7 +82,7 @@ class ChaosEnv(Env):
 
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
-        self.task = self._choose_task(task, seed)
+        self.task = self.choose_task(task, seed, options)
         if not self.sandbox.up:
             await self.sandbox.start()
         await self._misbehave("reset")

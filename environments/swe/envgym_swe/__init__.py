@@ -8,17 +8,22 @@ Every suite folder ``tasks/swe-<name>/`` registers ``swe/<name>-v1`` (and suites
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    from envgym.registry import register
+    from envgym.registry import register, register_suite
     from envgym.task import suites_root
     from envgym_swe.importer import env_id_for, imported_suites
 
-    suites: dict[str, str] = {p.name: p.name for p in sorted(suites_root().glob("swe-*"))
-                              if p.is_dir() and any(p.glob("*.jsonl"))}
+    # The bundled swe-* folders are named suites already (envgym_tasks registers its folders); imported ones
+    # are named here, from where ``envgym swe import`` wrote them.
+    names = [p.name for p in sorted(suites_root().glob("swe-*")) if p.is_dir() and any(p.glob("*.jsonl"))]
     for name, folder in imported_suites().items():
-        suites.setdefault(name, folder)
-    for name, where in sorted(suites.items()):
-        register(env_id_for(name), "envgym_swe.env:SweEnv", suites=(where,), max_episode_steps=50, override=True,
+        if name not in names and Path(folder).is_dir():
+            register_suite(name, folder, description="imported with envgym swe import", override=True)
+            names.append(name)
+    for name in sorted(names):
+        register(env_id_for(name), "envgym_swe.env:SweEnv", suites=(name,), max_episode_steps=50, override=True,
                  description=f"Repository tasks of suite {name}: a container at the base commit, hidden tests.")

@@ -37,7 +37,7 @@ from envgym.sandbox.errors import ExecTimeout, ImageMissing, SandboxCrashed, San
 from envgym.task import TaskSpec
 from envgym.tooling import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolResult, Verdict
-from envgym.verify import VerifyContext, verify
+from envgym.verify import JudgeConfig, VerifyContext
 from envgym.verify.tests import TestsTarget
 from envgym_swe import containers, tamper
 from envgym_swe.images import ImageSpec, image_tag
@@ -65,7 +65,7 @@ class SweEnv(Env):
     tamper_agents = tamper.AGENTS
 
     def __init__(self, *, command_timeout_s: float = 120.0, max_output: int = 16_000,
-                 clock: Clock | None = None, judge: Any = None) -> None:  # judge: eval passes it to every env
+                 clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
         self.command_timeout_s, self.max_output = command_timeout_s, max_output
         self.sandbox: Sandbox | None = None
@@ -73,6 +73,7 @@ class SweEnv(Env):
         self.tools: ToolBox | None = None
         self._final_answer: str | None = None
         self._verdict: Verdict | None = None
+        self._submitted = False
         self._held: str | None = None
 
     # -- containers ------------------------------------------------------------------------------------------
@@ -100,7 +101,7 @@ class SweEnv(Env):
     # -- the episode -----------------------------------------------------------------------------------------
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
-        chosen = self._choose_task(task, seed)
+        chosen = self.choose_task(task, seed, options)
         image = task_image(chosen)
         base = str(chosen.initial_state["base_commit"])
         repo = str(chosen.initial_state.get("repo", "the repository"))
@@ -116,7 +117,7 @@ class SweEnv(Env):
         self.task = chosen
         self.tools = ToolBox(sandbox, timeout_s=self.command_timeout_s, max_output=self.max_output,
                              disk=dict(containers.DISK))
-        self._final_answer, self._verdict = None, None
+        self._final_answer, self._verdict, self._submitted = None, None, False
         text = (f"{chosen.instruction.strip()}\n\n---\nThe repository {repo} is checked out in /testbed (the working "
                 "directory); it has no network access. Tools: bash, view, edit, create, search. Change the code so "
                 "that the problem is solved, then call submit: hidden tests will grade your changes.")
@@ -182,25 +183,26 @@ class SweEnv(Env):
         return exc
 
     async def _finish(self, answer: str | None) -> StepResult:
-        self._final_answer = answer
-        verdict = await self.verify()
-        # Graded: the episode's container is stopped now (in the background), off the next reset's path.
-        self._verdict, self.tools = verdict, None
-        await self._give_back()
-        obs = Observation(text="Submitted. " + ("Resolved." if verdict.passed else "Not resolved."))
-        return StepResult(obs, verdict.score, True, False, {"verdict": verdict})
+        self._final_answer, self._submitted, self.tools = answer, True, None
+        return StepResult(Observation(text="Submitted."), 0.0, True, False, {})  # the kernel grades it now
 
-    async def verify(self) -> Verdict:
+    async def verify_context(self) -> VerifyContext:
         if self.task is None:
             raise EnvError("verify() without an episode")
-        if self._verdict is not None:  # graded at submit; its container is gone
-            return self._verdict
         if self.sandbox is None or self.sandbox.state is not SandboxState.RUNNING:
             raise SandboxCrashed("the episode's container is gone; nothing can be graded")
         image = self.image or task_image(self.task)
         target = TestsTarget(episode=self.sandbox, fresh=lambda: containers.leased(image))
-        ctx = VerifyContext(calls=[], final_answer=self._final_answer, sandbox=target)
-        return await verify(self.task.verifiers, ctx)
+        return VerifyContext(calls=[], final_answer=self._final_answer, sandbox=target, task=self.task)
+
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        if self._verdict is not None:  # graded after submit; its container is gone
+            return self._verdict
+        verdict = await super().verify(judge=judge)
+        if self._submitted:  # graded: the container is stopped now (in the background), off the next reset's path
+            self._verdict = verdict
+            await self._give_back()
+        return verdict
 
     async def close(self) -> None:
         self.tools = None

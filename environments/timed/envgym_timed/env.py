@@ -43,8 +43,8 @@ from envgym.timed.latency import INSTANT, latency
 from envgym.timed.thinking import ThinkingSample, thinking_policy, usage_delta
 from envgym.timed.timeline import Notification, StepTiming, Timeline
 from envgym.tooling import ArgumentsError, decode_arguments
-from envgym.types import Action, Observation, ToolCall, ToolResult, Usage, Verdict
-from envgym.verify import CallRecord, verify
+from envgym.types import Action, Observation, ToolCall, ToolResult, Usage
+from envgym.verify import CallRecord
 from envgym.verify.timed import TimedVerifyContext
 from envgym_timed.tamper import TAMPER_AGENTS
 from envgym_timed.toolkit import Scenario, Tool, ToolFailure, tool
@@ -157,6 +157,7 @@ class TimedEnv(Env):
         self._handles = itertools.count(1)
         self._wall0 = self._wall_mark = self.clock.now()
         self._usage_mark: Usage | None = None
+        self._initial: WorldState | None = None
 
     def attach_usage(self, source: Callable[[], Usage] | None) -> None:
         """Read the agent's cumulative usage from ``source`` at each step (for the ``tokens`` policy)."""
@@ -166,7 +167,7 @@ class TimedEnv(Env):
     # -- episode -------------------------------------------------------------------------------------
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
-        chosen = self._choose_task(task, seed)
+        chosen = self.choose_task(task, seed, options)
         state = chosen.initial_state
         self._reset_episode_fields()
         self._variant = str(state.get("variant", "async"))
@@ -177,6 +178,7 @@ class TimedEnv(Env):
         except (KeyError, ValueError, TypeError) as exc:
             raise SpecError(f"task {chosen.id!r}: invalid timed initial_state: {exc}") from exc
         self.world.scheduler.run_until(0.0)
+        self._initial = WorldState(self.world.snapshot())
         self.task = chosen
         if self._usage_source is not None:
             self._usage_mark = self._usage_source()
@@ -216,14 +218,12 @@ class TimedEnv(Env):
         reward = 0.0
         text = "Episode finished." if terminated else ("The day is over (horizon reached)." if truncated else "")
         if terminated or truncated:
-            self._ended = True
-            verdict = await self.verify()
-            info["verdict"], reward = verdict, verdict.score
+            self._ended = True  # the kernel's Grading wrapper grades the episode now
         obs = self._observation(text, tuple(results), error, notes, thinking)
         self._wall_mark = self.clock.now()
         return StepResult(obs, reward, terminated, truncated, info)
 
-    async def verify(self) -> Verdict:
+    async def verify_context(self) -> TimedVerifyContext:
         world = self._require(allow_ended=True)
         if self.task is None:
             raise EnvError("verify() without an open episode")
@@ -231,9 +231,8 @@ class TimedEnv(Env):
         calls = [CallRecord(index=c.index, name=c.name, kind="read" if c.kind == "control" else c.kind,
                             arguments=c.arguments, ok=c.ok and c.done_seq is not None, error=c.error)
                  for c in timeline.calls]
-        ctx = TimedVerifyContext(calls=calls, final_answer=self._final, state=WorldState(world.snapshot()),
-                                 timeline=timeline)
-        return await verify(self.task.verifiers, ctx)
+        return TimedVerifyContext(calls=calls, final_answer=self._final, state=WorldState(world.snapshot()),
+                                  timeline=timeline, initial_state=self._initial, task=self.task)
 
     def timeline(self) -> Timeline:
         """The episode so far, as data."""

@@ -36,8 +36,8 @@ from envgym.errors import EnvError
 from envgym.tamper import TamperAgent
 from envgym.task import TaskSpec
 from envgym.tooling import ArgumentsError, decode_arguments
-from envgym.types import Action, ToolResult, Verdict
-from envgym.verify import JudgeConfig, VerifyContext, verify
+from envgym.types import Action, ToolResult
+from envgym.verify import VerifyContext
 from envgym_web import observe
 from envgym_web.actions import TOOL_NAMES, TOOLS, ActionError, check_args, perform
 from envgym_web.apps import load_app
@@ -86,7 +86,7 @@ class BrowserEnv(Env):
     # --- the episode ---------------------------------------------------------------------------------------
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[WebObservation, dict[str, Any]]:
-        chosen = self._choose_task(task, seed)
+        chosen = self.choose_task(task, seed, options)
         self._end_episode_soon()
         if self.browser is None:
             self.browser = shared_browser()
@@ -156,10 +156,9 @@ class BrowserEnv(Env):
             raise ActionError(str(exc)) from None
 
     async def _finish(self, answer: str) -> StepResult:
-        self._final_answer = answer
-        verdict = await self.verify()
+        self._final_answer = answer  # the episode ends; the kernel's Grading wrapper grades it
         obs = WebObservation(text="Episode finished.", url=self.episode.page.url if self.episode else "")
-        return StepResult(obs, verdict.score, True, False, {"verdict": verdict})
+        return StepResult(obs, 0.0, True, False, {})
 
     def _broken(self, exc: PlaywrightError) -> EnvError:
         message = (exc.message or repr(exc)).splitlines()[0]
@@ -262,11 +261,10 @@ class WebAppEnv(BrowserEnv):
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, TypeUnsent, QuoteBack)
     _expected_cache: ClassVar[OrderedDict[tuple[str, str], dict[str, Any]]] = OrderedDict()
 
-    def __init__(self, app: str, *, judge: JudgeConfig | None = None, screenshot: bool = False,
-                 screenshot_scale: float = 0.5, prewarm: bool = True, clock: Clock | None = None) -> None:
+    def __init__(self, app: str, *, screenshot: bool = False, screenshot_scale: float = 0.5, prewarm: bool = True,
+                 clock: Clock | None = None) -> None:
         super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, clock=clock)
         self.app = load_app(app)
-        self.judge = judge
         self.session: AppSession | None = None
         self.server: HttpServer | None = None
 
@@ -303,7 +301,7 @@ class WebAppEnv(BrowserEnv):
             await episode.context.add_cookies([{"name": "sid", "value": value, "url": self.server.origin}])
         await episode.page.goto(self.server.origin + task.initial_state.get("start", "/"), wait_until="load")
 
-    async def verify(self) -> Verdict:
+    async def verify_context(self) -> VerifyContext:
         if self.session is None or self.task is None or self.episode is None:
             raise EnvError("verify() without an open episode")
         task, session = self.task, self.session
@@ -316,16 +314,16 @@ class WebAppEnv(BrowserEnv):
             except PlaywrightError:
                 pass  # grading goes on without the page: page checks fail, the database still counts
         tables = await asyncio.to_thread(session.snapshot)
-        ctx = VerifyContext(calls=list(session.calls), final_answer=self._final_answer,
-                            state=PageState(session, tables, page), expected_state=await self._expected(task),
-                            judge=self.judge)
-        return await verify(task.verifiers, ctx)
+        return VerifyContext(calls=list(session.calls), final_answer=self._final_answer,
+                             state=PageState(session, tables, page), expected_state=await self._expected(task),
+                             initial_state=await self._expected(task, initial=True), task=task)
 
-    async def _expected(self, task: TaskSpec) -> Expected | None:
-        writes = task.metadata.get("reference_writes")
+    async def _expected(self, task: TaskSpec, *, initial: bool = False) -> Expected | None:
+        """The database the reference writes produce (or, ``initial``, the seeded one), replayed once per task."""
+        writes = [] if initial else task.metadata.get("reference_writes")
         if writes is None:
             return None
-        key = (self.app.name, task.hash)
+        key = (self.app.name, task.hash + (":initial" if initial else ""))
         cached = self._expected_cache.get(key)
         if cached is None:
             cached = await asyncio.to_thread(replay, self.app, task.initial_state, writes, task.hash)

@@ -31,7 +31,7 @@ from envgym.errors import EnvError
 from envgym.tamper import TamperAgent
 from envgym.task import TaskSpec
 from envgym.types import Action, Limits, Verdict
-from envgym.verify import VerifyContext, verify
+from envgym.verify import JudgeConfig, VerifyContext
 from envgym.verify.spec import Criterion, RubricSpec, SqlCheck
 from envgym_web.browser import EpisodeBrowser
 from envgym_web.env import BrowserEnv
@@ -187,18 +187,20 @@ class MiniWobEnv(BrowserEnv):
         result = await super().step(action)
         if result.terminated:
             return result
-        if (await self._read_state())["done"]:
-            verdict = await self.verify()
-            return StepResult(result.observation, verdict.score, True, False, {"verdict": verdict})
+        if (await self._read_state())["done"]:  # the task's page says it is over; the kernel grades
+            return StepResult(result.observation, 0.0, True, False, result.info)
         return result
 
-    async def verify(self) -> Verdict:
+    async def verify_context(self) -> VerifyContext:
         if self.episode is None or self.task is None:
             raise EnvError("verify() without an open episode")
         state = self._last if self.episode.crashed else await self._read_state()
-        ctx = VerifyContext(calls=[], final_answer=self._final_answer, state=WobState(state or {
+        return VerifyContext(calls=[], final_answer=self._final_answer, task=self.task, state=WobState(state or {
             "done": False, "reward": 0, "raw_reward": 0, "reason": "no state"}))
-        verdict = await verify(self.task.verifiers, ctx)
+
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        verdict = await super().verify(judge=judge)  # the page's own reward row goes into the evidence
+        state = self._last or {"done": False, "reward": 0, "raw_reward": 0, "reason": "no state"}
         return verdict.model_copy(update={"evidence": {**verdict.evidence, "miniwob": WobState(state).row}})
 
     async def close(self) -> None:

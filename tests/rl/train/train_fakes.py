@@ -22,7 +22,7 @@ class VowelEnv(Env):
 
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
-        self.task = self._choose_task(task, seed)
+        self.task = self.choose_task(task, seed, options)
         return Observation(text=self.task.instruction), {"tools": [], "policy": "Answer briefly."}
 
     async def step(self, action: Action) -> StepResult:
