@@ -4,7 +4,7 @@ Reading a task file with ``datasets.load_dataset("json", ...)`` does not give th
 one type per field across all rows: date-like strings become timestamps (``"2024-06-13"`` returns as a
 ``datetime`` that dumps as ``"2024-06-13T00:00:00"``), an integer in a field another row holds a float in
 becomes a float (``1`` returns as ``1.0``), and objects whose keys differ between rows fall back to
-``datasets.Json()`` (older releases instead fill the keys a row lacked with ``None``). So
+``datasets.Json()`` (``pyarrow.json`` itself fills the keys a row lacked with ``None``). So
 ``TaskSpec.model_validate(row)`` builds another task with another hash: every task of ``tool-retail``,
 ``tool-assistant`` and ``web-shop`` (datasets 5.2). Declaring the nested fields ``Json()`` is no fix: it
 re-encodes through pandas' ujson, which reads ``5e-324`` as ``0.0``, the largest double as ``inf`` and
