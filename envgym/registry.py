@@ -208,7 +208,13 @@ def make(env_id: str, *, judge: Any = None, **kwargs: Any) -> Env:
     factory = load_entry_point(spec_.entry_point)
     merged = {**spec_.kwargs, **kwargs}
     _check_kwargs(env_id, factory, merged)
-    env = factory(**merged)
+    try:
+        env = factory(**merged)
+    except TypeError as exc:  # a factory taking **kwargs passes them on: the constructor below says no
+        if "unexpected keyword argument" not in str(exc):
+            raise
+        raise RegistryError(f"{env_id}: {exc} (make() passes keyword arguments to the env's constructor; "
+                            f"the spec gives {sorted(spec_.kwargs) or 'none'})") from None
     env.spec = spec_
     return OrderEnforcing(Grading(TimeLimit(env, max_steps=spec_.max_episode_steps), judge=judge))
 
