@@ -15,6 +15,18 @@ from envgym.agent import AgentFactory
 from envgym.errors import SpecError
 from envgym.types import FrozenModel
 
+__all__ = [
+    "AGENT_KINDS",
+    "AgentConfig",
+    "HFConfig",
+    "NullConfig",
+    "OpenAIConfig",
+    "OracleConfig",
+    "RandomConfig",
+    "agent_id",
+    "build_factory",
+    "parse_agent",
+]
 
 class OracleConfig(FrozenModel):
     type: Literal["oracle"] = "oracle"

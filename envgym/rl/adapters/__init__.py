@@ -7,3 +7,5 @@
 
 Each trainer is imported only by its own module; ``import envgym.rl.adapters`` imports none. See README.md here.
 """
+
+__all__: list[str] = []  # the modules are the API; importing the package imports none of them
