@@ -7,7 +7,15 @@
     envgym leaderboard build RUN_DIR... --out DIR
     envgym sandbox build [NAME...|--all] | gc    container images and the reaper (envgym/sandbox/cli.py)
     envgym swe import | build | grade            SWE-bench instances, repository images, predictions (envgym_swe/cli.py)
-    envgym train --recipe R --mode M --out DIR   the bundled async GRPO trainer (envgym/train/cli.py)
+    envgym train --recipe R --mode M --out DIR   the bundled async GRPO trainer (envgym/rl/train/cli.py)
+
+Every subcommand after ``leaderboard`` is a plug-in: an entry point in the group ``envgym.cli`` names a
+callable ``add_parser(subparsers)`` that adds one subcommand with ``subparsers.add_parser(NAME, ...)`` and
+``set_defaults(fn=...)``; ``fn(args)`` returns the exit code. The kernel's own ``sandbox`` and ``train``
+come in the same way (pyproject.toml), as does any installed package's. :func:`build_parser` calls the hooks
+in entry-point name order; one that fails to import or raises costs only its own subcommand (a one-line
+warning on stderr; ``envgym --help`` and every other subcommand still work); two that add the same name
+are an error naming both entry points.
 
 Errors a user can fix (bad ids, bad task files, unknown agents, out-of-range flags, an ``--out`` that is a
 file) print one clear line naming the file, line, field or flag, and exit 2; never a traceback.
@@ -18,8 +26,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -28,7 +38,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from envgym.errors import EnvgymError, RegistryError, SpecError
+from envgym.errors import EnvgymError, PluginError, RegistryError, SpecError
+
+CLI_ENTRY_POINT_GROUP = "envgym.cli"
 
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
@@ -251,24 +263,59 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.set_defaults(fn=_cmd_leaderboard_build)
 
-    from envgym.sandbox.cli import add_parser as add_sandbox_parser
-
-    add_sandbox_parser(sub)
-
-    from envgym.train.cli import add_parser as add_train_parser
-
-    add_train_parser(sub)
-
-    from envgym_swe.cli import add_parser as add_swe_parser
-
-    add_swe_parser(sub)
+    _add_plugin_commands(sub)
     return parser
 
 
+def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
+    """Call every ``envgym.cli`` entry point's ``add_parser(subparsers)``, in name order.
+
+    A hook that fails to import or to add its subcommand costs only that subcommand: a one-line warning,
+    and any half-added subcommand is taken out again. Two hooks adding the same name is an error naming both.
+    """
+    owners = {name: "envgym (built in)" for name in sub.choices}
+    for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+        where = f"{ep.name} = {ep.value}"
+        before = set(sub.choices)
+        try:
+            hook: Callable[[argparse._SubParsersAction], object] = ep.load()
+            hook(sub)
+        except argparse.ArgumentError as exc:
+            clash = re.search(r"conflicting subparser(?: alias)?: (.+)$", str(exc))
+            if clash:
+                name = clash[1]
+                _drop_subcommands(sub, set(sub.choices) - before)
+                other = owners.get(name, "another entry point")
+                raise PluginError(f"CLI plug-ins clash: subcommand {name!r} is added by {other} and by "
+                                  f"{where} (entry-point group {CLI_ENTRY_POINT_GROUP})") from None
+            _plugin_warning(sub, before, where, exc)
+        except Exception as exc:
+            _plugin_warning(sub, before, where, exc)
+        else:
+            owners.update(dict.fromkeys(set(sub.choices) - before, where))
+
+
+def _plugin_warning(sub: argparse._SubParsersAction, before: set[str], where: str, exc: Exception) -> None:
+    _drop_subcommands(sub, set(sub.choices) - before)
+    message = f"CLI plug-in {where} failed to load, its subcommand is unavailable: {exc!r}"
+    console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True, highlight=False)
+
+
+def _drop_subcommands(sub: argparse._SubParsersAction, names: set[str]) -> None:
+    # argparse has no public removal; these two hold what --help lists and what parsing dispatches on
+    for name in names:
+        del sub._name_parser_map[name]
+    sub._choices_actions[:] = [a for a in sub._choices_actions if a.dest not in names]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return int(args.fn(args))
+        args = build_parser().parse_args(argv)
+        fn = getattr(args, "fn", None)
+        if fn is None:  # a plug-in's parser that forgot set_defaults(fn=...)
+            raise PluginError(f"subcommand {args.command!r} has no handler: its add_parser must call "
+                              "set_defaults(fn=...)")
+        return int(fn(args))
     except EnvgymError as exc:  # one line, as written: a message may hold '[' (paths, JSON) or be long
         console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
         return 2

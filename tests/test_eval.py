@@ -129,7 +129,7 @@ async def test_crash_between_record_and_prediction_is_repaired_on_resume(tmp_pat
         raise RuntimeError("killed")
 
     with monkeypatch.context() as m:
-        m.setattr("envgym.eval.Prediction", crash)
+        m.setattr("envgym_swe.predictions.Prediction", crash)
         with pytest.raises(RuntimeError, match="killed"):
             await evaluate(_config(runs=2), tmp_path / "run", concurrency=1)
     crashed, _ = read_records(tmp_path / "run" / "records.jsonl")

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from envgym.errors import RecordError, SpecError
-from envgym.eval import Prediction
 from envgym.leaderboard import load_run
 from envgym.record import JsonlWriter, ResultRecord, read_jsonl, read_records
 from envgym.rl.samples import TrainingSample, read_samples, write_samples
@@ -23,6 +22,7 @@ from envgym.task import TaskSpec, load_suite, load_tasks, write_tasks
 from envgym.types import Outcome
 from envgym_swe.instances import load_instances
 from envgym_swe.instances import read_jsonl as read_swe_jsonl
+from envgym_swe.predictions import Prediction
 
 from fakes import NOTES_SUITE
 

@@ -8,8 +8,8 @@
 swe/<name>-v1`` find it). ``build`` makes the images a suite's tasks name when missing (a fresh machine,
 CI); a repository comes from ``--repo``, else from where it was last imported, else (bundled suites) it is
 rebuilt from its pinned PyPI sdist and the tasks' stored patches (``envgym_swe.sources.rebuild_repo``: the
-commit ids come out the same). Hooked into ``envgym``
-by ``envgym_swe.cli.add_parser(subparsers)``; each command returns an exit code.
+commit ids come out the same). Hooked into ``envgym`` as any plug-in's subcommand is: the entry point
+``swe = "envgym_swe.cli:add_parser"`` in the group ``envgym.cli``; each command returns an exit code.
 """
 
 from __future__ import annotations
