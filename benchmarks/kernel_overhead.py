@@ -4,7 +4,7 @@ For each bundled tool domain, takes the read calls of the suite's reference solu
 three ways, side by side in one process:
 
   direct   the tool function on a SQLite connection (arguments validated by its pydantic model)
-  execute  envgym_tool.env.execute_calls in the calling thread (JSON parsing, validation, transactions,
+  execute  envgym.tools.execute_calls in the calling thread (JSON parsing, validation, transactions,
            call records) — the env's work without the event loop
   env      `await env.step(Action(...))` through the wrappers `envgym.make` adds (order enforcing, time
            limit) and the env's observation building
@@ -21,10 +21,8 @@ import statistics
 import time
 
 import envgym
+from envgym.tools import ToolContext, execute_calls, load_domain, store
 from envgym.types import Action
-from envgym_tool import store
-from envgym_tool.env import execute_calls, load_domain
-from envgym_tool.toolkit import ToolContext
 
 
 def read_calls(suite: str, domain):
@@ -67,7 +65,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     for domain_name in ("retail", "assistant"):
-        domain = load_domain(domain_name)
+        domain = load_domain(f"envgym_tool.domains.{domain_name}:DOMAIN")
         task, call = read_calls(f"tool-{domain_name}", domain)
         tool = domain.by_name[call.name]
         conn = store.create(":memory:", domain.schema_sql, task.initial_state)

@@ -11,7 +11,7 @@ from envgym.rl.proxy import _canonical
 from envgym.rollout import blame_of, run_episode
 from envgym.sandbox.errors import DaemonUnavailable, ExecTimeout, ImageMissing, SandboxCrashed
 from envgym.tamper import DeepArguments
-from envgym.tooling import ArgumentsError, decode_arguments
+from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.types import Action, Blame, Outcome
 from envgym.vector import EpisodePool
 from envgym.vector.pool import Job

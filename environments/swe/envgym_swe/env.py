@@ -35,7 +35,7 @@ from envgym.errors import EnvError
 from envgym.sandbox.base import Sandbox, SandboxState
 from envgym.sandbox.errors import ExecTimeout, ImageMissing, SandboxCrashed, SandboxError
 from envgym.task import TaskSpec
-from envgym.tooling import ArgumentsError, decode_arguments
+from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolResult, Verdict
 from envgym.verify import JudgeConfig, VerifyContext
 from envgym.verify.tests import TestsTarget

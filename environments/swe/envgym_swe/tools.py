@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from envgym.sandbox.base import Sandbox
 from envgym.sandbox.errors import SandboxError
-from envgym.tooling import NoArgs, function_schema
+from envgym.tools.args import NoArgs, function_schema
 
 MAX_FILE = 8 << 20
 """Largest file ``view`` and ``edit`` read (use ``bash`` with ``sed -n`` / ``head`` for parts of larger ones)."""

@@ -42,7 +42,7 @@ from envgym.task import TaskSpec
 from envgym.timed.latency import INSTANT, latency
 from envgym.timed.thinking import ThinkingSample, thinking_policy, usage_delta
 from envgym.timed.timeline import Notification, StepTiming, Timeline
-from envgym.tooling import ArgumentsError, decode_arguments
+from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Usage
 from envgym.verify import CallRecord
 from envgym.verify.timed import TimedVerifyContext

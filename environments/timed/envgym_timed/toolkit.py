@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from envgym.tooling import args_model_of, function_schema
+from envgym.tools.args import args_model_of, function_schema
 
 if TYPE_CHECKING:
     from envgym_timed.world import World

@@ -1,7 +1,9 @@
 """envgym's tool-use family, a plug-in registered through the ``envgym.environments`` entry point.
 
-Each domain is a module of ``envgym_tool.domains`` exporting ``DOMAIN``; its tasks are the bundled suite
-``tool-<domain>``.
+The env itself is the kernel's (:mod:`envgym.tools`, the public API a third-party tool domain uses too);
+this package brings only its domains (modules of ``envgym_tool.domains``, each exporting ``DOMAIN``), their
+task authoring (``envgym_tool.authoring``), its tampering agents (``envgym_tool.tamper``, bound to the env in
+``envgym_tool.env``) and this registration. Each domain's tasks are the bundled suite ``tool-<domain>``.
 """
 
 from __future__ import annotations

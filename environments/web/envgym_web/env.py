@@ -35,7 +35,7 @@ from envgym.env import Env, StepResult
 from envgym.errors import EnvError
 from envgym.tamper import TamperAgent
 from envgym.task import TaskSpec
-from envgym.tooling import ArgumentsError, decode_arguments
+from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.types import Action, ToolResult
 from envgym.verify import VerifyContext
 from envgym_web import observe

@@ -10,12 +10,11 @@ import pytest
 
 import envgym
 from envgym.task import suites_root
+from envgym.tools import execute_calls, store
 from envgym.types import Action, ToolCall
 from envgym.verify.context import CallRecord
-from envgym_tool import store
 from envgym_tool.authoring.assistant import KINDS, base_state, build
 from envgym_tool.domains.assistant import DOMAIN
-from envgym_tool.env import execute_calls
 
 from fakes import play, store_snapshot
 

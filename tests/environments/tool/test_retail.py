@@ -10,13 +10,12 @@ import pytest
 
 import envgym
 from envgym.task import suites_root, write_tasks
+from envgym.tools import execute_calls, store
 from envgym.types import Action, ToolCall
 from envgym.verify.context import CallRecord
 from envgym.verify.spec import AllOfSpec, CalledCheck, RubricSpec, WriteActionSpec
-from envgym_tool import store
 from envgym_tool.authoring.retail import KINDS, base_state, build
 from envgym_tool.domains.retail import DOMAIN
-from envgym_tool.env import execute_calls
 
 from fakes import play, store_snapshot
 

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from envgym.timed.timeline import parse_time_of_day
-from envgym.tooling import NoArgs
+from envgym.tools.args import NoArgs
 from envgym_timed.toolkit import Scenario, ToolFailure, tool
 from envgym_timed.world import World
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from envgym_tool.toolkit import Domain, NoArgs, PolicyViolation, ToolContext, ToolFailure, tool
+from envgym.tools import Domain, NoArgs, PolicyViolation, ToolContext, ToolFailure, tool
 
 MAX_ATTENDEES = 8
 WORK_START = time(8, 0)

@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from envgym.tools import Domain, ToolContext, ToolFailure, tool
 from envgym.verify.rubric import answer_pattern, refuse_quote
-from envgym_tool.toolkit import Domain, ToolContext, ToolFailure, tool
 
 SCHEMA_SQL = "CREATE TABLE codes (name TEXT PRIMARY KEY, code TEXT NOT NULL);"
 

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from envgym.tools import store  # the kernel's SQLite store: schema + rows + a template cache
 from envgym.verify.context import CallRecord
-from envgym_tool import store  # the tool family's SQLite store: schema + rows + a template cache
 from envgym_web.server import Request, Response
 
 WriteFn = Callable[[sqlite3.Connection, dict[str, Any]], Any]

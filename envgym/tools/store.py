@@ -1,7 +1,12 @@
-"""The episode's store: a real SQLite database file created from the task's initial state.
+"""A SQLite store made from a task's initial state, and the state view verifiers read of it.
 
-``initial_state`` maps table names to lists of row objects; unknown tables or columns are a task error.
-``SqliteState`` is the :class:`~envgym.verify.context.StateView` verifiers read (snapshot, query).
+``create(path, schema_sql, initial_state)`` builds the database (a file, or ``":memory:"``) holding the
+initial rows; ``initial_state`` maps table names to lists of row objects, and an unknown table or column is
+a :class:`~envgym.errors.SpecError` naming it. With a ``template_key`` the first build is kept (a serialised
+image, at most 256) and later stores of that key are a copy of it, not a reload. :class:`SqliteState` is the
+:class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every table but SQLite's own, rows
+sorted as the state contract says), ``columns()`` (every table's columns, from the schema) and read-only
+``query()``. The tool env and the web apps both keep their stores this way.
 """
 
 from __future__ import annotations
@@ -12,9 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from envgym.errors import SpecError
+from envgym.verify.state import sort_rows
+
+__all__ = ["SqliteState", "connect", "create"]
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (callers open transactions), rows as :class:`sqlite3.Row`."""
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys = ON")
@@ -82,12 +91,22 @@ class SqliteState:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
-        tables = [r[0] for r in self.conn.execute(
+    def _tables(self) -> list[str]:
+        return [r[0] for r in self.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        return {t: sorted((dict(r) for r in self.conn.execute(f'SELECT * FROM "{t}"')), key=repr) for t in tables}
+
+    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
+        return {t: sort_rows(t, self.conn.execute(f'SELECT * FROM "{_quoted(t)}"')) for t in self._tables()}
+
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        """Every table's column names, in schema order (empty tables included)."""
+        return {t: tuple(r[1] for r in self.conn.execute(f'PRAGMA table_info("{_quoted(t)}")')) for t in self._tables()}
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         if not sql.lstrip().lower().startswith(("select", "with")):
             raise ValueError("verifier queries must be read-only (SELECT/WITH)")
         return [dict(r) for r in self.conn.execute(sql).fetchall()]
+
+
+def _quoted(name: str) -> str:
+    return name.replace('"', '""')

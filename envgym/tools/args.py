@@ -1,10 +1,11 @@
-"""What every tool-using family shares: typed arguments, OpenAI function schemas, argument decoding.
+"""Tool arguments: typed models, OpenAI function schemas, decoding a call's JSON arguments.
 
-A family's tools are plain functions whose ``args`` parameter is annotated with a pydantic model;
+What every tool-using family shares, whatever its tools run against (a SQLite store, a timed world, a
+container). A tool is a plain function whose ``args`` parameter is annotated with a pydantic model;
 :func:`args_model_of` finds that model and :func:`function_schema` turns it into the OpenAI
-function-calling schema agents see (titles dropped, unknown arguments refused). The families keep their
-own ``Tool`` records and decorators, since what a tool runs against (a SQLite store, a timed world)
-differs.
+function-calling schema agents see (titles dropped, unknown arguments refused). :func:`decode_arguments`
+turns a call's JSON ``arguments`` into a dict or an :class:`ArgumentsError` whose message is the agent's
+error observation (never a crash, at any nesting depth).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
+
+__all__ = ["ArgumentsError", "NoArgs", "args_model_of", "decode_arguments", "function_schema"]
 
 
 class NoArgs(BaseModel):

@@ -1,4 +1,4 @@
-"""Tools and domains: the pieces a tool-use domain is written in.
+"""Tools and domains: the pieces a tool-use domain is written in (any package may write one).
 
 A :class:`Tool` is a typed function over the episode's SQLite store, declared ``read`` or ``write``, whose
 arguments are a pydantic model (its JSON schema becomes the OpenAI function schema). A tool signals a
@@ -13,12 +13,20 @@ leave the store untouched. A :class:`Domain` bundles the schema, the tools and t
     @tool("write", "Refund part of a delivered order.")
     def refund_order(ctx: ToolContext, args: Refund) -> dict: ...
 
+    DOMAIN = Domain(name="shop", schema_sql=SCHEMA, tools=(refund_order, ...), policy=POLICY)
+
 Tools see earlier calls of the episode through ``ctx.calls`` (e.g. "identity verified before any write").
+:func:`load_domain` resolves what :class:`~envgym.tools.ToolEnv` is given: a :class:`Domain`, or a
+reference ``"package.module:ATTR"`` (``"package.module"`` alone means its ``DOMAIN``), so a registration's
+keyword arguments stay plain strings. ``ignore_fields`` (``table.column``) are left out of every state
+snapshot the verifiers see (free text a judge, not a diff, should grade); an entry naming no column of the
+schema is a :class:`~envgym.errors.VerifierError` when the episode is graded.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,10 +34,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from envgym.tooling import NoArgs, args_model_of, function_schema
+from envgym.errors import SpecError
+from envgym.tools.args import args_model_of, function_schema
 from envgym.verify.context import CallRecord
 
-__all__ = ["Domain", "NoArgs", "PolicyViolation", "Tool", "ToolContext", "ToolFailure", "tool"]
+__all__ = ["Domain", "PolicyViolation", "Tool", "ToolContext", "ToolFailure", "load_domain", "tool"]
 
 Kind = Literal["read", "write"]
 
@@ -44,6 +53,8 @@ class PolicyViolation(ToolFailure):
 
 @dataclass
 class ToolContext:
+    """What a tool function gets: the episode's store (inside the call's transaction) and earlier calls."""
+
     conn: sqlite3.Connection
     calls: Sequence[CallRecord] = ()
 
@@ -62,6 +73,8 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class Tool:
+    """A typed function over the store; ``kind`` says whether the write-action verifier counts it."""
+
     name: str
     kind: Kind
     description: str
@@ -103,3 +116,20 @@ class Domain:
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI function schemas of every tool (computed once per domain)."""
         return [t.schema() for t in self.tools]
+
+
+def load_domain(domain: Domain | str) -> Domain:
+    """``domain`` itself, or the :class:`Domain` a ``"package.module:ATTR"`` reference names (SpecError if none)."""
+    if isinstance(domain, Domain):
+        return domain
+    module_name, _, attr = domain.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise SpecError(f"unknown tool domain {domain!r}: name it as 'package.module:DOMAIN' "
+                        f"({exc.name!r} is not importable)") from exc
+    found = getattr(module, attr or "DOMAIN", None)
+    if not isinstance(found, Domain):
+        raise SpecError(f"tool domain {domain!r}: {module_name}.{attr or 'DOMAIN'} is "
+                        f"{type(found).__name__ if found is not None else 'missing'}, not an envgym.tools.Domain")
+    return found

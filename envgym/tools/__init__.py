@@ -1,0 +1,48 @@
+"""Tool-use environments: what a tool domain is written in, and the env that serves any domain.
+
+Public API for a family (or a third-party package) whose agent acts through function calls:
+
+- arguments (:mod:`envgym.tools.args`, shared by every tool-using family): :class:`NoArgs`,
+  :func:`args_model_of`, :func:`function_schema` (the OpenAI function schema of a pydantic model),
+  :func:`decode_arguments` and its :class:`ArgumentsError` (a call's JSON arguments, or the agent's error);
+- domains (:mod:`envgym.tools.domain`): the :func:`tool` decorator and :class:`Tool`, :class:`ToolContext`
+  (the store and earlier calls a tool sees), :class:`ToolFailure` / :class:`PolicyViolation` (refusals the
+  agent sees), :class:`Domain` (schema, tools, written policy, ignored fields) and :func:`load_domain`;
+- the store (:mod:`envgym.tools.store`): ``store.create`` / ``store.connect`` and :class:`SqliteState`, the
+  :class:`~envgym.verify.state.StateView` of a SQLite connection;
+- the env (:mod:`envgym.tools.env`): :class:`ToolEnv` (serves any :class:`Domain`), :func:`execute_calls`
+  (run calls on a store, as the env and a replayed reference do), :class:`FrozenState`.
+
+A third-party domain is a module exporting a :class:`Domain`, registered like any env::
+
+    envgym.register("mine/shop-v1", "envgym.tools:ToolEnv", kwargs={"domain": "my_pkg.shop:DOMAIN"},
+                    suites=("mine-shop",), max_episode_steps=30)
+"""
+
+from __future__ import annotations
+
+from envgym.tools import store
+from envgym.tools.args import ArgumentsError, NoArgs, args_model_of, decode_arguments, function_schema
+from envgym.tools.domain import Domain, PolicyViolation, Tool, ToolContext, ToolFailure, load_domain, tool
+from envgym.tools.env import FrozenState, ToolEnv, execute_calls
+from envgym.tools.store import SqliteState
+
+__all__ = [
+    "ArgumentsError",
+    "Domain",
+    "FrozenState",
+    "NoArgs",
+    "PolicyViolation",
+    "SqliteState",
+    "Tool",
+    "ToolContext",
+    "ToolEnv",
+    "ToolFailure",
+    "args_model_of",
+    "decode_arguments",
+    "execute_calls",
+    "function_schema",
+    "load_domain",
+    "store",
+    "tool",
+]
