@@ -3,10 +3,17 @@
 Four criteria, each reported by name in the verdict:
 
 - ``expected_writes``: every expected write is matched by a distinct successful write (tool name and
-  argument matchers); with ``ordered`` the matches must occur in the listed order.
+  argument matchers, :mod:`envgym.verify.matching`); with ``ordered`` the matches must occur in the listed
+  order. A missing write's detail names the closest call of that tool and each argument that differed
+  (``missing: refund_order (call #3: amount: expected 12.5, got 13.0)``); ``evidence["mismatches"]`` has them.
 - ``no_forbidden_writes``: no successful call of a forbidden tool.
 - ``no_collateral_writes``: no successful write left unmatched (unless ``allow_collateral``).
-- ``final_state``: the store equals the one the reference solution produces (tables diffed row by row).
+- ``final_state`` (with ``compare_final_state``, the default): the store equals the one the reference
+  solution produces, tables diffed row by row as :mod:`envgym.verify.state` specifies, ``ignore_fields``
+  left out (a misspelt entry is a VerifierError). When the env has no expected state to compare with (the
+  task has no reference solution the env can replay) or no final state, the criterion **fails**, saying so:
+  a task that does not want the comparison sets ``compare_final_state: false``. It used to be dropped
+  silently, so a task without a reference solution graded writes only while its file said otherwise.
 
 The episode passes iff every criterion passes, and the score is binary (1 or 0): a half-right write set is
 a wrong end state, and partial credit for doing nothing would reward the null agent. The per-criterion
@@ -15,13 +22,15 @@ breakdown says what went wrong.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from envgym.types import CriterionResult, Verdict
-from envgym.verify.context import CallRecord, Snapshot, VerifyContext, drop_fields
-from envgym.verify.matching import args_match
-from envgym.verify.spec import WriteActionSpec
+from envgym.verify.context import CallRecord, VerifyContext
+from envgym.verify.matching import args_match, mismatches
+from envgym.verify.spec import ExpectedWrite, WriteActionSpec
+from envgym.verify.state import columns_of, diff_states, drop_fields
+
+__all__ = ["diff_states", "verify_write_action"]
 
 
 def _match_writes(spec: WriteActionSpec, writes: list[CallRecord]) -> tuple[list[int | None], list[CallRecord]]:
@@ -44,35 +53,31 @@ def _match_writes(spec: WriteActionSpec, writes: list[CallRecord]) -> tuple[list
     return matched, [w for i, w in enumerate(writes) if i not in used]
 
 
-def _row_key(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted(row.items()))
-
-
-def diff_states(actual: Snapshot, expected: Snapshot, *, limit: int = 10) -> dict[str, Any]:
-    """Per table: rows only in the actual store and rows only in the expected one (at most ``limit``)."""
-    if actual == expected:
-        return {}
-    diff: dict[str, Any] = {}
-    for table in sorted(set(actual) | set(expected)):
-        a = Counter(_row_key(r) for r in actual.get(table, []))
-        e = Counter(_row_key(r) for r in expected.get(table, []))
-        if a == e:
+def _closest(expected: ExpectedWrite, writes: list[CallRecord]) -> dict[str, Any]:
+    """The call of ``expected.tool`` whose arguments differ least from the expected ones, and how."""
+    best: dict[str, Any] | None = None
+    for write in writes:
+        if write.name != expected.tool:
             continue
-        extra = [dict(k) for k in (a - e).elements()]
-        missing = [dict(k) for k in (e - a).elements()]
-        diff[table] = {"unexpected": extra[:limit], "missing": missing[:limit]}
-    return diff
+        lines = mismatches(expected.args, write.arguments) or [
+            "a matching call is taken by another expected write or out of the listed order"]
+        if best is None or len(lines) < len(best["differences"]):
+            best = {"tool": expected.tool, "call": write.index, "differences": lines}
+    return best or {"tool": expected.tool, "call": None, "differences": [f"no successful {expected.tool} call"]}
 
 
 async def verify_write_action(spec: WriteActionSpec, ctx: VerifyContext) -> Verdict:
     writes = ctx.writes
     matched, unmatched = _match_writes(spec, writes)
-    missing = [e.tool for e, m in zip(spec.expected, matched, strict=True) if m is None]
+    unmatched_expected = [e for e, m in zip(spec.expected, matched, strict=True) if m is None]
+    missing = [e.tool for e in unmatched_expected]
+    why = [_closest(e, unmatched if any(w.name == e.tool for w in unmatched) else writes)
+           for e in unmatched_expected]
     forbidden = [w.name for w in writes if w.name in spec.forbidden]
     collateral = [] if spec.allow_collateral else [w.name for w in unmatched if w.name not in spec.forbidden]
     criteria = [
         CriterionResult(name="expected_writes", score=1.0 if not missing else 0.0, passed=not missing,
-                        detail=f"missing: {', '.join(missing)}" if missing else f"{len(spec.expected)} matched"),
+                        detail=_missing_detail(why) if missing else f"{len(spec.expected)} matched"),
         CriterionResult(name="no_forbidden_writes", score=float(not forbidden), passed=not forbidden,
                         detail=f"forbidden: {', '.join(forbidden)}" if forbidden else ""),
         CriterionResult(name="no_collateral_writes", score=float(not collateral), passed=not collateral,
@@ -82,14 +87,32 @@ async def verify_write_action(spec: WriteActionSpec, ctx: VerifyContext) -> Verd
         "writes": [{"tool": w.name, "args": w.arguments} for w in writes],
         "missing_writes": missing, "forbidden_writes": forbidden, "collateral_writes": collateral,
     }
-    if spec.compare_final_state and ctx.expected_state is not None and ctx.state is not None:
-        actual = drop_fields(ctx.state.snapshot(), spec.ignore_fields)
-        expected = drop_fields(ctx.expected_state.snapshot(), spec.ignore_fields)
-        state_diff = diff_states(actual, expected)
-        criteria.append(CriterionResult(
-            name="final_state", score=float(not state_diff), passed=not state_diff,
-            detail=f"differs in: {', '.join(state_diff)}" if state_diff else "matches the reference"))
-        evidence["state_diff"] = state_diff
+    if why:
+        evidence["mismatches"] = why
+    if spec.compare_final_state:
+        if ctx.expected_state is None or ctx.state is None:
+            lacking = "no expected state (the env replays no reference solution for this task)" \
+                if ctx.expected_state is None else "no final state (the env reported none)"
+            criteria.append(CriterionResult(
+                name="final_state", score=0.0, passed=False,
+                detail=f"cannot compare: {lacking}; set compare_final_state: false to grade without it"))
+        else:
+            actual = drop_fields(ctx.state.snapshot(), spec.ignore_fields, columns=columns_of(ctx.state))
+            expected = drop_fields(ctx.expected_state.snapshot(), spec.ignore_fields,
+                                   columns=columns_of(ctx.expected_state))
+            state_diff = diff_states(actual, expected)
+            criteria.append(CriterionResult(
+                name="final_state", score=float(not state_diff), passed=not state_diff,
+                detail=f"differs in: {', '.join(state_diff)}" if state_diff else "matches the reference"))
+            evidence["state_diff"] = state_diff
     passed = all(c.passed for c in criteria)
     return Verdict(score=float(passed), passed=passed, criteria=tuple(criteria),
                    evidence=evidence)
+
+
+def _missing_detail(why: list[dict[str, Any]]) -> str:
+    parts = []
+    for item in why:
+        where = f"call #{item['call']}: " if item["call"] is not None else ""
+        parts.append(f"{item['tool']} ({where}{'; '.join(item['differences'])})")
+    return "missing: " + ", ".join(parts)

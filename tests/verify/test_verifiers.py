@@ -55,7 +55,8 @@ def test_matchers():
 
 
 async def test_write_action_reports_missing_forbidden_collateral_by_name():
-    spec = WriteActionSpec(expected=(ExpectedWrite(tool="refund", args={"order": "o1"}),), forbidden=("delete_all",))
+    spec = WriteActionSpec(expected=(ExpectedWrite(tool="refund", args={"order": "o1"}),), forbidden=("delete_all",),
+                           compare_final_state=False)
     calls = [_write(0, "refund", order="o2"), _write(1, "delete_all"), _write(2, "email", to="x")]
     verdict = await verify_one(spec, _ctx(calls))
     assert not verdict.passed and verdict.score == 0.0
@@ -67,7 +68,8 @@ async def test_write_action_reports_missing_forbidden_collateral_by_name():
 
 
 async def test_write_action_order_and_failed_calls():
-    spec = WriteActionSpec(expected=(ExpectedWrite(tool="a"), ExpectedWrite(tool="b")), ordered=True)
+    spec = WriteActionSpec(expected=(ExpectedWrite(tool="a"), ExpectedWrite(tool="b")), ordered=True,
+                           compare_final_state=False)
     assert not (await verify_one(spec, _ctx([_write(0, "b"), _write(1, "a")]))).passed
     assert (await verify_one(spec, _ctx([_write(0, "a"), _write(1, "b")]))).passed
     rejected = CallRecord(index=2, name="c", kind="write", arguments={}, ok=False, error="policy violation")
@@ -79,7 +81,8 @@ async def test_final_state_diff():
     spec = WriteActionSpec(ignore_fields=("t.ts",))
     same = await verify_one(spec, _ctx([], state=Table([{"id": 1, "ts": 5}]), expected=Table([{"id": 1, "ts": 9}])))
     assert same.passed
-    differ = await verify_one(spec, _ctx([], state=Table([{"id": 1}, {"id": 2}]), expected=Table([{"id": 1}])))
+    differ = await verify_one(spec, _ctx([], state=Table([{"id": 1, "ts": 1}, {"id": 2, "ts": 1}]),
+                                         expected=Table([{"id": 1, "ts": 3}])))
     assert not differ.passed and differ.evidence["state_diff"]["t"]["unexpected"] == [{"id": 2}]
 
 
