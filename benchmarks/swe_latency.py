@@ -129,7 +129,7 @@ async def grading_times(suites: dict[str, list[TaskSpec]]) -> dict[str, list[flo
     rows = {}
     for name, tasks in suites.items():
         times, resolved = [], 0
-        async with SweEnv() as env:
+        async with envgym.make(tasks[0].env_id) as env:  # graded by make's Grading wrapper, inside the last step
             for task in tasks:
                 trajectory = await run_episode(env, OracleAgent(task), task)
                 times.append(trajectory.steps[-1].env_s)
@@ -155,13 +155,14 @@ import asyncio, json, sys
 from envgym.agents.baseline import OracleAgent
 from envgym.rollout import run_episode
 from envgym.task import load_suite
-from envgym_swe.env import SweEnv
+from envgym.registry import make
 
 async def main():
     out = {"grade": [], "reset": []}
-    env = SweEnv()
+    tasks = load_suite(sys.argv[1])[: int(sys.argv[2])]
+    env = make(tasks[0].env_id)  # graded inside the last step by make's wrappers, in either checkout
     try:
-        for task in load_suite(sys.argv[1])[: int(sys.argv[2])]:
+        for task in tasks:
             tr = await run_episode(env, OracleAgent(task), task)
             out["grade"].append(tr.steps[-1].env_s)
             out["reset"].append(tr.timing.env_s - sum(s.env_s for s in tr.steps))

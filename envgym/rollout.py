@@ -155,6 +155,9 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
                     reward = verdict_now.score
                 if terminated or truncated:
                     verdict = info.get("verdict")
+                    if verdict is None:  # a bare env (not from make): the same grading, through its verify
+                        arm("verify")
+                        verdict = await env.verify()
                     if verdict is not None:
                         outcome = Outcome.SUCCESS if verdict.passed else (
                             Outcome.TRUNCATED if truncated else Outcome.FAILURE)

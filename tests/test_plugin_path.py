@@ -134,7 +134,7 @@ def test_registrations_are_checked(countdown, tmp_path):
         envgym.register_suite("countdown", tmp_path)
     with pytest.raises(RegistryError, match="built in"):
         envgym.register_verifier("answer", object, lambda: None)
-    with pytest.raises(RegistryError, match="test/countdown-v1.*unexpected keyword argument 'domain'"):
+    with pytest.raises(RegistryError, match=r"test/countdown-v1.*unexpected keyword argument 'domain'"):
         envgym.make("test/countdown-v1", domain="retail")
 
 
@@ -160,3 +160,9 @@ def test_every_bundled_suite_is_a_named_suite():
 
     bundled = sorted(p.name for p in suites_root().iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
     assert set(bundled) <= set(envgym.list_suites())
+
+
+async def test_run_episode_grades_a_bare_env_the_same_way(countdown):
+    env = CountingEnv()  # not from make: no Grading wrapper
+    trajectory = await run_episode(env, ScriptedAgent([Action.say("done")]), countdown[0])
+    assert trajectory.outcome is Outcome.SUCCESS and trajectory.reward == 1.0 and CountingEnv.contexts == 1

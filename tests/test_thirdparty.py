@@ -88,7 +88,7 @@ async def test_the_verifier_reads_the_state_before_and_after(acme):
     async with envgym.make("acme/counter-v1", start=10) as env:  # every counter starts 10 higher
         await env.reset(task=task.id, seed=0)
         for action in task.solution or ():
-            obs, reward, terminated, truncated, info = await env.step(action)
+            _obs, reward, terminated, _truncated, info = await env.step(action)
         assert terminated and reward == 1.0 and info["verdict"].passed  # the delta counts, not the value
 
 

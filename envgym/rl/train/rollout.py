@@ -32,7 +32,7 @@ from envgym.rl.samples import TrainingSample, samples_from_episode
 from envgym.rl.train.config import TrainConfig
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
-from envgym.types import Action, Limits, Outcome
+from envgym.types import Action, Outcome
 from envgym.vector.pool import EpisodePool, Job
 from envgym.wrappers import Wrapper
 
@@ -97,14 +97,6 @@ class Group:
         return sum(m.attempts - 1 for m in self.members)
 
 
-def capped(task: TaskSpec, max_turns: int | None) -> TaskSpec:
-    """The task with its step limit capped at ``max_turns`` (a new task, so a new hash)."""
-    if max_turns is None or task.limits.max_steps <= max_turns:
-        return task
-    limits = Limits.model_validate({**task.limits.model_dump(), "max_steps": max_turns})
-    return TaskSpec.model_validate({**task.model_dump(), "limits": limits.model_dump()})
-
-
 class GroupRunner:
     """Plays GRPO groups on an :class:`EpisodePool` through a proxy; see the module docstring."""
 
@@ -115,7 +107,7 @@ class GroupRunner:
         self.pool = pool
         self.proxy = proxy
         self.config = config
-        self.tasks = [capped(t, config.max_turns) for t in tasks]
+        self.tasks = list(tasks)  # max_turns is a run setting of each episode: the tasks stay as written
         self.run_id = run_id
         self._orders: dict[int, list[int]] = {}
 
@@ -146,7 +138,8 @@ class GroupRunner:
                                          temperature=cfg.temperature, max_tokens=cfg.max_new_tokens,
                                          timeout_s=600, retries=0)
             agent = RecordingAgent(factory, self.proxy, key)
-            trajectory = await _run_one(self.pool, Job(task, seed=env_seed, key=key, agent=agent))
+            job = Job(task, seed=env_seed, key=key, agent=agent, max_steps=self.config.max_turns)
+            trajectory = await _run_one(self.pool, job)
             if trajectory.outcome is not Outcome.INFRA_ERROR or attempt > cfg.max_retries:
                 break
             attempt += 1

@@ -43,14 +43,11 @@ async def replay(task: TaskSpec, actions: Sequence[Action], *, seed: int | None 
     env = TimedEnv(scenario_of(task), thinking=policy)
     try:
         await env.reset(task=task, seed=seed)
-        verdict: Verdict | None = None
         for action in actions:
-            _, _, terminated, truncated, info = await env.step(action)
+            _, _, terminated, truncated, _ = await env.step(action)
             if terminated or truncated:
-                verdict = info["verdict"]
                 break
-        if verdict is None:
-            verdict = await env.verify()
+        verdict = await env.verify()  # the kernel's grading, on what the episode left (ended or not)
         return verdict, env.timeline()
     finally:
         await env.close()
