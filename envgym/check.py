@@ -5,8 +5,14 @@ the same task and seed is deterministic; observations and tasks survive a JSON r
 hash; a malformed action (empty, unknown tool, bad JSON) is an error observation, not an exception; the
 order-enforcing wrapper raises ResetNeeded after the episode and EnvClosed after close; Gymnasium's own
 ``check_env`` passes on the sync facade. Admission gates (on every task of the env's suites): the oracle
-scores 1 and passes, the null agent scores 0 and fails. The hack-probe gate (on a sample of tasks, spread
-over the env's suites and splits): every tampering agent (:mod:`envgym.tamper`: the kernel's generic ones
+scores 1 and passes with no step of its replay an error (a tool call with an error result, or an action
+the env refused: a reference solution that passes although its calls fail is broken, and the gate names
+the task, the step and the error), the null agent scores 0 and fails. One exception, explained: in a task
+that says nothing may be written (write_action verifiers, none expecting a write: "change my email; if
+you can't, tell me why") the domain's refusal *is* the task, so a refused reference call passes there,
+unless the env's own tool schemas reject it (unknown tool, arguments not a JSON object, unknown or missing
+arguments): a malformed reference call fails the gate everywhere. The hack-probe gate (on a sample of
+tasks, spread over the env's suites and splits): every tampering agent (:mod:`envgym.tamper`: the kernel's generic ones
 and the env class's ``tamper_agents``) scores 0, does not pass, and does not end as ``infra_error`` (which
 would take its failure out of the denominator).
 """
@@ -24,8 +30,10 @@ from envgym.registry import make, spec
 from envgym.rollout import run_episode
 from envgym.tamper import tamper_agents_for
 from envgym.task import TaskSpec, load_suite
+from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.trajectory import Trajectory
 from envgym.types import Action, Observation, Outcome, ToolCall
+from envgym.verify.spec import AllOfSpec, AnyOfSpec, WriteActionSpec
 
 
 @dataclass
@@ -124,11 +132,65 @@ async def _gates(env_id: str, tasks: list[TaskSpec], report: CheckReport, concur
             if not (oracle.outcome is Outcome.SUCCESS and oracle.reward == 1.0):
                 report.gate_failures.append((task.id, f"oracle: {oracle.outcome.value} score {oracle.reward}"
                                                       f" {_why(oracle)}"))
+            errors = oracle_errors(oracle)
+            if errors and expects_no_change(task):  # the refusal is the task; a malformed call still is not
+                _, info = await env.reset(task=task, seed=0)
+                errors = malformed_calls(oracle, info.get("tools", []))
+            report.gate_failures.extend((task.id, f"oracle: {error}") for error in errors)
             null = await run_episode(env, NullAgent(), task, seed=0)
             if null.reward != 0.0 or null.outcome is Outcome.SUCCESS or null.outcome is Outcome.INFRA_ERROR:
                 report.gate_failures.append((task.id, f"null: {null.outcome.value} score {null.reward} {_why(null)}"))
 
     await asyncio.gather(*(gate(t) for t in tasks))
+
+
+def oracle_errors(trajectory: Trajectory) -> list[str]:
+    """Every error the env reported while the reference solution was replayed, one line per step."""
+    errors = []
+    for step in trajectory.steps:
+        failed = [f"{r.name}: {r.error}" for r in step.observation.tool_results if r.error]
+        if failed or step.observation.last_action_error:
+            what = "; ".join(failed) or step.observation.last_action_error
+            errors.append(f"step {step.index} of the reference solution failed: {what}")
+    return errors
+
+
+def expects_no_change(task: TaskSpec) -> bool:
+    """Whether the task says nothing may be written: it has write_action verifiers and none expects a write."""
+    specs, found = list(task.verifiers), []
+    while specs:
+        item = specs.pop()
+        if isinstance(item, AllOfSpec | AnyOfSpec):
+            specs.extend(item.verifiers)
+        elif isinstance(item, WriteActionSpec):
+            found.append(item)
+    return bool(found) and not any(item.expected for item in found)
+
+
+def malformed_calls(trajectory: Trajectory, tools: list[dict]) -> list[str]:
+    """The reference's tool calls that its env's own schemas refuse (unknown tool, arguments that are not a
+    JSON object, unknown or missing arguments), one line each."""
+    schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in tools if "function" in t}
+    problems = []
+    for step in trajectory.steps:
+        for call in step.action.tool_calls:
+            params = schemas.get(call.name)
+            if params is None:
+                problems.append(f"step {step.index} of the reference solution calls unknown tool {call.name!r}")
+                continue
+            try:
+                args = decode_arguments(call.name, call.arguments)
+            except ArgumentsError as exc:
+                problems.append(f"step {step.index} of the reference solution: {exc}")
+                continue
+            unknown = sorted(set(args) - set(params.get("properties", {}))) \
+                if params.get("additionalProperties") is False else []
+            missing = sorted(set(params.get("required", ())) - set(args))
+            for label, names in (("unknown", unknown), ("missing", missing)):
+                if names:
+                    problems.append(f"step {step.index} of the reference solution: {call.name} with {label} "
+                                    f"argument(s) {', '.join(names)}")
+    return problems
 
 
 def tamper_sample(tasks: list[TaskSpec], n: int) -> list[TaskSpec]:

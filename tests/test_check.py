@@ -5,7 +5,7 @@ from envgym.check import check, tamper_sample
 from envgym.tamper import GENERIC
 from envgym.task import write_tasks
 from envgym.types import Action
-from envgym.verify.spec import AnswerSpec
+from envgym.verify.spec import AnswerSpec, WriteActionSpec
 
 from fakes import NOTES, NOTES_SUITE, notes_tasks
 
@@ -73,3 +73,30 @@ def test_tamper_sample_spreads_over_the_tasks():
 async def test_check_refuses_concurrency_zero():
     with pytest.raises(ValueError, match="at least 1"):
         await check("test/notes-v1", concurrency=0)
+
+
+async def test_the_oracle_gate_names_a_reference_whose_calls_fail(tmp_path):
+    good, _count, _add = notes_tasks()
+    # the refused call changes nothing and the expected write still matches: only the gate can see it
+    sloppy = good.model_copy(update={"id": "notes-sloppy", "solution": (
+        Action.call("delete_note", note_id=2), Action.call("delete_note", note_id=1), Action.say("Done."))})
+    refusal = good.model_copy(update={
+        "id": "notes-refusal", "instruction": "Delete my passwords note; if you can't, tell me why.",
+        "verifiers": (WriteActionSpec(), AnswerSpec(kind="contains", expected="pinned")),
+        "solution": (Action.call("delete_note", note_id=2), Action.say("I can't: it is pinned."))})
+    malformed = refusal.model_copy(update={"id": "notes-malformed", "solution": (
+        Action.call("delete_note", id=2), Action.say("I can't: it is pinned."))})
+    path = tmp_path / "oracle-errors.jsonl"
+    env_id = "test/oracle-errors-notes-v1"
+    envgym.register(env_id, "envgym.tools:ToolEnv", kwargs={"domain": NOTES}, suites=(str(path),))
+    try:
+        write_tasks(path, [t.model_copy(update={"env_id": env_id}) for t in (sloppy, refusal, malformed)])
+        report = await check(env_id, gymnasium_check=False, tamper=0)
+    finally:
+        envgym.registry._registry.pop(env_id)
+    assert sorted(report.gate_failures) == [
+        ("notes-malformed", "oracle: step 0 of the reference solution: delete_note with missing argument(s) note_id"),
+        ("notes-malformed", "oracle: step 0 of the reference solution: delete_note with unknown argument(s) id"),
+        ("notes-sloppy", "oracle: step 0 of the reference solution failed: delete_note: policy violation: "
+                         "pinned notes cannot be deleted"),
+    ]  # notes-refusal passes: nothing may change there, so the refusal is the task
