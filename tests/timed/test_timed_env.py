@@ -8,6 +8,7 @@ from timed_helpers import BACKOFFICE_WORLD, call, calls, timed_task
 
 import envgym
 from envgym.types import Action
+from envgym.wrappers import Grading
 from envgym_timed.env import TimedEnv, TimedObservation
 
 
@@ -130,7 +131,7 @@ async def test_a_refused_slow_call_reports_its_error_when_done():
 
 async def test_the_final_answer_drains_calls_in_flight_then_grades():
     task = timed_task("backoffice", world=BACKOFFICE_WORLD, latency={"get_quote": {"dist": "fixed", "seconds": 90}})
-    env = TimedEnv("backoffice", thinking="none")
+    env = Grading(TimedEnv("backoffice", thinking="none"))  # the kernel grades, as make() arranges
     await env.reset(task=task)
     await env.step(call("get_quote", supplier="acme", item="bolts"))
     obs, _, terminated, _, info = await env.step(Action(text="done"))
@@ -139,7 +140,7 @@ async def test_the_final_answer_drains_calls_in_flight_then_grades():
 
 
 async def test_reaching_the_horizon_truncates_with_a_verdict():
-    env = TimedEnv("kitchen", thinking="none")
+    env = Grading(TimedEnv("kitchen", thinking="none"))
     await env.reset(task=timed_task("kitchen", horizon_s=600))
     obs, _, terminated, truncated, info = await env.step(call("wait", seconds=5000))
     assert truncated and not terminated and obs.time_s == 600 and "verdict" in info

@@ -9,6 +9,7 @@ from envgym.clock import SimClock
 from envgym.rollout import run_episode
 from envgym.trajectory import Trajectory
 from envgym.types import Action
+from envgym.wrappers import Grading
 from envgym_timed.env import TimedEnv
 from envgym_timed.replay import recorded_charges, regrade, replay
 
@@ -59,7 +60,7 @@ async def test_a_recorded_run_regrades_from_json_without_the_agent():
 async def test_a_wall_clock_run_regrades_with_its_recorded_charges():
     task = ASSISTANT["assistant-courier-async"]
     clock = SimClock()
-    env = TimedEnv("assistant", thinking="wall", clock=clock)
+    env = Grading(TimedEnv("assistant", thinking="wall", clock=clock))
     await env.reset(task=task, seed=0)
     info = {}
     for i, action in enumerate(task.solution):
