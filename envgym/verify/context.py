@@ -3,30 +3,19 @@
 Environments build a :class:`VerifyContext` at grading time. ``state`` is the store as the agent left
 it; ``expected_state`` is the store the reference solution produces from the same initial state (None when
 the env cannot replay one). Both are :class:`StateView`, so verifiers never care whether the store is a
-SQLite file, a web app's database or a container's filesystem.
+SQLite file, a web app's database or a container's filesystem; what a snapshot holds, how it is compared
+and how ``ignore_fields`` are checked is :mod:`envgym.verify.state`'s contract.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from envgym.types import FrozenModel
+from envgym.verify.state import Rows, Snapshot, StateView, drop_fields
 
-Rows = list[dict[str, Any]]
-Snapshot = dict[str, Rows]
-
-
-def drop_fields(snapshot: Snapshot, ignore: tuple[str, ...] | list[str]) -> Snapshot:
-    """The snapshot without the ``table.column`` fields in ``ignore``, rows re-sorted."""
-    if not ignore:
-        return snapshot
-    drop: dict[str, set[str]] = {}
-    for item in ignore:
-        table, _, column = item.partition(".")
-        drop.setdefault(table, set()).add(column)
-    return {table: sorted(({k: v for k, v in row.items() if k not in drop.get(table, ())} for row in rows), key=repr)
-            for table, rows in snapshot.items()}
+__all__ = ["CallRecord", "JudgeConfig", "Rows", "Snapshot", "StateView", "VerifyContext", "drop_fields"]
 
 
 class CallRecord(FrozenModel):
@@ -38,16 +27,6 @@ class CallRecord(FrozenModel):
     arguments: dict[str, Any] | None
     ok: bool
     error: str | None = None
-
-
-class StateView(Protocol):
-    def snapshot(self) -> Snapshot:
-        """Every table as a list of rows, rows sorted, for comparison."""
-        ...
-
-    def query(self, sql: str) -> Rows:
-        """Run a read-only query."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -63,6 +42,13 @@ class JudgeConfig:
 
 @dataclass
 class VerifyContext:
+    """What the env reports for grading (:meth:`envgym.env.Env.verify_context`); verifiers read nothing else.
+
+    ``initial_state`` is the store before the episode (None where the env cannot show one), so a
+    benchmark's own ``check(pre_state, post_state)`` can be a verifier; ``task`` is the task being graded
+    (the kernel fills it in when the env leaves it out).
+    """
+
     calls: list[CallRecord]
     final_answer: str | None
     state: StateView | None = None
@@ -72,6 +58,9 @@ class VerifyContext:
     sandbox: Any = None
     """For the ``tests`` verifier: a :class:`~envgym.verify.tests.TestsTarget` (the episode's sandbox, whose
     diff alone is read, and a source of fresh sandboxes to grade in)."""
+    initial_state: StateView | None = None
+    task: Any = None
+    """The :class:`~envgym.task.TaskSpec` being graded."""
 
     @property
     def writes(self) -> list[CallRecord]:
