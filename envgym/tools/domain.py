@@ -100,10 +100,14 @@ class Domain:
     """A tool-use domain: a SQLite schema, its tools and the policy the agent must follow."""
 
     name: str
+    """Unique among the domains a process serves: with the task hash it keys the store caches."""
     schema_sql: str
+    """``CREATE TABLE`` statements; a task's ``initial_state`` fills these tables."""
     tools: tuple[Tool, ...]
     policy: str
+    """The written policy, given to the agent in ``info["policy"]``."""
     ignore_fields: tuple[str, ...] = ()
+    """``table.column`` fields left out of every state the verifiers see (see :mod:`envgym.verify.state`)."""
     by_name: dict[str, Tool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -125,9 +129,9 @@ def load_domain(domain: Domain | str) -> Domain:
     module_name, _, attr = domain.partition(":")
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
+    except (ModuleNotFoundError, ValueError) as exc:  # ValueError: an empty module name
         raise SpecError(f"unknown tool domain {domain!r}: name it as 'package.module:DOMAIN' "
-                        f"({exc.name!r} is not importable)") from exc
+                        f"({getattr(exc, 'name', None) or module_name!r} is not importable)") from exc
     found = getattr(module, attr or "DOMAIN", None)
     if not isinstance(found, Domain):
         raise SpecError(f"tool domain {domain!r}: {module_name}.{attr or 'DOMAIN'} is "
