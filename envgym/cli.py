@@ -77,7 +77,7 @@ def _out_dir(path: str, flag: str = "--out") -> Path:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from envgym.registry import list_envs, spec
+    from envgym.registry import list_envs, spec, suite_spec
     from envgym.task import list_suites, load_suite
 
     table = Table(title="environments")
@@ -88,12 +88,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
         table.add_row(env_id, ", ".join(s.suites), s.description)
     out.print(table)
     suites = Table(title="suites")
-    for column in ("suite", "tasks", "train", "test"):
+    for column in ("suite", "tasks", "train", "test", "description"):
         suites.add_column(column)
-    for name in list_suites():
+    for name in list_suites():  # every named suite: bundled, and those any installed plug-in registers
         tasks = load_suite(name)
+        registered = suite_spec(name)
         suites.add_row(name, str(len(tasks)), str(sum(t.split == "train" for t in tasks)),
-                       str(sum(t.split == "test" for t in tasks)))
+                       str(sum(t.split == "test" for t in tasks)), registered.description if registered else "")
     out.print(suites)
     return 0
 

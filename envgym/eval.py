@@ -5,16 +5,19 @@ A run lives in one directory::
     run.json            the run's id, its typed config and config hash, the agent's description
     records.jsonl       one ResultRecord per finished episode (append-only, fsync'd)
     trajectories.jsonl  the matching trajectories (actions, observations, verdicts) for re-grading
-    predictions.jsonl   SWE-bench predictions (instance_id, model_name_or_path, model_patch): one per episode
-                        whose verdict carries a ``model_patch`` (the ``tests`` verifier's final git diff)
+    ...                 whatever the installed record exporters write (the SWE family: ``predictions.jsonl``)
+
+Record exporters are plug-ins (entry-point group ``envgym.exporters``, contract in :mod:`envgym.export`):
+each is opened once per run, called after every finished episode once its record is durable, and on
+resume asked to repair what a crash between a record and its export kept from being written (an export
+is derived from its record, so nothing is lost). The kernel writes no family's files itself.
 
 Running the same command again resumes: episodes with a record are skipped, a torn last line is cut off
 (kept beside as ``records.jsonl.torn``), episodes recorded as ``infra_error`` are retried as a new attempt
-whose record supersedes the old one, and a record whose prediction a crash kept from being written gets
-it (a prediction is derived from its record and written after it). A directory holding a run with another
-config is refused rather than mixed. Ctrl-C cancels every episode, closes every env and the agent factory,
-and leaves only whole records behind. ``run.json`` also keeps, per suite, the hash of the planned task set
-(:func:`task_sets`), so the leaderboard never ranks runs over different tasks together.
+whose record supersedes the old one, and every exporter repairs its files. A directory holding a run with
+another config is refused rather than mixed. Ctrl-C cancels every episode, closes every env, the exporters
+and the agent factory, and leaves only whole records behind. ``run.json`` also keeps, per suite, the hash
+of the planned task set (:func:`task_sets`), so the leaderboard never ranks runs over different tasks together.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from envgym import __version__ as _version
 from envgym.agent import AgentFactory
 from envgym.agents import AgentConfig, agent_id, build_factory
 from envgym.errors import SpecError
-from envgym.record import JsonlWriter, ResultRecord, latest, read_jsonl, read_records
-from envgym.registry import make, parse_id, spec
+from envgym.export import ExportContext, Exporter, close_exporters, open_exporters
+from envgym.record import JsonlWriter, ResultRecord, latest, read_records
+from envgym.registry import make, parse_id, spec, suite_name_for, suite_spec
 from envgym.task import TaskSpec, load_suite
 from envgym.trajectory import Trajectory
 from envgym.types import FrozenModel, Outcome, content_hash
@@ -47,15 +51,6 @@ class JudgeSettings(FrozenModel):
     base_url: str
     model: str
     api_key_env: str | None = None
-
-
-class Prediction(FrozenModel):
-    """A SWE-bench prediction: an episode's final diff, gradable by ``envgym swe grade``."""
-
-    instance_id: str
-    model_name_or_path: str
-    model_patch: str
-    run_index: int = 0
 
 
 class EvalConfig(FrozenModel):
@@ -97,14 +92,15 @@ class EvalSummary:
 ProgressHook = Callable[[ResultRecord], None]
 
 
-def episode_task(config: EvalConfig, task: TaskSpec) -> TaskSpec:
-    """The task as run: its limits tightened or relaxed by the config (the record keeps the original hash)."""
-    changes: dict[str, Any] = {}
-    if config.max_steps is not None and config.max_steps < task.limits.max_steps:
-        changes["max_steps"] = config.max_steps
-    if config.step_timeout_s is not None:
-        changes["step_timeout_s"] = config.step_timeout_s
-    return task.model_copy(update={"limits": task.limits.model_copy(update=changes)}) if changes else task
+def suite_label(suite: str) -> str:
+    """How records and leaderboards name a suite: its registered name (also when given by a path to it),
+    else a file's stem or the path as given."""
+    if suite_spec(suite) is not None:
+        return suite
+    named = suite_name_for(suite) if Path(suite).exists() else None
+    if named is not None:
+        return named
+    return Path(suite).stem if suite.endswith(".jsonl") else suite
 
 
 def _episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
@@ -163,7 +159,7 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
                 raise SpecError(f"task {task.id!r} is in suite {owner[task.hash]!r} and in suite {suite!r}; "
                                 "name each suite once", field="suites")
             owner[task.hash] = suite
-        pairs.extend((Path(suite).stem if suite.endswith(".jsonl") else suite, t) for t in tasks)
+        pairs.extend((suite_label(suite), t) for t in tasks)
     for env_id in sorted({t.env_id for _, t in pairs}):
         try:
             spec(env_id)
@@ -172,34 +168,16 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
     return pairs
 
 
-def _prediction(meta: dict[str, Any], task: TaskSpec | None, record: ResultRecord) -> Prediction | None:
-    """The SWE-bench prediction of a recorded episode: its verdict's ``model_patch``, if it has one."""
-    patch = record.verdict.evidence.get("model_patch") if record.verdict else None
-    if not isinstance(patch, str):
-        return None
-    iid = str(task.metadata.get("instance_id", task.id)) if task is not None else record.task_id
-    return Prediction(instance_id=iid, model_name_or_path=meta["agent_id"], model_patch=patch,
-                      run_index=record.run_index)
+def _open_exporters(run_dir: Path, meta: dict[str, Any], config: EvalConfig,
+                    pairs: list[tuple[str, TaskSpec]]) -> list[Exporter]:
+    ctx = ExportContext(run_dir=run_dir, run_id=meta["run_id"], agent_id=meta["agent_id"], config_hash=config.hash,
+                        tasks={task.hash: task for _, task in pairs})
+    return open_exporters(ctx)
 
 
-def _repair_predictions(run_dir: Path, meta: dict[str, Any], pairs: list[tuple[str, TaskSpec]],
-                        records: list[ResultRecord]) -> None:
-    """Append the prediction of every record that lacks one: a crash can fall between the two writes."""
-    by_hash = {task.hash: task for _, task in pairs}
-    wanted = [p for p in (_prediction(meta, by_hash.get(r.task_hash), r) for r in records) if p is not None]
-    if not wanted:
-        return
-    path = run_dir / "predictions.jsonl"
-    rows, _ = read_jsonl(path, repair=True)
-    have = {(row.get("instance_id"), row.get("run_index", 0)) for row in rows}
-    missing = [p for p in wanted if (p.instance_id, p.run_index) not in have]
-    if missing:
-        writer = JsonlWriter(path)
-        try:
-            for prediction in missing:
-                writer.write_sync(prediction)
-        finally:
-            writer.close()
+def _export(exporters: list[Exporter], record: ResultRecord, trajectory: Trajectory) -> None:
+    for exporter in exporters:
+        exporter.export(record, trajectory)
 
 
 def _persist(trajectories: JsonlWriter, trajectory: Trajectory, records: JsonlWriter, record: ResultRecord) -> None:
@@ -216,11 +194,14 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
         raise SpecError(f"concurrency must be at least 1, not {concurrency}", field="concurrency")
     pairs = plan(config)
     factory = factory or build_factory(config.agent)
+    exporters: list[Exporter] = []
     try:
         meta = _load_or_create_run(run_dir, config, factory, pairs)
         existing, torn = read_records(run_dir / "records.jsonl", repair=True)
         previous = {r.key: r for r in latest(existing)}
-        _repair_predictions(run_dir, meta, pairs, list(previous.values()))
+        exporters = _open_exporters(run_dir, meta, config, pairs)
+        for exporter in exporters:  # a crash may have fallen between a record and its exports
+            exporter.repair(list(previous.values()))
         todo: list[tuple[str, TaskSpec, int, int]] = []
         for suite, task in pairs:
             for k in range(config.runs):
@@ -233,35 +214,38 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
                               skipped=len(pairs) * config.runs - len(todo), torn_repaired=torn)
         if on_plan:
             on_plan(summary.planned, summary.skipped)
-        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record)
+        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record, exporters)
         return summary
     finally:
-        await factory.aclose()
+        try:
+            close_exporters(exporters)
+        finally:
+            await factory.aclose()
 
 
 async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFactory,
                     todo: list[tuple[str, TaskSpec, int, int]], run_dir: Path, concurrency: int,
-                    summary: EvalSummary, on_record: ProgressHook | None) -> None:
-    """Run the jobs in the everlasting pool; write each record (after its trajectory) as its episode ends."""
-    judge_kwargs: dict[str, Any] = {}
-    if config.judge is not None:
+                    summary: EvalSummary, on_record: ProgressHook | None, exporters: list[Exporter]) -> None:
+    """Run the jobs in the everlasting pool; write each record (after its trajectory, before its exports)."""
+    judge = None
+    if config.judge is not None:  # the kernel's, handed to make() (the Grading wrapper), never to an env
         import os
 
         from envgym.verify import JudgeConfig
 
         key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
-        judge_kwargs["judge"] = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
-    jobs = [Job(episode_task(config, task), seed=_episode_seed(config, task, run_index),
-                key=(suite, task, run_index, attempt)) for suite, task, run_index, attempt in todo]
+        judge = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
+    # the step cap and deadline are run settings: the task (and its hash) is run as written
+    jobs = [Job(task, seed=_episode_seed(config, task, run_index), key=(suite, task, run_index, attempt),
+                max_steps=config.max_steps, step_timeout_s=config.step_timeout_s)
+            for suite, task, run_index, attempt in todo]
     records = JsonlWriter(run_dir / "records.jsonl")
     trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
-    predictions: JsonlWriter | None = None  # opened at the first verdict with a model patch (SWE suites)
     try:
         async with EpisodePool(factory, concurrency=max(1, min(concurrency, len(todo))),
-                               make_env=lambda env_id: make(env_id, **judge_kwargs)) as pool:
+                               make_env=lambda env_id: make(env_id, judge=judge)) as pool:
             async for job, trajectory in pool.run_jobs(jobs):
                 suite, task, run_index, attempt = job.key
-                trajectory = trajectory.model_copy(update={"task_hash": task.hash})
                 record = ResultRecord.from_trajectory(
                     trajectory, run_id=meta["run_id"], suite=suite, split=task.split,
                     env_version=parse_id(task.env_id)[2], agent_id=meta["agent_id"], agent=meta["agent"],
@@ -269,16 +253,12 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                     created_at=time.time())
                 # one thread hop; the record (the commit marker) after its trajectory
                 await asyncio.to_thread(_persist, trajectories, trajectory, records, record)
-                # derived from the record: a crash before it is written is repaired on resume
-                prediction = _prediction(meta, task, record)
-                if prediction is not None:
-                    predictions = predictions or JsonlWriter(run_dir / "predictions.jsonl")
-                    await asyncio.to_thread(predictions.write_sync, prediction)
+                # derived from the record: a crash before they are written is repaired on resume
+                if exporters:
+                    await asyncio.to_thread(_export, exporters, record, trajectory)
                 summary.outcomes[record.outcome.value] += 1
                 if on_record:
                     on_record(record)
     finally:
         records.close()
         trajectories.close()
-        if predictions is not None:
-            predictions.close()
