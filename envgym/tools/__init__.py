@@ -4,7 +4,8 @@ Public API for a family (or a third-party package) whose agent acts through func
 
 - arguments (:mod:`envgym.tools.args`, shared by every tool-using family): :class:`NoArgs`,
   :func:`args_model_of`, :func:`function_schema` (the OpenAI function schema of a pydantic model),
-  :func:`decode_arguments` and its :class:`ArgumentsError` (a call's JSON arguments, or the agent's error);
+  :func:`decode_arguments` / :func:`parse_arguments` and their :class:`ArgumentsError` (a call's JSON arguments,
+  validated against the tool's model, or the agent's error);
 - domains (:mod:`envgym.tools.domain`): the :func:`tool` decorator and :class:`Tool`, :class:`ToolContext`
   (the store and earlier calls a tool sees), :class:`ToolFailure` / :class:`PolicyViolation` (refusals the
   agent sees), :class:`Domain` (schema, tools, written policy, ignored fields) and :func:`load_domain`;
@@ -22,7 +23,14 @@ A third-party domain is a module exporting a :class:`Domain`, registered like an
 from __future__ import annotations
 
 from envgym.tools import store
-from envgym.tools.args import ArgumentsError, NoArgs, args_model_of, decode_arguments, function_schema
+from envgym.tools.args import (
+    ArgumentsError,
+    NoArgs,
+    args_model_of,
+    decode_arguments,
+    function_schema,
+    parse_arguments,
+)
 from envgym.tools.domain import Domain, PolicyViolation, Tool, ToolContext, ToolFailure, load_domain, tool
 from envgym.tools.env import FrozenState, ToolEnv, execute_calls
 from envgym.tools.store import SqliteState
@@ -43,6 +51,7 @@ __all__ = [
     "execute_calls",
     "function_schema",
     "load_domain",
+    "parse_arguments",
     "store",
     "tool",
 ]

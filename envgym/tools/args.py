@@ -5,18 +5,21 @@ container). A tool is a plain function whose ``args`` parameter is annotated wit
 :func:`args_model_of` finds that model and :func:`function_schema` turns it into the OpenAI
 function-calling schema agents see (titles dropped, unknown arguments refused). :func:`decode_arguments`
 turns a call's JSON ``arguments`` into a dict or an :class:`ArgumentsError` whose message is the agent's
-error observation (never a crash, at any nesting depth).
+error observation (never a crash, at any nesting depth); :func:`parse_arguments` also validates them
+against the tool's model (an unknown or refused argument is an ``ArgumentsError`` naming each problem).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-__all__ = ["ArgumentsError", "NoArgs", "args_model_of", "decode_arguments", "function_schema"]
+M = TypeVar("M", bound=BaseModel)
+
+__all__ = ["ArgumentsError", "NoArgs", "args_model_of", "decode_arguments", "function_schema", "parse_arguments"]
 
 
 class NoArgs(BaseModel):
@@ -44,7 +47,12 @@ def function_schema(name: str, description: str, args_model: type[BaseModel]) ->
 
 
 class ArgumentsError(ValueError):
-    """A tool call's arguments are not a JSON object; the message names the tool and the problem."""
+    """A tool call's arguments are not a JSON object, or not the tool's; the message names the tool and the
+    problem, ``raw`` holds the decoded object when there was one."""
+
+    def __init__(self, message: str, raw: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
 
 
 def decode_arguments(name: str, arguments: str | None) -> dict[str, Any]:
@@ -58,3 +66,20 @@ def decode_arguments(name: str, arguments: str | None) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ArgumentsError(f"arguments of {name} must be a JSON object")
     return raw
+
+
+def parse_arguments(name: str, arguments: str | None, model: type[M]) -> tuple[dict[str, Any], M]:
+    """A call's JSON ``arguments`` decoded and validated against the tool's ``model``: ``(raw, args)``.
+
+    An argument the model does not name, or one it refuses, is an :class:`ArgumentsError` naming each
+    problem (``raw`` kept on the error), so the env can report the call as the agent's error.
+    """
+    raw = decode_arguments(name, arguments)
+    unknown = set(raw) - set(model.model_fields)
+    if unknown:
+        raise ArgumentsError(f"unknown argument(s) for {name}: {', '.join(sorted(unknown))}", raw)
+    try:
+        return raw, model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ArgumentsError(f"invalid arguments for {name}: {problems}", raw) from None

@@ -33,14 +33,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
 from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError
 from envgym.task import TaskSpec
 from envgym.tools import store
-from envgym.tools.args import ArgumentsError, decode_arguments
+from envgym.tools.args import ArgumentsError, parse_arguments
 from envgym.tools.domain import Domain, PolicyViolation, ToolContext, ToolFailure, load_domain
 from envgym.types import Action, Observation, ToolCall, ToolResult
 from envgym.verify.context import CallRecord, VerifyContext
@@ -114,17 +112,9 @@ def _execute(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
     if tool is None:
         return reject("unknown", None, f"unknown tool {call.name!r}; available: {', '.join(sorted(domain.by_name))}")
     try:
-        raw = decode_arguments(call.name, call.arguments)
+        raw, args = parse_arguments(call.name, call.arguments, tool.args_model)
     except ArgumentsError as exc:
-        return reject(tool.kind, None, str(exc))
-    unknown = set(raw) - set(tool.args_model.model_fields)
-    if unknown:
-        return reject(tool.kind, raw, f"unknown argument(s) for {call.name}: {', '.join(sorted(unknown))}")
-    try:
-        args = tool.args_model.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return reject(tool.kind, raw, f"invalid arguments for {call.name}: {problems}")
+        return reject(tool.kind, exc.raw, str(exc))
     ctx = ToolContext(conn=conn, calls=calls)
     conn.execute("BEGIN")
     try:

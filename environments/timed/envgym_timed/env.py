@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from envgym.clock import Clock
 from envgym.env import Env, StepResult
@@ -42,7 +42,7 @@ from envgym.task import TaskSpec
 from envgym.timed.latency import INSTANT, latency
 from envgym.timed.thinking import ThinkingSample, thinking_policy, usage_delta
 from envgym.timed.timeline import Notification, StepTiming, Timeline
-from envgym.tools.args import ArgumentsError, decode_arguments
+from envgym.tools.args import ArgumentsError, parse_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Usage
 from envgym.verify import CallRecord
 from envgym.verify.timed import TimedVerifyContext
@@ -306,17 +306,9 @@ class TimedEnv(Env):
             names = sorted([*self.scenario.by_name, *CONTROLS])
             return reject("unknown", None, f"unknown tool {call.name!r}; available: {', '.join(names)}")
         try:
-            raw = decode_arguments(call.name, call.arguments)
+            raw, args = parse_arguments(call.name, call.arguments, spec.args_model)
         except ArgumentsError as exc:
-            return reject(spec.kind, None, str(exc))
-        unknown = set(raw) - set(spec.args_model.model_fields)
-        if unknown:
-            return reject(spec.kind, raw, f"unknown argument(s) for {call.name}: {', '.join(sorted(unknown))}")
-        try:
-            args = spec.args_model.model_validate(raw)
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            return reject(spec.kind, raw, f"invalid arguments for {call.name}: {problems}")
+            return reject(spec.kind, exc.raw, str(exc))
         draft = CallDraft(index=len(world.calls), step=step, name=call.name, kind=spec.kind, arguments=raw,
                           issued_at=world.now, issued_seq=world.scheduler.next_seq())
         world.calls.append(draft)
