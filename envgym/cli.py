@@ -207,8 +207,10 @@ def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
         for column in ("agent", "success", "95% CI", "episodes", "infra errors", "mean steps"):
             table.add_column(column)
         for e in entries:
-            table.add_row(e.agent_id, f"{e.success_rate:.1%}", f"[{e.ci_low:.2f}, {e.ci_high:.2f}]",
-                          str(e.episodes), str(e.infra_errors), f"{e.mean_steps:.1f}")
+            # an agent whose every episode was an infra error has no rate and no mean: a dash, not a crash
+            table.add_row(e.agent_id, f"{e.success_rate:.1%}" if e.episodes else "—",
+                          f"[{e.ci_low:.2f}, {e.ci_high:.2f}]", str(e.episodes), str(e.infra_errors),
+                          "—" if e.mean_steps is None else f"{e.mean_steps:.1f}")
         out.print(table)
     out.print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0

@@ -273,3 +273,15 @@ def test_runs_over_different_task_sets_are_not_ranked_together(tmp_path: Path) -
     tables = {tuple(e.agent_id for e in entries): entries for entries in board.suites.values()}
     assert set(tables) == {("a",), ("b",)} and tables[("a",)][0].episodes == 4  # r1 and r3 pool: same tasks
     assert len(board.warnings) == 1 and "r1, r3" in board.warnings[0] and "r2" in board.warnings[0]
+
+
+def test_cli_build_with_an_agent_whose_every_episode_is_an_infra_error(tmp_path: Path, capsys) -> None:
+    """Mean steps are None for such an agent: the console table shows a dash (it raised TypeError, exit 1)."""
+    from envgym.cli import main
+
+    down = _write_run(tmp_path, "r1", "down", {}, _grid("r1", "down", "s", {"t1": "XX", "t2": "X"}, {}))
+    up = _write_run(tmp_path, "r2", "up", {}, _grid("r2", "up", "s", {"t1": "SF", "t2": "S"}, {}))
+    assert main(["leaderboard", "build", str(down), str(up), "--out", str(tmp_path / "site")]) == 0
+    printed = capsys.readouterr().out
+    assert "down" in printed and "—" in printed and "wrote" in printed
+    assert (tmp_path / "site" / "index.html").is_file()
