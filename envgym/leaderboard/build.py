@@ -4,8 +4,11 @@ Input is a list of run directories written by ``envgym eval``: ``DIR/run.json`` 
 ``run_id``) and ``DIR/records.jsonl`` (:class:`~envgym.record.ResultRecord` lines). Within one run the last
 attempt per ``(task_hash, run_index)`` wins (:func:`~envgym.record.latest`), so a rerun infra error is
 superseded; a torn last line (a run still writing, or crashed) is ignored, never repaired here. Records
-are grouped by their ``suite`` field, then by ``agent_id`` across all run directories: two runs of one
-agent pool their episodes, so a task run three times in each counts six episodes.
+are grouped by their ``suite`` field, then by ``agent_id`` and ``config_hash`` across all run directories:
+two runs of one agent under one configuration pool their episodes, so a task run three times in each
+counts six episodes. Runs of one agent under *different* configurations are never pooled: each config
+gets its own row, labelled ``AGENT [config XXXXXXXX]`` (in every suite, so the overview's rows line up),
+and :attr:`Leaderboard.warnings` says so.
 
 Only runs over the same tasks are ranked together. A run's *task set* for a suite is the hash that
 ``envgym eval`` wrote in ``run.json`` (``task_sets``: the hash of the planned tasks' hashes), else the
@@ -27,12 +30,30 @@ Per suite and agent an :class:`Entry` reports:
   every episode was an infra error take no part, as in the success rate.
 - **mean_steps**, **mean_tokens** (prompt + completion), **mean_wall_s**: means over graded episodes
   (``None`` when there are none); **total_tokens** and **cost_usd**: sums over graded episodes.
+- **mean_score**: the mean verdict score over graded episodes (partial credit: a 0.8 rubric score
+  counts 0.8 where success counts 0); ``None`` without graded episodes.
+- **tasks**: per task (sorted by id) its episodes, successes, infra errors, mean score and the paths of
+  its trajectories rendered as text (``trajectories/RUN/TASK-HASH8-rINDEX.txt``, relative to the output
+  folder; present when the run's ``trajectories.jsonl`` holds the episode: a trajectory is matched to its
+  record by task hash, seed and outcome, the last such line winning, as the last attempt does).
 - **n_tasks**: distinct tasks seen (graded or not); **runs**: the run ids pooled; **model**: the
   ``model`` of the agent dicts (records first, then run.json), several joined by ", ".
 
-Entries are sorted by success rate, then by the lower CI bound (descending), then by agent id.
+Per run, :class:`~envgym.leaderboard.models.RunInfo` keeps what the page's metadata block shows: envgym
+version, date, host, split, seed, k, limit, step cap, the agent and its settings, model, config hash and
+the per-suite task-set hashes (older run.json files lack some: those are None). The **overview** has one
+row per label: its success rate per suite and the macro average over the suites it has graded episodes
+in, with the interval of :func:`~envgym.leaderboard.stats.macro_interval`. **training** holds reward
+curves read from ``envgym train`` output folders (``metrics.jsonl``, the last line per step winning).
+
+:func:`publish` is what ``envgym leaderboard build`` runs: build, optionally merge into the leaderboard
+already in the output folder (:func:`merge_leaderboards`: per suite id, rows of the same task set are
+replaced by label and others kept; a suite measured on another task set replaces the old one, with a
+warning), write the three files and ``tasks.html``, and the trajectory texts.
+
+Entries are sorted by success rate, then by the lower CI bound (descending), then by label.
 :func:`~envgym.leaderboard.render.write_leaderboard` writes ``leaderboard.json`` (the model),
-``leaderboard.md`` and a static, self-contained ``index.html``. A missing run directory, or one
+``leaderboard.md``, a static, self-contained ``index.html`` and ``tasks.html``. A missing run directory, or one
 without ``records.jsonl`` or ``run.json``, is a :class:`~envgym.errors.SpecError` naming it.
 
 This is a batch tool: reading is synchronous. Call it through ``asyncio.to_thread`` from async code.
@@ -41,6 +62,7 @@ This is a batch tool: reading is synchronous. Call it through ``asyncio.to_threa
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,13 +70,20 @@ from typing import Any
 
 from envgym.clock import Clock, SystemClock
 from envgym.errors import SpecError
-from envgym.leaderboard.models import Entry, Leaderboard
-from envgym.leaderboard.stats import pass_at_k, pass_hat_k, wilson_interval
+from envgym.leaderboard.models import Entry, Leaderboard, OverviewRow, RunInfo, TaskResult, TrainCurve
+from envgym.leaderboard.render import render_trajectory, write_leaderboard
+from envgym.leaderboard.stats import macro_interval, pass_at_k, pass_hat_k, wilson_interval
 from envgym.record import ResultRecord, latest, read_records
+from envgym.trajectory import Trajectory
 from envgym.types import Outcome, content_hash
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
+TRAJECTORIES_FILE = "trajectories.jsonl"
+METRICS_FILE = "metrics.jsonl"
+"""What ``envgym train`` writes per step into its output folder."""
+
+_Slot = tuple[str, int | None, str]  # task hash, seed, outcome: how a record finds its trajectory
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[ResultRecord]]:
@@ -77,59 +106,190 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[ResultRecord]]:
     return meta, latest(records)
 
 
-def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None) -> Leaderboard:
-    """Read the run directories and aggregate their records per suite and agent."""
-    if not run_dirs:
+def is_train_dir(path: str | Path) -> bool:
+    """An ``envgym train`` output folder (``metrics.jsonl``, no ``run.json``), or a metrics file itself."""
+    path = Path(path)
+    if path.is_file():
+        return path.name.endswith(".jsonl") and path.name != RECORDS_FILE
+    return (path / METRICS_FILE).is_file() and not (path / RUN_FILE).exists()
+
+
+def load_train_curve(path: str | Path, label: str | None = None) -> TrainCurve:
+    """The reward curve of an ``envgym train`` run: its folder or its ``metrics.jsonl``."""
+    path = Path(path)
+    file = path if path.is_file() else path / METRICS_FILE
+    if not file.is_file():
+        raise SpecError(f"no {METRICS_FILE}", path=str(path))
+    by_step: dict[int, dict[str, Any]] = {}
+    for number, raw in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+            by_step[int(line["step"])] = line
+        except (ValueError, KeyError, TypeError):
+            raise SpecError(f"line {number} is not a metrics line (JSON with a step)", path=str(file)) from None
+    lines = [by_step[k] for k in sorted(by_step)]
+    return TrainCurve(
+        label=label or (file.parent.name if file.name == METRICS_FILE else file.stem),
+        config_hash=next((str(x["config_hash"]) for x in lines if x.get("config_hash")), None),
+        steps=tuple(sorted(by_step)),
+        reward_mean=tuple(float(x.get("reward_mean", 0.0)) for x in lines),
+        success_rate=tuple(float(x.get("success_rate", 0.0)) for x in lines),
+        wall_s=tuple(float(x.get("wall_s", 0.0)) for x in lines))
+
+
+def trajectory_path(run_id: str, task_id: str, task_hash: str, run_index: int) -> str:
+    """Where an episode's trajectory text goes, relative to the output folder (safe file names only)."""
+    def safe(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")[:80] or "x"
+    return f"trajectories/{safe(run_id)}/{safe(task_id)}-{task_hash.removeprefix('sha256:')[:8]}-r{run_index}.txt"
+
+
+def _trajectory_slots(run_dir: Path) -> dict[_Slot, int]:
+    """Per (task hash, seed, outcome), the index of the last ``trajectories.jsonl`` line holding it."""
+    file = run_dir / TRAJECTORIES_FILE
+    slots: dict[_Slot, int] = {}
+    if not file.is_file():
+        return slots
+    with open(file, encoding="utf-8", errors="replace") as handle:
+        for index, raw in enumerate(handle):
+            try:
+                data = json.loads(raw)
+                slots[(data["task_hash"], data.get("seed"), data["outcome"])] = index
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn line: its episode has no record either
+    return slots
+
+
+def _slot(record: ResultRecord) -> _Slot:
+    return record.task_hash, record.seed, record.outcome.value
+
+
+def _iso(value: Any) -> str | None:
+    if isinstance(value, int | float) and value > 0:
+        return datetime.fromtimestamp(value, tz=UTC).isoformat(timespec="seconds")
+    return value if isinstance(value, str) else None
+
+
+def _run_info(meta: dict[str, Any]) -> RunInfo:
+    config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    agent = meta.get("agent") if isinstance(meta.get("agent"), dict) else {}
+    task_sets = meta.get("task_sets") if isinstance(meta.get("task_sets"), dict) else {}
+
+    def whole(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return RunInfo(
+        run_id=meta["run_id"], agent_id=meta.get("agent_id") if isinstance(meta.get("agent_id"), str) else None,
+        agent=agent, model=str(agent["model"]) if agent.get("model") else None,
+        config_hash=meta.get("config_hash") if isinstance(meta.get("config_hash"), str) else None,
+        envgym_version=str(meta["envgym_version"]) if meta.get("envgym_version") else None,
+        created_at=_iso(meta.get("created_at")), host=str(meta["host"]) if meta.get("host") else None,
+        split=config.get("split") if isinstance(config.get("split"), str) else None,
+        seed=whole(config.get("seed")), k=whole(config.get("runs")), limit=whole(config.get("limit")),
+        max_steps=whole(config.get("max_steps")),
+        suites=tuple(str(s) for s in meta.get("suites", ()) if isinstance(s, str)),
+        task_sets={str(k): str(v) for k, v in task_sets.items() if isinstance(v, str)})
+
+
+def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None,
+                      train_metrics: list[Path] | None = None) -> Leaderboard:
+    """Read the run directories (and training metrics) and aggregate their records per suite and agent.
+
+    A path in ``run_dirs`` that is an ``envgym train`` folder (:func:`is_train_dir`) is read as
+    training metrics, as are the paths in ``train_metrics``.
+    """
+    train_paths = list(train_metrics or []) + [Path(d) for d in run_dirs if is_train_dir(d)]
+    run_dirs = [Path(d) for d in run_dirs if not is_train_dir(d)]
+    if not run_dirs and not train_paths:
         raise SpecError("no run directories given")
     seen: dict[str, Path] = {}
+    infos: dict[str, RunInfo] = {}
     models: dict[str, list[str]] = defaultdict(list)  # agent_id -> models named in run.json
-    groups: dict[tuple[str, str], dict[str, list[ResultRecord]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[tuple[str, str], dict[tuple[str, str], list[ResultRecord]]] = defaultdict(lambda: defaultdict(list))
     task_sets: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # suite -> set -> runs
+    slots: dict[str, dict[_Slot, int]] = {}
     for run_dir in run_dirs:
         meta, records = load_run(run_dir)
         run_id = meta["run_id"]
         if run_id in seen:
             # The same run twice would count every episode twice.
             raise SpecError(f"run {run_id!r} is also in {seen[run_id]}", path=str(run_dir))
-        seen[run_id] = Path(run_dir)
-        agent = meta.get("agent")
-        if isinstance(agent, dict) and agent.get("model") and isinstance(meta.get("agent_id"), str):
-            models[meta["agent_id"]].append(str(agent["model"]))
-        planned = meta.get("task_sets") if isinstance(meta.get("task_sets"), dict) else {}
+        seen[run_id] = run_dir
+        infos[run_id] = info = _run_info(meta)
+        slots[run_id] = _trajectory_slots(run_dir)
+        if info.model and info.agent_id:
+            models[info.agent_id].append(info.model)
         by_suite: dict[str, list[ResultRecord]] = defaultdict(list)
         for record in records:
             by_suite[record.suite].append(record)
         for suite, recs in by_suite.items():
-            task_set = planned.get(suite)
-            if not isinstance(task_set, str):
-                task_set = content_hash(sorted({r.task_hash for r in recs}))
+            task_set = info.task_sets.get(suite) or content_hash(sorted({r.task_hash for r in recs}))
             task_sets[suite][task_set].append(run_id)
             for record in recs:
-                groups[(suite, task_set)][record.agent_id].append(record)
+                groups[(suite, task_set)][(record.agent_id, record.config_hash)].append(record)
+    configs: dict[str, set[str]] = defaultdict(set)
+    for agents in groups.values():
+        for agent_id, config in agents:
+            configs[agent_id].add(config)
     warnings, suites = [], {}
+    for agent_id, found in sorted(configs.items()):
+        if len(found) > 1:
+            shorts = ", ".join(_short(c) for c in sorted(found))
+            warnings.append(f"agent {agent_id!r} ran under {len(found)} configurations ({shorts}): shown as "
+                            "separate rows, never pooled")
     for (suite, task_set), agents in sorted(groups.items()):
         name = suite
         if len(task_sets[suite]) > 1:
-            name = f"{suite} (task set {task_set.removeprefix('sha256:')[:8]})"
-        suites[name] = tuple(sorted((_entry(agent_id, recs, models[agent_id]) for agent_id, recs in agents.items()),
-                                    key=lambda e: (-e.success_rate, -e.ci_low, e.agent_id)))
+            name = f"{suite} (task set {_short(task_set)})"
+        entries = []
+        for (agent_id, config), recs in agents.items():
+            label = f"{agent_id} [config {_short(config)}]" if len(configs[agent_id]) > 1 else agent_id
+            entries.append(_entry(agent_id, label, config, task_set, recs, models[agent_id], slots))
+        suites[name] = _ranked(entries)
     for suite, sets in sorted(task_sets.items()):
         if len(sets) > 1:
-            where = "; ".join(f"{h.removeprefix('sha256:')[:8]}: {', '.join(sorted(runs))}"
-                              for h, runs in sorted(sets.items()))
+            where = "; ".join(f"{_short(h)}: {', '.join(sorted(runs))}" for h, runs in sorted(sets.items()))
             warnings.append(f"suite {suite!r}: the runs cover {len(sets)} different task sets, ranked in separate "
                             f"tables ({where})")
     wall = (clock or SystemClock()).wall()
     generated_at = datetime.fromtimestamp(wall, tz=UTC).isoformat(timespec="seconds")
-    return Leaderboard(generated_at=generated_at, runs=tuple(sorted(seen)), suites=suites,
-                       warnings=tuple(warnings))
+    return Leaderboard(generated_at=generated_at, runs=tuple(sorted(seen)), run_info=dict(sorted(infos.items())),
+                       suites=suites, warnings=tuple(warnings), overview=overview(suites),
+                       training=tuple(load_train_curve(p) for p in train_paths))
+
+
+def _short(digest: str) -> str:
+    return digest.removeprefix("sha256:")[:8]
+
+
+def _ranked(entries: list[Entry]) -> tuple[Entry, ...]:
+    return tuple(sorted(entries, key=lambda e: (-e.success_rate, -e.ci_low, e.name)))
+
+
+def overview(suites: dict[str, tuple[Entry, ...]]) -> tuple[OverviewRow, ...]:
+    """Agents x suites: per row label its success per suite and the macro average with its interval."""
+    cells: dict[str, dict[str, Entry]] = defaultdict(dict)
+    for suite, entries in suites.items():
+        for entry in entries:
+            if entry.episodes:
+                cells[entry.name][suite] = entry
+    rows = []
+    for label, by_suite in cells.items():
+        mean, low, high = macro_interval([(e.success_rate, e.ci_low, e.ci_high) for e in by_suite.values()])
+        rows.append(OverviewRow(label=label, success={s: e.success_rate for s, e in by_suite.items()},
+                                mean_score={s: e.mean_score for s, e in by_suite.items() if e.mean_score is not None},
+                                macro=mean, macro_low=low, macro_high=high))
+    return tuple(sorted(rows, key=lambda r: (-(r.macro or 0.0), -(r.macro_low or 0.0), r.label)))
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _entry(agent_id: str, records: list[ResultRecord], run_models: list[str]) -> Entry:
+def _entry(agent_id: str, label: str, config: str, task_set: str, records: list[ResultRecord],
+           run_models: list[str], slots: dict[str, dict[_Slot, int]]) -> Entry:
     graded = [r for r in records if r.outcome is not Outcome.INFRA_ERROR]
     successes = sum(r.outcome is Outcome.SUCCESS for r in graded)
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # task_hash -> [n, c], graded only
@@ -148,6 +308,9 @@ def _entry(agent_id: str, records: list[ResultRecord], run_models: list[str]) ->
     named = [str(r.agent["model"]) for r in records if r.agent.get("model")] + run_models
     return Entry(
         agent_id=agent_id,
+        label=label,
+        config_hash=config,
+        task_set=task_set,
         model=", ".join(sorted(set(named))) or None,
         runs=tuple(sorted({r.run_id for r in records})),
         n_tasks=len({r.task_hash for r in records}),
@@ -157,6 +320,7 @@ def _entry(agent_id: str, records: list[ResultRecord], run_models: list[str]) ->
         success_rate=successes / len(graded) if graded else 0.0,
         ci_low=low,
         ci_high=high,
+        mean_score=_mean([r.score for r in graded]),
         pass_at_k=at_k,
         pass_hat_k=hat_k,
         mean_steps=_mean([r.steps for r in graded]),
@@ -164,4 +328,91 @@ def _entry(agent_id: str, records: list[ResultRecord], run_models: list[str]) ->
         total_tokens=sum(r.usage.total_tokens for r in graded),
         mean_wall_s=_mean([r.timing.wall_s for r in graded]),
         cost_usd=sum(r.usage.cost_usd for r in graded),
+        tasks=_tasks(records, slots),
     )
+
+
+def _tasks(records: list[ResultRecord], slots: dict[str, dict[_Slot, int]]) -> tuple[TaskResult, ...]:
+    by_task: dict[tuple[str, str], list[ResultRecord]] = defaultdict(list)
+    for record in records:
+        by_task[(record.task_id, record.task_hash)].append(record)
+    results = []
+    for (task_id, task_hash), recs in sorted(by_task.items()):
+        recs.sort(key=lambda r: (r.run_id, r.run_index))
+        graded = [r for r in recs if r.outcome is not Outcome.INFRA_ERROR]
+        results.append(TaskResult(
+            task_id=task_id, task_hash=task_hash, episodes=len(graded),
+            successes=sum(r.outcome is Outcome.SUCCESS for r in graded), infra_errors=len(recs) - len(graded),
+            mean_score=_mean([r.score for r in graded]),
+            trajectories=tuple(trajectory_path(r.run_id, r.task_id, r.task_hash, r.run_index) for r in recs
+                               if _slot(r) in slots.get(r.run_id, {}))))
+    return tuple(results)
+
+
+def write_trajectories(run_dirs: list[Path], out_dir: str | Path) -> list[Path]:
+    """Render every latest record's trajectory as text under ``out_dir`` (the paths :class:`TaskResult` names)."""
+    out = Path(out_dir)
+    written = []
+    for run_dir in (Path(d) for d in run_dirs if not is_train_dir(d)):
+        _meta, records = load_run(run_dir)
+        wanted = {_slot(r): r for r in records}
+        found = _trajectory_slots(run_dir)
+        lines = {index: wanted[slot] for slot, index in found.items() if slot in wanted}
+        if not lines:
+            continue
+        with open(run_dir / TRAJECTORIES_FILE, encoding="utf-8", errors="replace") as handle:
+            for index, raw in enumerate(handle):
+                record = lines.get(index)
+                if record is None:
+                    continue
+                trajectory = Trajectory.model_validate_json(raw)
+                path = out / trajectory_path(record.run_id, record.task_id, record.task_hash, record.run_index)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(render_trajectory(trajectory, record), encoding="utf-8")
+                written.append(path)
+    return written
+
+
+def merge_leaderboards(old: Leaderboard, new: Leaderboard) -> Leaderboard:
+    """``new`` merged into ``old``, keyed by suite id (the published data, updated in place).
+
+    A suite only in ``old`` is kept. A suite in both, measured on the same task set, keeps ``old``'s rows
+    whose label ``new`` lacks and takes ``new``'s; on another task set ``new``'s table replaces the old one
+    (rows over different tasks are never ranked together) and a warning says so.
+    """
+    suites = dict(old.suites)
+    warnings = list(new.warnings)
+    for suite, entries in new.suites.items():
+        before = suites.get(suite, ())
+        old_sets = {e.task_set for e in before}
+        new_sets = {e.task_set for e in entries}
+        if before and old_sets != new_sets:
+            warnings.append(f"suite {suite!r}: the published table was measured on another task set "
+                            f"({', '.join(sorted(_short(s or '') for s in old_sets))}); replaced, not merged")
+            before = ()
+        labels = {e.name for e in entries}
+        suites[suite] = _ranked([e for e in before if e.name not in labels] + list(entries))
+    suites = dict(sorted(suites.items()))
+    used = {run for entries in suites.values() for e in entries for run in e.runs}
+    infos = {run_id: info for run_id, info in {**old.run_info, **new.run_info}.items() if run_id in used}
+    training = {c.label: c for c in old.training} | {c.label: c for c in new.training}
+    return Leaderboard(generated_at=new.generated_at, runs=tuple(sorted(used)), run_info=dict(sorted(infos.items())),
+                       suites=suites, warnings=tuple(warnings), overview=overview(suites),
+                       training=tuple(training[k] for k in sorted(training)))
+
+
+def publish(run_dirs: list[Path], out_dir: str | Path, *, train_metrics: list[Path] | None = None,
+            update: bool = False, clock: Clock | None = None) -> tuple[Leaderboard, dict[str, Path]]:
+    """Build, merge into ``out_dir/leaderboard.json`` when ``update``, write every output; returns both."""
+    out = Path(out_dir)
+    board = build_leaderboard(run_dirs, clock=clock, train_metrics=train_metrics)
+    published = out / "leaderboard.json"
+    if update and published.is_file():
+        try:
+            old = Leaderboard.model_validate_json(published.read_bytes())
+        except ValueError as exc:
+            raise SpecError(f"cannot update: not a leaderboard ({type(exc).__name__})", path=str(published)) from None
+        board = merge_leaderboards(old, board)
+    paths = write_leaderboard(board, out)
+    write_trajectories(run_dirs, out)
+    return board, paths

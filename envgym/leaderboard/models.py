@@ -1,22 +1,45 @@
-"""The leaderboard's data: :class:`Leaderboard` (entries per suite, best first) and its :class:`Entry` rows.
+"""The leaderboard's data: :class:`Leaderboard` (entries per suite, best first), its :class:`Entry` rows,
+the per-task cells of a row (:class:`TaskResult`), what each run was (:class:`RunInfo`) and the reward
+curves of training runs (:class:`TrainCurve`), and the\noverview matrix (:class:`OverviewRow`).
 
 Frozen pydantic models, the contents of ``leaderboard.json``. Every field is defined in the docstring of
-:mod:`envgym.leaderboard.build`, which fills them; :mod:`envgym.leaderboard.render` only reads them.
+:mod:`envgym.leaderboard.build`, which fills them; :mod:`envgym.leaderboard.render` only reads them. Fields
+added after the first release have defaults, so an older ``leaderboard.json`` still loads.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from envgym.types import LEADERBOARD_SCHEMA_VERSION, FrozenModel
 
 
+class TaskResult(FrozenModel):
+    """One agent's episodes on one task of a suite."""
+
+    task_id: str
+    task_hash: str
+    episodes: int
+    """Graded episodes (infra errors are apart)."""
+    successes: int
+    infra_errors: int = 0
+    mean_score: float | None = None
+    """Mean verdict score over graded episodes (partial credit); None without one."""
+    trajectories: tuple[str, ...] = ()
+    """Paths, relative to the output folder, of the episodes' trajectories rendered as text."""
+
+
 class Entry(FrozenModel):
-    """One agent's aggregate on one suite. Every field is defined in :mod:`envgym.leaderboard.build`'s docstring."""
+    """One agent (under one configuration) on one suite. Every field is defined in :mod:`envgym.leaderboard.build`."""
 
     agent_id: str
+    label: str = ""
+    """The row's name: the agent id, plus ``[config XXXXXXXX]`` when the agent ran under several configs."""
+    config_hash: str | None = None
+    task_set: str | None = None
+    """The content hash of the suite's tasks this row was measured on."""
     model: str | None = None
     runs: tuple[str, ...]
     n_tasks: int
@@ -27,6 +50,8 @@ class Entry(FrozenModel):
     success_rate: float
     ci_low: float
     ci_high: float
+    mean_score: float | None = None
+    """Mean verdict score over graded episodes: partial credit (a 0.8 rubric score counts 0.8)."""
     pass_at_k: dict[int, float] = Field(default_factory=dict)
     pass_hat_k: dict[int, float] = Field(default_factory=dict)
     mean_steps: float | None = None
@@ -34,6 +59,61 @@ class Entry(FrozenModel):
     total_tokens: int = 0
     mean_wall_s: float | None = None
     cost_usd: float = 0.0
+    tasks: tuple[TaskResult, ...] = ()
+    """Per task, sorted by task id."""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.agent_id
+
+
+class RunInfo(FrozenModel):
+    """What one evaluation run was, from its ``run.json`` (fields an older run lacks are None)."""
+
+    run_id: str
+    agent_id: str | None = None
+    agent: dict[str, Any] = Field(default_factory=dict)
+    """The agent and its settings, as the agent factory described itself."""
+    model: str | None = None
+    config_hash: str | None = None
+    envgym_version: str | None = None
+    created_at: str | None = None
+    """ISO 8601 (UTC) time the run was created."""
+    host: str | None = None
+    split: str | None = None
+    seed: int | None = None
+    k: int | None = None
+    """Episodes per task (``--runs``)."""
+    limit: int | None = None
+    max_steps: int | None = None
+    suites: tuple[str, ...] = ()
+    task_sets: dict[str, str] = Field(default_factory=dict)
+    """Per suite, the content hash of the run's planned tasks."""
+
+
+class TrainCurve(FrozenModel):
+    """The per-step metrics of one ``envgym train`` run that a reward curve needs."""
+
+    label: str
+    config_hash: str | None = None
+    steps: tuple[int, ...] = ()
+    reward_mean: tuple[float, ...] = ()
+    success_rate: tuple[float, ...] = ()
+    wall_s: tuple[float, ...] = ()
+
+
+class OverviewRow(FrozenModel):
+    """One row of the overview matrix: an agent (under one config) across suites, with the macro average."""
+
+    label: str
+    success: dict[str, float] = Field(default_factory=dict)
+    """Per suite (table name) where the row has graded episodes, its success rate."""
+    mean_score: dict[str, float] = Field(default_factory=dict)
+    macro: float | None = None
+    """Unweighted mean of ``success`` over the suites it holds."""
+    macro_low: float | None = None
+    macro_high: float | None = None
+    """The macro average's 95% interval (:func:`envgym.leaderboard.stats.macro_interval`)."""
 
 
 class Leaderboard(FrozenModel):
@@ -44,6 +124,11 @@ class Leaderboard(FrozenModel):
     """ISO 8601 time (UTC) the leaderboard was built."""
     runs: tuple[str, ...] = ()
     """Every run id that was read, sorted."""
+    run_info: dict[str, RunInfo] = Field(default_factory=dict)
+    """Per run id, what the run was (the metadata block of the page)."""
     suites: dict[str, tuple[Entry, ...]]
     warnings: tuple[str, ...] = ()
-    """Why some suites were split into several tables (runs over different task sets)."""
+    """Why some suites were split into several tables, or one agent's runs shown in several rows."""
+    overview: tuple[OverviewRow, ...] = ()
+    """Agents x suites, best macro average first."""
+    training: tuple[TrainCurve, ...] = ()

@@ -8,6 +8,7 @@ Pure functions on counts, no I/O and no numpy. ``n`` is a number of graded trial
 - :func:`pass_at_k` — the unbiased estimator of the chance that *at least one* of ``k`` attempts drawn
   without replacement from the ``n`` succeeds (Chen et al. 2021, "Evaluating Large Language Models
   Trained on Code"): ``1 - C(n-c, k) / C(n, k)``.
+- :func:`macro_interval` — the mean of per-suite rates with an interval combined from theirs.
 - :func:`pass_hat_k` — τ-bench's pass^k, the chance that *all* ``k`` attempts succeed (Yao et al. 2024):
   ``C(c, k) / C(n, k)``. It measures consistency; pass^1 equals pass@1.
 
@@ -69,3 +70,19 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     """
     _check_k(n, c, k)
     return math.comb(c, k) / math.comb(n, k)
+
+
+def macro_interval(intervals: list[tuple[float, float, float]], z: float = Z_95) -> tuple[float, float, float]:
+    """The macro average of per-suite rates and its 95% interval: ``(mean, low, high)``.
+
+    ``intervals`` holds ``(rate, low, high)`` per suite (each a Wilson interval). Suites are independent
+    samples, so each suite's error is read off its Wilson interval as a normal one (sigma = half the
+    interval's width / z) and the mean's sigma is ``sqrt(sum sigma_s^2) / S``; the interval is the mean
+    +- z sigma, clipped to [0, 1]. Wilson widths stay positive at 0/n and n/n, so the interval does too.
+    """
+    if not intervals:
+        raise ValueError("need at least one suite")
+    count = len(intervals)
+    mean = sum(rate for rate, _, _ in intervals) / count
+    sigma = math.sqrt(sum(((high - low) / (2 * z)) ** 2 for _, low, high in intervals)) / count
+    return mean, max(0.0, mean - z * sigma), min(1.0, mean + z * sigma)
