@@ -259,8 +259,8 @@ _OVERFLOW = """() => {
   const wide = [];
   for (const el of document.querySelectorAll('body *')) {
     const box = el.getBoundingClientRect();
-    if (box.width > 0 && (box.right > width + 0.5 || box.left < -0.5)) wide.push(el.tagName + '.' + el.className.baseVal
-        + el.className + ' ' + Math.round(box.left) + '..' + Math.round(box.right));
+    if (box.width > 0 && (box.right > width + 0.5 || box.left < -0.5))
+      wide.push(`${el.tagName}.${el.getAttribute('class') || ''} ${Math.round(box.left)}..${Math.round(box.right)}`);
   }
   return {width, scroll: document.documentElement.scrollWidth, wide: wide.slice(0, 10)};
 }"""
@@ -312,3 +312,30 @@ async def test_page_at_1400px_overview_suite_table_and_per_task_view(chromium, s
     await link.click()
     assert page.url.endswith(".txt") and "outcome " in await page.locator("body").inner_text()
     assert problems == []
+
+
+async def test_real_eval_runs_to_the_page(tmp_path: Path) -> None:
+    """``envgym eval`` run directories (oracle and null on a bundled suite) through ``publish``: run.json
+    carries what the metadata block needs (``host`` is new), and every record links to its trajectory text."""
+    import socket
+
+    from envgym.agents import NullConfig, OracleConfig
+    from envgym.eval import EvalConfig, evaluate
+
+    dirs = []
+    for name, agent in (("oracle", OracleConfig()), ("null", NullConfig())):
+        config = EvalConfig(suites=("tool-codes",), split=None, agent=agent, limit=2, runs=2, seed=3)
+        await evaluate(config, tmp_path / name, concurrency=2)
+        dirs.append(tmp_path / name)
+    board, paths = publish(dirs, tmp_path / "site", clock=SimClock())
+    infos = list(board.run_info.values())
+    assert {i.agent_id for i in infos} == {"oracle", "null"}
+    assert all(i.host == socket.gethostname() and i.envgym_version and i.created_at and i.k == 2 and i.seed == 3
+               and i.task_sets.get("tool-codes", "").startswith("sha256:") for i in infos)
+    oracle, null = board.suites["tool-codes"]
+    assert (oracle.agent_id, oracle.success_rate, oracle.mean_score) == ("oracle", 1.0, 1.0)
+    assert null.agent_id == "null" and null.mean_score is not None and null.mean_score < 1.0
+    links = [link for e in (oracle, null) for t in e.tasks for link in t.trajectories]
+    assert len(links) == 8 and all((tmp_path / "site" / link).is_file() for link in links)
+    assert "outcome success" in (tmp_path / "site" / oracle.tasks[0].trajectories[0]).read_text()
+    assert f'href="{oracle.tasks[0].trajectories[0]}"' in paths["tasks"].read_text()
