@@ -8,9 +8,9 @@ Both renderings hold the same content, in the same order:
 2. **Runs**: the metadata block, one row per run: envgym version, date, host, agent and its settings,
    model, config hash, split, seed, k, limit, and each suite with the content hash of its tasks.
 3. Per suite: a chart of success with Wilson 95% whiskers and one of success against mean tokens (or
-   cost, when any row has a cost), the main table (success, interval, mean score, episodes, infra errors,
-   tasks, means, cost), and pass@k / pass^k in a table of their own when k > 1 (so ``--runs 5`` stays
-   inside a 1,400 px window).
+   cost, when any row has a cost; none when no row used either), the main table (success, interval,
+   mean score, episodes, infra errors, tasks, means, cost), and pass@k / pass^k in a table of their
+   own when k > 1 (so ``--runs 5`` stays inside a 1,400 px window).
 4. **Training**: reward curves (mean reward per step) of ``envgym train`` runs, when given.
 
 The per-task view is a second page, ``tasks.html`` (in Markdown a section): per suite, tasks by rows,
@@ -269,7 +269,7 @@ def render_scatter(suite: str, entries: tuple[Entry, ...], colours: dict[str, st
                      f'<text class="tick" x="{_SL - 6}" y="{ty + 4}" text-anchor="end">{tick}%</text>')
     for i in range(5):
         v = top * i / 4
-        tick = f"${v:,.2f}" if by_cost else f"{v:,.0f}"
+        tick = f"${v:,.2f}" if by_cost else f"{v:,.0f}" if top >= 10 else f"{v:.2g}"
         parts.append(f'<text class="tick" x="{x(v)}" y="{_SH - _SB + 16}" text-anchor="middle">{esc(tick)}</text>')
     parts.append(f'<text class="axis-title" x="{_SL + pw / 2}" y="{_SH - 8}" text-anchor="middle">'
                  f'{esc(what)}; y: success rate, whisker: Wilson 95%</text>')
@@ -283,6 +283,13 @@ def render_scatter(suite: str, entries: tuple[Entry, ...], colours: dict[str, st
                      f'text-anchor="{"end" if cx > _SL + pw / 2 else "start"}">{esc(e.name[:18])}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _scatter_figure(suite: str, entries: tuple[Entry, ...], colours: dict[str, str]) -> str:
+    """The cost chart, or a line saying why there is none (no row used tokens or money: scripted agents)."""
+    if not any(e.cost_usd > 0 or (e.mean_tokens or 0) > 0 for e in entries if e.episodes):
+        return '<p class="meta no-cost">No tokens or cost recorded: no success-against-cost chart.</p>'
+    return f"<figure>{render_scatter(suite, entries, colours)}</figure>"
 
 
 def render_curves(curves: tuple[TrainCurve, ...]) -> str:
@@ -374,7 +381,7 @@ def render_html(lb: Leaderboard) -> str:
             f'<p class="meta">{len(entries)} agent(s), {max((e.n_tasks for e in entries), default=0)} task(s), '
             f'task set {esc(", ".join(sets) or "—")} · <a href="tasks.html#{esc(_anchor(suite))}">per task</a></p>'
             f'<div class="figures"><figure>{render_svg(suite, entries, colours)}</figure>'
-            f"<figure>{render_scatter(suite, entries, colours)}</figure></div>{_html_table(_table(entries))}"
+            f"{_scatter_figure(suite, entries, colours)}</div>{_html_table(_table(entries))}"
             + (f'<p class="meta">pass@k and pass^k</p>{_html_table(passes, "board passes")}' if passes else "")
             + "</section>")
     if lb.training:

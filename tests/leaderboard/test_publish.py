@@ -339,3 +339,30 @@ async def test_real_eval_runs_to_the_page(tmp_path: Path) -> None:
     assert len(links) == 8 and all((tmp_path / "site" / link).is_file() for link in links)
     assert "outcome success" in (tmp_path / "site" / oracle.tasks[0].trajectories[0]).read_text()
     assert f'href="{oracle.tasks[0].trajectories[0]}"' in paths["tasks"].read_text()
+
+
+def test_cli_update_and_train_metrics(tmp_path: Path, capsys) -> None:
+    """``envgym leaderboard build``: ``--update DIR`` merges into the data published there, by suite id;
+    ``--train-metrics`` adds reward curves; ``--out`` or ``--update`` is required."""
+    from envgym.cli import main
+
+    site = tmp_path / "leaderboard"
+    a = _run(tmp_path, "r1", "alpha", [_episode("r1", "alpha", "s1", "t1", 0, S, 1.0)])
+    b = _run(tmp_path, "r2", "beta", [_episode("r2", "beta", "s2", "t1", 0, F, 0.5)])
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text('{"step": 1, "reward_mean": 0.2}\n{"step": 2, "reward_mean": 0.4}\n')
+    assert main(["leaderboard", "build", str(a), "--out", str(site)]) == 0
+    assert main(["leaderboard", "build", str(b), "--update", str(site), "--train-metrics", str(metrics)]) == 0
+    data = json.loads((site / "leaderboard.json").read_text())
+    assert list(data["suites"]) == ["s1", "s2"] and [c["steps"] for c in data["training"]] == [[1, 2]]
+    assert "0.500" in capsys.readouterr().out  # the console table's mean score
+    assert (site / "tasks.html").is_file() and (site / "trajectories" / "r2" / "t1-t1-r0.txt").is_file()
+    assert main(["leaderboard", "build", str(b)]) == 2
+    assert "--out DIR" in capsys.readouterr().err
+
+
+def test_no_cost_chart_without_tokens_or_cost(tmp_path: Path) -> None:
+    """Scripted agents use no tokens: every point would sit at 0, so the chart gives way to a line."""
+    eps = [_episode("r1", "oracle", "s", "t1", 0, S, 1.0, tokens=0)]
+    page = render_html(build_leaderboard([_run(tmp_path, "r1", "oracle", eps)], clock=SimClock()))
+    assert 'class="chart scatter"' not in page and "No tokens or cost recorded" in page
