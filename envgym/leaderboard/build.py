@@ -4,11 +4,14 @@ Input is a list of run directories written by ``envgym eval``: ``DIR/run.json`` 
 ``run_id``) and ``DIR/records.jsonl`` (:class:`~envgym.record.ResultRecord` lines). Within one run the last
 attempt per ``(task_hash, run_index)`` wins (:func:`~envgym.record.latest`), so a rerun infra error is
 superseded; a torn last line (a run still writing, or crashed) is ignored, never repaired here. Records
-are grouped by their ``suite`` field, then by ``agent_id`` and ``config_hash`` across all run directories:
-two runs of one agent under one configuration pool their episodes, so a task run three times in each
-counts six episodes. Runs of one agent under *different* configurations are never pooled: each config
-gets its own row, labelled ``AGENT [config XXXXXXXX]`` (in every suite, so the overview's rows line up),
-and :attr:`Leaderboard.warnings` says so.
+are grouped by their ``suite`` field, then by ``agent_id`` and the run's *settings* across all run
+directories: two runs of one agent under the same settings pool their episodes, so a task run three times
+in each counts six episodes. The settings are the run.json ``config`` without ``suites`` and ``limit``
+(:data:`SUITE_KEYS`: they choose which tasks run, and the task set keeps other tasks apart), so one agent
+evaluated suite by suite is one row. Runs of one agent under *different* settings are never pooled: each
+gets its own row, labelled by the settings that differ (``random [runs=3]``; ``AGENT [config XXXXXXXX]``
+when run.json has no config, an older run, or the difference is long), the same label in every suite so
+the overview's rows line up, and :attr:`Leaderboard.warnings` says so.
 
 Only runs over the same tasks are ranked together. A run's *task set* for a suite is the hash that
 ``envgym eval`` wrote in ``run.json`` (``task_sets``: the hash of the planned tasks' hashes), else the
@@ -36,6 +39,8 @@ Per suite and agent an :class:`Entry` reports:
   its trajectories rendered as text (``trajectories/RUN/TASK-HASH8-rINDEX.txt``, relative to the output
   folder; present when the run's ``trajectories.jsonl`` holds the episode: a trajectory is matched to its
   record by task hash, seed and outcome, the last such line winning, as the last attempt does).
+- **settings**: the flat settings the row's runs share; **config_hash**: the records' config hash when
+  they share one (else None); **label**: the row's name, as above.
 - **n_tasks**: distinct tasks seen (graded or not); **runs**: the run ids pooled; **model**: the
   ``model`` of the agent dicts (records first, then run.json), several joined by ", ".
 
@@ -210,6 +215,7 @@ def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None,
     groups: dict[tuple[str, str], dict[tuple[str, str], list[ResultRecord]]] = defaultdict(lambda: defaultdict(list))
     task_sets: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # suite -> set -> runs
     slots: dict[str, dict[_Slot, int]] = {}
+    run_settings: dict[str, tuple[str, dict[str, Any]]] = {}
     for run_dir in run_dirs:
         meta, records = load_run(run_dir)
         run_id = meta["run_id"]
@@ -219,6 +225,9 @@ def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None,
         seen[run_id] = run_dir
         infos[run_id] = info = _run_info(meta)
         slots[run_id] = _trajectory_slots(run_dir)
+        settings = _settings(meta)
+        if settings:
+            run_settings[run_id] = settings
         if info.model and info.agent_id:
             models[info.agent_id].append(info.model)
         by_suite: dict[str, list[ResultRecord]] = defaultdict(list)
@@ -228,25 +237,31 @@ def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None,
             task_set = info.task_sets.get(suite) or content_hash(sorted({r.task_hash for r in recs}))
             task_sets[suite][task_set].append(run_id)
             for record in recs:
-                groups[(suite, task_set)][(record.agent_id, record.config_hash)].append(record)
-    configs: dict[str, set[str]] = defaultdict(set)
+                key = settings[0] if settings else record.config_hash
+                groups[(suite, task_set)][(record.agent_id, key)].append(record)
+    configs: dict[str, set[str]] = defaultdict(set)  # agent -> settings keys
+    settings_of: dict[str, dict[str, Any]] = {}  # settings key -> the flat settings it hashes
     for agents in groups.values():
-        for agent_id, config in agents:
-            configs[agent_id].add(config)
+        for agent_id, key in agents:
+            configs[agent_id].add(key)
+    for key, flat in run_settings.values():
+        settings_of.setdefault(key, flat)
+    labels = {(agent_id, key): label for agent_id, keys in configs.items()
+              for key, label in _labels(agent_id, sorted(keys), settings_of).items()}
     warnings, suites = [], {}
     for agent_id, found in sorted(configs.items()):
         if len(found) > 1:
-            shorts = ", ".join(_short(c) for c in sorted(found))
-            warnings.append(f"agent {agent_id!r} ran under {len(found)} configurations ({shorts}): shown as "
+            shown = "; ".join(labels[(agent_id, key)] for key in sorted(found))
+            warnings.append(f"agent {agent_id!r} ran under {len(found)} different settings ({shown}): shown as "
                             "separate rows, never pooled")
     for (suite, task_set), agents in sorted(groups.items()):
         name = suite
         if len(task_sets[suite]) > 1:
             name = f"{suite} (task set {_short(task_set)})"
         entries = []
-        for (agent_id, config), recs in agents.items():
-            label = f"{agent_id} [config {_short(config)}]" if len(configs[agent_id]) > 1 else agent_id
-            entries.append(_entry(agent_id, label, config, task_set, recs, models[agent_id], slots))
+        for (agent_id, key), recs in agents.items():
+            entries.append(_entry(agent_id, labels[(agent_id, key)], settings_of.get(key, {}), task_set, recs,
+                                  models[agent_id], slots))
         suites[name] = _ranked(entries)
     for suite, sets in sorted(task_sets.items()):
         if len(sets) > 1:
@@ -258,6 +273,41 @@ def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None,
     return Leaderboard(generated_at=generated_at, runs=tuple(sorted(seen)), run_info=dict(sorted(infos.items())),
                        suites=suites, warnings=tuple(warnings), overview=overview(suites),
                        training=tuple(load_train_curve(p) for p in train_paths))
+
+
+SUITE_KEYS = ("suites", "limit")
+"""Config fields that choose *which* tasks run, not *how*: left out of a row's settings (the task set
+hash already keeps runs over other tasks apart), so one agent run suite by suite stays one row."""
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {k: v for key, sub in sorted(value.items()) for k, v in _flat(sub, f"{prefix}{key}.").items()}
+    return {prefix.removesuffix("."): value}
+
+
+def _settings(meta: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A run's settings that decide its results (its config without :data:`SUITE_KEYS`), flat, and their hash."""
+    config = meta.get("config")
+    if not isinstance(config, dict):
+        return None  # an older run.json: its records' config hash stands in
+    flat = _flat({k: v for k, v in config.items() if k not in SUITE_KEYS})
+    return content_hash(flat), flat
+
+
+def _labels(agent_id: str, keys: list[str], settings_of: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Row labels of one agent's settings: the bare id when it has one; else the settings that differ
+    (``random [runs=3]``), or ``[config XXXXXXXX]`` when those are unknown (older runs) or too long."""
+    if len(keys) == 1:
+        return {keys[0]: agent_id}
+    flats = [settings_of.get(key) for key in keys]
+    labels = {key: f"{agent_id} [config {_short(key)}]" for key in keys}
+    if all(flats):
+        differ = sorted({k for flat in flats for k in flat if len({json.dumps(f.get(k)) for f in flats}) > 1})
+        named = {key: ", ".join(f"{k}={flat.get(k)}" for k in differ) for key, flat in zip(keys, flats, strict=True)}
+        if len(set(named.values())) == len(keys) and all(len(v) <= 60 for v in named.values()):
+            labels = {key: f"{agent_id} [{named[key]}]" for key in keys}
+    return labels
 
 
 def _short(digest: str) -> str:
@@ -288,7 +338,7 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _entry(agent_id: str, label: str, config: str, task_set: str, records: list[ResultRecord],
+def _entry(agent_id: str, label: str, settings: dict[str, Any], task_set: str, records: list[ResultRecord],
            run_models: list[str], slots: dict[str, dict[_Slot, int]]) -> Entry:
     graded = [r for r in records if r.outcome is not Outcome.INFRA_ERROR]
     successes = sum(r.outcome is Outcome.SUCCESS for r in graded)
@@ -309,7 +359,8 @@ def _entry(agent_id: str, label: str, config: str, task_set: str, records: list[
     return Entry(
         agent_id=agent_id,
         label=label,
-        config_hash=config,
+        config_hash=configs.pop() if len(configs := {r.config_hash for r in records}) == 1 else None,
+        settings=settings,
         task_set=task_set,
         model=", ".join(sorted(set(named))) or None,
         runs=tuple(sorted({r.run_id for r in records})),

@@ -36,8 +36,12 @@ class Entry(FrozenModel):
 
     agent_id: str
     label: str = ""
-    """The row's name: the agent id, plus ``[config XXXXXXXX]`` when the agent ran under several configs."""
+    """The row's name: the agent id, plus the settings that differ (``random [runs=3]``, or
+    ``[config XXXXXXXX]``) when the agent ran under several."""
     config_hash: str | None = None
+    """The records' config hash when they share one (runs of other suite lists pool with other hashes)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """The run settings the row's runs share (their config without suites and limit, flattened)."""
     task_set: str | None = None
     """The content hash of the suite's tasks this row was measured on."""
     model: str | None = None

@@ -69,9 +69,19 @@ def _short(digest: str | None) -> str:
     return "—" if not digest else digest.removeprefix("sha256:")[:8]
 
 
+SHOWN_KS = 8
+"""At most this many k columns each for pass@k and pass^k; ``leaderboard.json`` holds every k."""
+
+
 def _ks(entries: tuple[Entry, ...]) -> list[int]:
-    """Every k that some entry reports: the pass@k / pass^k columns of a suite's second table."""
-    return sorted({k for entry in entries for k in entry.pass_at_k})
+    """The k columns of a suite's pass@k / pass^k table: every k some entry reports, or, past
+    :data:`SHOWN_KS` of them (``--runs 20``), k = 1, 2, 3, 5, 10, 20, 50, ... and the largest."""
+    ks = sorted({k for entry in entries for k in entry.pass_at_k})
+    if len(ks) <= SHOWN_KS:
+        return ks
+    wanted = {1, 2, 3, 5} | {m * 10**e for e in range(1, 6) for m in (1, 2, 5)}
+    shown = [k for k in ks[:-1] if k in wanted][: SHOWN_KS - 1]
+    return [*shown, ks[-1]]
 
 
 Table = tuple[list[tuple[str, bool]], list[list[str]]]
@@ -99,6 +109,14 @@ def _pass_table(entries: tuple[Entry, ...]) -> Table | None:
     rows = [[e.name] + [_pct(e.pass_at_k.get(k)) for k in ks] + [_pct(e.pass_hat_k.get(k)) for k in ks]
             for e in entries]
     return headers, rows
+
+
+def _pass_caption(entries: tuple[Entry, ...]) -> str:
+    every = sorted({k for entry in entries for k in entry.pass_at_k})
+    shown = _ks(entries)
+    if shown == every:
+        return "pass@k and pass^k"
+    return f"pass@k and pass^k for k = {', '.join(map(str, shown))} of 1..{every[-1]} (every k in leaderboard.json)"
 
 
 def _overview_table(lb: Leaderboard) -> Table:
@@ -189,7 +207,7 @@ def render_markdown(lb: Leaderboard) -> str:
         lines += [f"## {text(suite)}", "", *_md(*_table(entries))]
         passes = _pass_table(entries)
         if passes:
-            lines += ["pass@k and pass^k:", "", *_md(*passes)]
+            lines += [_pass_caption(entries) + ":", "", *_md(*passes)]
     if lb.training:
         lines += ["## Training", ""]
         lines += [f"- {text(c.label)}: {len(c.steps)} step(s), mean reward {c.reward_mean[0]:.3f} → "
@@ -382,7 +400,8 @@ def render_html(lb: Leaderboard) -> str:
             f'task set {esc(", ".join(sets) or "—")} · <a href="tasks.html#{esc(_anchor(suite))}">per task</a></p>'
             f'<div class="figures"><figure>{render_svg(suite, entries, colours)}</figure>'
             f"{_scatter_figure(suite, entries, colours)}</div>{_html_table(_table(entries))}"
-            + (f'<p class="meta">pass@k and pass^k</p>{_html_table(passes, "board passes")}' if passes else "")
+            + (f'<p class="meta">{esc(_pass_caption(entries))}</p>{_html_table(passes, "board passes")}'
+               if passes else "")
             + "</section>")
     if lb.training:
         parts.append(f'<section class="training" id="training"><h2>Training</h2><p class="meta">Reward curves of '

@@ -56,7 +56,8 @@ def _run(root: Path, run_id: str, agent_id: str, episodes: list[tuple[ResultReco
     if model:
         meta["agent"]["model"] = model
     if not old:  # what envgym eval writes now; an older run.json holds only the fields above
-        meta |= {"config": {"suites": suites, "split": "test", "seed": 7, "runs": k, "limit": None},
+        agent = {"type": "openai", "temperature": 0.0 if config == CFG_A else 0.7}  # what the config hash hashes
+        meta |= {"config": {"suites": suites, "split": "test", "seed": 7, "runs": k, "limit": None, "agent": agent},
                  "config_hash": config, "envgym_version": "9.9.9", "created_at": 1_767_225_600.0,
                  "host": "lab-box-3",
                  "task_sets": {s: "sha256:" + "c" * 64 for s in suites}}
@@ -83,13 +84,30 @@ def test_runs_of_one_agent_under_different_configs_are_never_pooled(tmp_path: Pa
     b = _run(tmp_path, "r2", "agent", [_episode("r2", "agent", "s", "t1", 0, F, 0.0, config=CFG_B)], config=CFG_B)
     same = _run(tmp_path, "r3", "agent", [_episode("r3", "agent", "s", "t1", 0, S, 1.0)], config=CFG_A)
     board = build_leaderboard([a, b, same], clock=SimClock())
+    cold, warm = "agent [agent.temperature=0.0]", "agent [agent.temperature=0.7]"  # labelled by what differs
     rows = {e.label: e for e in board.suites["s"]}
-    assert set(rows) == {"agent [config aaaaaaaa]", "agent [config bbbbbbbb]"}
-    assert rows["agent [config aaaaaaaa]"].runs == ("r1", "r3") and rows["agent [config aaaaaaaa]"].episodes == 2
-    assert rows["agent [config bbbbbbbb]"].runs == ("r2",) and rows["agent [config bbbbbbbb]"].episodes == 1
-    assert any("2 configurations" in w and "never pooled" in w for w in board.warnings)
-    assert [r.label for r in board.overview] == ["agent [config aaaaaaaa]", "agent [config bbbbbbbb]"]
-    assert "agent [config bbbbbbbb]" in render_markdown(board) and "never pooled" in render_html(board)
+    assert set(rows) == {cold, warm}
+    assert rows[cold].runs == ("r1", "r3") and rows[cold].episodes == 2 and rows[cold].config_hash == CFG_A
+    assert rows[warm].runs == ("r2",) and rows[warm].episodes == 1 and rows[warm].settings["agent.temperature"] == 0.7
+    assert any("2 different settings" in w and "never pooled" in w for w in board.warnings)
+    assert [r.label for r in board.overview] == [cold, warm]
+    assert warm in render_markdown(board) and "never pooled" in render_html(board)
+    # older run.json files (no config): the records' config hash tells them apart
+    old_a = _run(tmp_path, "o1", "agent", [_episode("o1", "agent", "s", "t1", 0, S, 1.0)], old=True)
+    old_b = _run(tmp_path, "o2", "agent", [_episode("o2", "agent", "s", "t1", 0, F, 0.0, config=CFG_B)],
+                 old=True)
+    labels = {e.label for e in build_leaderboard([old_a, old_b], clock=SimClock()).suites["s"]}
+    assert labels == {"agent [config aaaaaaaa]", "agent [config bbbbbbbb]"}
+
+
+def test_one_agent_run_suite_by_suite_stays_one_row(tmp_path: Path) -> None:
+    """Two runs of one agent with the same settings on different suites (so different config hashes: the
+    suites are in the config) are one row of the overview, not two."""
+    a = _run(tmp_path, "r1", "agent", [_episode("r1", "agent", "s1", "t1", 0, S, 1.0)])
+    b = _run(tmp_path, "r2", "agent", [_episode("r2", "agent", "s2", "u1", 0, F, 0.0)])
+    board = build_leaderboard([a, b], clock=SimClock())
+    assert [(r.label, r.success) for r in board.overview] == [("agent", {"s1": 1.0, "s2": 0.0})]
+    assert board.warnings == ()
 
 
 def test_overview_matrix_with_macro_average(tmp_path: Path) -> None:
@@ -235,6 +253,10 @@ def site(tmp_path: Path) -> tuple[Leaderboard, dict[str, Path]]:
                for suite in ("tool/retail-with-a-long-name", "timed/calendar", "web/shop") for t in range(6)
                for i in range(5)]
         runs.append(_run(tmp_path, f"run{n}", agent, eps, config=config, k=5, model=agent))
+    ten = [_episode("run9", "tenfold", suite, f"{suite.split('/')[0]}-task-{t:02d}", i, S if i % 2 else F, 0.5)
+           for suite in ("tool/retail-with-a-long-name", "timed/calendar", "web/shop") for t in range(6)
+           for i in range(10)]  # --runs 10: pass@1..10, more columns than a row can hold; 1, 2, 3, 5, 10 are shown
+    runs.append(_run(tmp_path, "run9", "tenfold", ten, k=10))
     train.mkdir()
     (train / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "reward_mean": s / 20, "wall_s": s})
                                                  + "\n" for s in range(1, 21)))
@@ -276,7 +298,7 @@ async def test_page_at_1400px_overview_suite_table_and_per_task_view(chromium, s
 
     overview = page.locator("section.overview table.matrix")
     assert await overview.is_visible()
-    assert await overview.locator("tbody tr").count() == 4  # oracle, two configs of the long one, null
+    assert await overview.locator("tbody tr").count() == 5  # oracle, two configs of the long one, null, k=10
     header = await overview.locator("thead").inner_text()
     assert "Macro avg" in header and "web/shop" in header
     retail = page.locator("section.suite", has=page.locator("h2", has_text="tool/retail-with-a-long-name"))
@@ -284,19 +306,20 @@ async def test_page_at_1400px_overview_suite_table_and_per_task_view(chromium, s
         box = await retail.locator(table).bounding_box()
         assert box is not None and box["width"] > 300 and box["x"] >= 0 and box["x"] + box["width"] <= 1400
         assert await retail.locator(table).is_visible()
-    assert "pass^5" in await retail.locator("table.passes thead").inner_text()
-    assert await retail.locator("table.board >> nth=0").locator("tbody tr").count() == 4
+    passes = await retail.locator("table.passes thead").inner_text()
+    assert "pass^5" in passes and "pass^10" in passes and "pass^4" not in passes
+    assert await retail.locator("table.board >> nth=0").locator("tbody tr").count() == 5
     bars = retail.locator("svg.bars rect.bar")
     widths = [(await bars.nth(i).bounding_box())["width"] for i in range(await bars.count())]
     oracle_row = board.suites["tool/retail-with-a-long-name"][0]
     assert oracle_row.agent_id == "oracle" and widths[0] == max(widths) > 0  # drawn to scale, best first
-    assert await retail.locator("svg.scatter circle").count() == 4  # a point per row with graded episodes
+    assert await retail.locator("svg.scatter circle").count() == 5  # a point per row with graded episodes
     # every figure fits: the bars, the scatter and the training curves scale down inside the page
     for svg in await page.locator("svg.chart").all():
         box = await svg.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 1400
     assert await page.locator("section.training svg.curves polyline").count() == 1
-    assert await page.locator("section.runs tbody tr").count() == 4
+    assert await page.locator("section.runs tbody tr").count() == 5
     shot = tmp_path / "index.png"  # kept for a reader: ENVGYM_SHOT_DIR=DIR copies it there
     await page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000  # a page was painted (layout is checked on the boxes above)
