@@ -3,6 +3,11 @@
 ``parse_agent("oracle" | "null" | "random[:SEED]" | "openai:MODEL" | "hf[:GGUF_PATH]", **options)`` gives a
 typed :data:`AgentConfig`; ``build_factory(config)`` gives the :class:`~envgym.agent.AgentFactory` that makes
 one agent per task. Model-backed agents import their dependencies only when built.
+
+Any other ``MODULE:CALLABLE`` or ``FILE.py:CALLABLE`` (or ``py:`` before either, when the module's name is
+also an agent kind) is a user's own agent (:mod:`envgym.agents.python`), with the id ``py:REF``.
+The openai agent reads its key from ``api_key_env`` (default ``OPENAI_API_KEY``); only a variable named on
+purpose must be set, so a keyless local endpoint works without one.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ __all__ = [
     "NullConfig",
     "OpenAIConfig",
     "OracleConfig",
+    "PythonConfig",
     "RandomConfig",
     "agent_id",
     "build_factory",
@@ -62,14 +68,24 @@ class HFConfig(FrozenModel):
     seed: int = 0
 
 
-AgentConfig = Annotated[OracleConfig | NullConfig | RandomConfig | OpenAIConfig | HFConfig,
+class PythonConfig(FrozenModel):
+    type: Literal["python"] = "python"
+    ref: str
+    """``module:callable`` or ``path/to/file.py:callable`` (normalised): see :mod:`envgym.agents.python`."""
+
+
+AgentConfig = Annotated[OracleConfig | NullConfig | RandomConfig | OpenAIConfig | HFConfig | PythonConfig,
                         Field(discriminator="type")]
 AGENT_KINDS = ("oracle", "null", "random", "openai", "hf")
 
 
 def parse_agent(spec: str, **options: object) -> AgentConfig:
     """Parse a command-line agent name; ``options`` (non-None) fill the config's other fields."""
-    kind, _, arg = spec.partition(":")
+    kind, sep, arg = spec.partition(":")
+    if kind == "py" and sep:
+        kind, sep, arg = "python", "", arg
+    elif kind not in AGENT_KINDS and sep and not _typo_of_a_kind(kind):
+        kind, arg = "python", spec
     extra = {k: v for k, v in options.items() if v is not None}
     try:
         if kind == "oracle":
@@ -84,6 +100,10 @@ def parse_agent(spec: str, **options: object) -> AgentConfig:
             return OpenAIConfig(model=arg, **extra)
         if kind == "hf":
             return HFConfig(model_path=arg or None, **{k: v for k, v in extra.items() if k in HFConfig.model_fields})
+        if kind == "python":
+            from envgym.agents.python import normalise_ref
+
+            return PythonConfig(ref=normalise_ref(arg))
     except ValueError as exc:
         if isinstance(exc, SpecError):
             raise
@@ -92,7 +112,18 @@ def parse_agent(spec: str, **options: object) -> AgentConfig:
 
     close = difflib.get_close_matches(kind, AGENT_KINDS, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise SpecError(f"unknown agent {spec!r}{hint} (known: {', '.join(AGENT_KINDS)})")
+    raise SpecError(f"unknown agent {spec!r}{hint} (known: {', '.join(AGENT_KINDS)}, or MODULE:CALLABLE "
+                    "for your own)")
+
+
+def _typo_of_a_kind(kind: str) -> bool:
+    """``opnai:MODEL`` is a misspelt kind, not a module, unless a module of that name exists."""
+    import difflib
+    import importlib.util
+
+    if kind.endswith(".py") or "." in kind or not kind.isidentifier():
+        return False
+    return bool(difflib.get_close_matches(kind, AGENT_KINDS, n=1)) and importlib.util.find_spec(kind) is None
 
 
 def agent_id(config: AgentConfig) -> str:
@@ -103,6 +134,8 @@ def agent_id(config: AgentConfig) -> str:
         return "hf:smollm2-135m" if config.model_path is None else f"hf:{config.model_path.rsplit('/', 1)[-1]}"
     if isinstance(config, RandomConfig):
         return f"random:{config.seed}"
+    if isinstance(config, PythonConfig):
+        return f"py:{config.ref}"
     return config.type
 
 
@@ -118,9 +151,15 @@ def build_factory(config: AgentConfig) -> AgentFactory:
     if isinstance(config, OpenAIConfig):
         from envgym.agents.openai import OpenAIAgentFactory
 
+        # the default variable may be unset (a keyless local server); one named on purpose must be set
         return OpenAIAgentFactory(config.base_url, config.model, api_key_env=config.api_key_env,
                                   temperature=config.temperature, max_tokens=config.max_tokens,
-                                  timeout_s=config.timeout_s, retries=config.retries)
+                                  timeout_s=config.timeout_s, retries=config.retries,
+                                  key_required="api_key_env" in config.model_fields_set)
+    if isinstance(config, PythonConfig):
+        from envgym.agents.python import PythonAgentFactory
+
+        return PythonAgentFactory(config.ref)
     from envgym.agents.hf import HFAgentFactory
 
     return HFAgentFactory(model_path=config.model_path, max_new_tokens=config.max_new_tokens, seed=config.seed)

@@ -12,7 +12,10 @@ message. Connect errors, timeouts, 429 and 5xx are retried with exponential back
 times, each wait at most ``max_backoff_s``, a numeric ``Retry-After`` honoured within that bound); then
 the step raises :class:`PolicyError` (:class:`PolicyTimeout` when the last try timed out) and the episode
 is an infra error. Any other 4xx raises at once with the server's message. The API key is resolved when
-the factory is built, never sent anywhere but the endpoint, and never described.
+the factory is built, never sent anywhere but the endpoint, and never described. A keyless endpoint (a local
+vLLM or llama.cpp server) needs nothing: with ``key_required=False`` (what ``envgym eval`` passes unless
+``--api-key-env`` is given) an unset variable means no ``Authorization`` header at all; a variable named
+on purpose must be set.
 """
 
 from __future__ import annotations
@@ -43,10 +46,11 @@ class OpenAIAgentFactory:
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, api_key_env: str | None = None,
                  temperature: float = 0.0, max_tokens: int | None = None, timeout_s: float = 60,
-                 retries: int = 3, *, backoff_s: float = 0.5, max_backoff_s: float = 8.0) -> None:
+                 retries: int = 3, *, backoff_s: float = 0.5, max_backoff_s: float = 8.0,
+                 key_required: bool = True) -> None:
         if api_key is None and api_key_env:
             api_key = os.environ.get(api_key_env)
-            if not api_key:
+            if not api_key and key_required:
                 raise SpecError(f"the API key variable {api_key_env} is not set", field="api_key_env")
         if retries < 0 or timeout_s <= 0:
             raise SpecError("retries must be >= 0 and timeout_s > 0")

@@ -331,3 +331,35 @@ async def test_an_endpoint_that_never_answers_is_infrastructure(serve: Any) -> N
     finally:
         await factory.aclose()
     assert caught.value.blame == "infra"  # unlike the rollout's step deadline, which is the agent's
+
+
+@pytest.mark.parametrize("key", [None, "sk-local"])
+def test_eval_against_a_keyless_local_endpoint(serve: Any, screen: Any, tmp_path: Any,
+                                               monkeypatch: pytest.MonkeyPatch, key: str | None) -> None:
+    """``--agent openai:MODEL --base-url URL`` and no key anywhere: the run works and sends no Authorization
+    header (it used to exit 2: "the API key variable OPENAI_API_KEY is not set"). A key that is set is sent."""
+    from envgym import cli
+
+    if key is None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+    server = serve(*[FINAL] * 3)
+    argv = ["eval", "--suite", str(NOTES_SUITE), "--split", "all", "--agent", "openai:canned",
+            "--base-url", server.base_url, "--out", str(tmp_path / "run"), "--quiet"]
+    assert cli.main(argv) == 0, screen()[1]
+    assert "ran 3" in screen()[0] and "infra_error" not in screen()[0]
+    assert len(server.requests) == 3 and {r["json"]["model"] for r in server.requests} == {"canned"}
+    sent = {r["headers"].get("Authorization") for r in server.requests}
+    assert sent == ({None} if key is None else {f"Bearer {key}"})
+
+
+def test_a_key_variable_named_on_purpose_must_be_set(screen: Any, tmp_path: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from envgym import cli
+
+    monkeypatch.delenv("MY_MISSING_KEY", raising=False)
+    argv = ["eval", "--suite", str(NOTES_SUITE), "--split", "all", "--agent", "openai:canned",
+            "--api-key-env", "MY_MISSING_KEY", "--out", str(tmp_path / "run")]
+    assert cli.main(argv) == 2
+    assert "the API key variable MY_MISSING_KEY is not set" in screen()[1]
