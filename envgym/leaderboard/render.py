@@ -4,7 +4,8 @@ Both renderings hold the same content, in the same order:
 
 1. **Overview**: a matrix of rows (agent, or agent under one config) by suites, each cell the success
    rate (mean score beside it), and a macro average over the row's suites with its 95% interval (how it
-   is computed is written under the matrix: :func:`~envgym.leaderboard.stats.macro_interval`).
+   is computed is written under the matrix: :func:`~envgym.leaderboard.stats.macro_interval`) and how many
+   of the suites it covers.
 2. **Runs**: the metadata block, one row per run: envgym version, date, host, agent and its settings,
    model, config hash, split, seed, k, limit, and each suite with the content hash of its tasks.
 3. Per suite: a chart of success with Wilson 95% whiskers and one of success against mean tokens (or
@@ -121,7 +122,8 @@ def _pass_caption(entries: tuple[Entry, ...]) -> str:
 
 def _overview_table(lb: Leaderboard) -> Table:
     suites = list(lb.suites)
-    headers = [("Agent", False)] + [(s, True) for s in suites] + [("Macro avg", True), ("95% CI", True)]
+    headers = [("Agent", False)] + [(s, True) for s in suites]
+    headers += [("Macro avg", True), ("95% CI", True), ("Suites", True)]
     rows = []
     for row in lb.overview:
         cells = [row.label]
@@ -130,7 +132,7 @@ def _overview_table(lb: Leaderboard) -> Table:
             score = row.mean_score.get(suite)
             cells.append("—" if rate is None else f"{_pct(rate)} ({_num(score, 2)})")
         cells += [_pct(row.macro), "—" if row.macro_low is None else
-                  f"{100 * row.macro_low:.1f}–{100 * (row.macro_high or 0):.1f}"]
+                  f"{100 * row.macro_low:.1f}–{100 * (row.macro_high or 0):.1f}", f"{len(row.success)}/{len(suites)}"]
         rows.append(cells)
     return headers, rows
 

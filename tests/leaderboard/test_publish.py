@@ -122,9 +122,9 @@ def test_overview_matrix_with_macro_average(tmp_path: Path) -> None:
     assert (alpha.macro, alpha.macro_low, alpha.macro_high) == pytest.approx((0.625, low, high)) and mean == 0.625
     assert beta_row.success == {"s1": 0.0} and beta_row.macro == 0.0  # over the one suite it ran
     md = render_markdown(board)
-    assert "| Agent | s1 | s2 | Macro avg | 95% CI |" in md
-    assert f"| alpha | 75.0% (0.88) | 50.0% (0.50) | 62.5% | {100 * low:.1f}–{100 * high:.1f} |" in md
-    assert "| beta | 0.0% (0.00) | — | 0.0% |" in md
+    assert "| Agent | s1 | s2 | Macro avg | 95% CI | Suites |" in md
+    assert f"| alpha | 75.0% (0.88) | 50.0% (0.50) | 62.5% | {100 * low:.1f}–{100 * high:.1f} | 2/2 |" in md
+    assert "| beta | 0.0% (0.00) | — | 0.0% |" in md and " | 1/2 |" in md  # averaged over fewer suites: said
     page = render_html(board)
     assert page.index('id="overview"') < page.index('id="runs"') < page.index('class="suite"')
     assert "root sum of squares" in page  # the page says how the interval is computed
