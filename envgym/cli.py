@@ -19,28 +19,40 @@ are an error naming both entry points.
 
 Errors a user can fix (bad ids, bad task files, unknown agents, out-of-range flags, an ``--out`` that is a
 file) print one clear line naming the file, line, field or flag, and exit 2; never a traceback.
+
+``envgym --version`` prints the version. Every parser, a plug-in's too, is a :class:`Parser`: help shows
+each argument's default (:class:`HelpFormatter`), and the top-level help ends with examples and the exit
+codes. ``envgym eval`` shows its progress (:mod:`envgym.progress`: live on a terminal, plain lines in a
+log, nothing with ``--quiet``) and exits :data:`EXIT_INFRA` (3), printing the most common causes, when more
+than ``--max-infra-errors`` of the run's episodes, or all of them, ended as ``infra_error``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from envgym.agents import OpenAIConfig
 from envgym.errors import EnvgymError, PluginError, RegistryError, SpecError
 
+if TYPE_CHECKING:
+    from envgym.progress import RunProgress
+
 CLI_ENTRY_POINT_GROUP = "envgym.cli"
+T = TypeVar("T")
 
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
@@ -65,6 +77,17 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
     return value
 
 
@@ -148,9 +171,14 @@ def _cmd_tasks_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_INFRA = 3
+"""``envgym eval``'s exit code when the run's infra errors exceed ``--max-infra-errors`` (or all episodes are)."""
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from envgym.agents import parse_agent
     from envgym.eval import EvalConfig, JudgeSettings, evaluate, plan
+    from envgym.progress import RunProgress
 
     _out_dir(args.out)
     agent = parse_agent(args.agent, base_url=args.base_url, api_key_env=args.api_key_env,
@@ -164,25 +192,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         first = exc.errors()[0]
         raise EnvgymError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
     plan(config)  # bad suites, task files or env ids fail here, before anything starts
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
-                        disable=args.quiet)
-    bar = progress.add_task(f"eval {args.agent}", total=None, stats="")
-    counts = {"success": 0, "failure": 0, "truncated": 0, "infra_error": 0}
+    progress = RunProgress()
 
     def on_plan(planned: int, skipped: int) -> None:
-        progress.update(bar, total=planned, completed=skipped)
-        if skipped:
+        if skipped and not args.quiet:
             console.print(f"resuming: {skipped} of {planned} episodes already recorded")
 
-    def on_record(record) -> None:
-        counts[record.outcome.value] += 1
-        progress.update(bar, advance=1, stats=" ".join(f"{k}={v}" for k, v in counts.items() if v))
-
+    run = evaluate(config, args.out, concurrency=args.concurrency, on_plan=on_plan, progress=progress)
     try:
-        with progress:
-            summary = asyncio.run(evaluate(config, args.out, concurrency=args.concurrency, on_record=on_record,
-                                           on_plan=on_plan))
+        summary = asyncio.run(run if args.quiet else _with_progress(run, progress, f"eval {args.agent}",
+                                                                    args.progress_interval))
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/]: finished episodes are recorded in {args.out}; "
                       "run the same command again to resume")
@@ -191,79 +210,188 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         console.print("[yellow]repaired a torn last record line left by an earlier crash[/]")
     out.print(f"run {summary.run_id} in {summary.run_dir}: ran {summary.ran}, skipped {summary.skipped} "
               f"of {summary.planned}; " + ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())))
+    infra = summary.outcomes["infra_error"]
+    if summary.planned and (infra == summary.planned or infra / summary.planned > args.max_infra_errors):
+        share = "every episode" if infra == summary.planned else f"{infra} of {summary.planned} episodes"
+        console.print(f"[red]error:[/] {share} ended as infra_error (more than --max-infra-errors "
+                      f"{args.max_infra_errors:g}); the results are not a measurement. Causes:",
+                      soft_wrap=True, highlight=False)
+        for cause, n in summary.infra_causes.most_common(5):
+            console.print(f"  {n:>5} x {escape(cause)}", soft_wrap=True, highlight=False)
+        if len(summary.infra_causes) > 5:
+            console.print(f"  ... and {len(summary.infra_causes) - 5} other causes", highlight=False)
+        console.print(f"fix the cause and rerun the same command: infra errors are retried (exit {EXIT_INFRA})",
+                      highlight=False)
+        return EXIT_INFRA
     return 0
 
 
-def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
-    from envgym.leaderboard import build_leaderboard, write_leaderboard
+async def _with_progress(run: Coroutine[Any, Any, T], progress: RunProgress, title: str, interval_s: float) -> T:
+    """Await ``run`` while showing ``progress``: live on a terminal, plain lines elsewhere (see envgym.progress).
 
-    out_dir = _out_dir(args.out)
-    board = build_leaderboard([Path(p) for p in args.run_dirs])
-    paths = write_leaderboard(board, out_dir)
+    One ticker on the run's own loop refreshes the view, so nothing reads the state from another thread."""
+    from rich.live import Live
+
+    from envgym.progress import PlainLines, live_view
+
+    task = asyncio.ensure_future(run)
+    try:
+        if console.is_terminal:
+            with Live(live_view(progress, title), console=console, auto_refresh=False) as live:
+                while not task.done():
+                    await asyncio.wait([task], timeout=0.25)
+                    live.update(live_view(progress, title), refresh=True)
+            return task.result()
+        lines = PlainLines(progress, lambda text: console.print(text, soft_wrap=True, highlight=False,
+                                                                markup=False), interval_s=interval_s)
+        while not task.done():
+            await asyncio.wait([task], timeout=min(1.0, interval_s))
+            lines.tick()
+        result = task.result()
+        lines.close()
+        return result
+    finally:
+        if not task.done():  # we were cancelled (Ctrl-C): the run cleans up before we return
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
+    from envgym.leaderboard import publish
+
+    if args.update and args.out and Path(args.out) != Path(args.update):
+        raise EnvgymError("--update DIR writes into DIR: give --out only without --update")
+    target = args.update or args.out
+    if not target:
+        raise EnvgymError("--out DIR (a new site) or --update DIR (merge into the published leaderboard) is required")
+    out_dir = _out_dir(target, "--update" if args.update else "--out")
+    board, paths = publish([Path(p) for p in args.run_dirs], out_dir,
+                           train_metrics=[Path(p) for p in args.train_metrics or ()], update=bool(args.update))
     for warning in board.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True, highlight=False)
     for suite, entries in board.suites.items():
         table = Table(title=suite)
-        for column in ("agent", "success", "95% CI", "episodes", "infra errors", "mean steps"):
+        for column in ("agent", "success", "95% CI", "mean score", "episodes", "infra errors", "mean steps"):
             table.add_column(column)
         for e in entries:
             # an agent whose every episode was an infra error has no rate and no mean: a dash, not a crash
-            table.add_row(e.agent_id, f"{e.success_rate:.1%}" if e.episodes else "—",
-                          f"[{e.ci_low:.2f}, {e.ci_high:.2f}]", str(e.episodes), str(e.infra_errors),
-                          "—" if e.mean_steps is None else f"{e.mean_steps:.1f}")
+            table.add_row(escape(e.name), f"{e.success_rate:.1%}" if e.episodes else "—",
+                          f"[{e.ci_low:.2f}, {e.ci_high:.2f}]",
+                          "—" if e.mean_score is None else f"{e.mean_score:.3f}", str(e.episodes),
+                          str(e.infra_errors), "—" if e.mean_steps is None else f"{e.mean_steps:.1f}")
         out.print(table)
     out.print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
 
+EPILOG = """\
+examples:
+  envgym list                                             environments and suites
+  envgym check tool/retail-v1                             contract checks and admission gates
+  envgym eval --suite tool-retail --agent oracle --out runs/oracle
+  envgym eval --suite tool-retail --agent random --runs 5 --out runs/random          pass@k, pass^k
+  envgym eval --suite tool-retail --agent openai:MODEL --base-url http://127.0.0.1:8000/v1 --out runs/m
+  envgym eval --suite tool-retail --agent my_agents:make --out runs/mine              your own agent
+  envgym leaderboard build runs/* --out site/
+
+Rerun an eval command to resume it. Exit codes: 0 ok, 1 checks failed, 2 bad input,
+3 too many infra errors (envgym eval --max-infra-errors), 130 interrupted.
+"""
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after every help text; descriptions and epilogs keep their line breaks.
+
+    An unset default (None, a flag's False) is not shown: the help text says what happens without it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False or "(default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """Every (sub)parser, a plug-in's included, uses :class:`HelpFormatter` unless it names another."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="envgym", description="An agentic environment gym and benchmark suite.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from envgym import __version__
+    from envgym.task import SPLITS
+
+    parser = Parser(prog="envgym", description="An agentic environment gym and benchmark suite.", epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"envgym {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("list", help="list environments and suites")
-    p.add_argument("--family")
+    p.add_argument("--family", help="only this family's environments (tool, web, gui, swe, timed, ...)")
     p.set_defaults(fn=_cmd_list)
 
     p = sub.add_parser("check", help="contract checks and admission gates")
-    p.add_argument("env_ids", nargs="*")
+    p.add_argument("env_ids", nargs="*", metavar="ENV_ID", help="environment ids to check (family/name-vN)")
     p.add_argument("--all", action="store_true", help="check every registered env")
     p.add_argument("--no-gates", action="store_true", help="skip the oracle/null gates and the hack probes")
     p.add_argument("--tamper-sample", type=int, default=2, metavar="N",
-                   help="tasks per env each tampering agent runs on (default 2; 0 skips the hack probes)")
-    p.add_argument("--concurrency", type=positive_int, default=8)
+                   help="tasks per env each tampering agent runs on (0 skips the hack probes)")
+    p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")
     p.set_defaults(fn=_cmd_check)
 
     p = sub.add_parser("tasks", help="task files")
-    tasks_sub = p.add_subparsers(dest="tasks_command", required=True)
+    tasks_sub = p.add_subparsers(dest="tasks_command", required=True, metavar="COMMAND")
     v = tasks_sub.add_parser("validate", help="validate JSONL task files")
-    v.add_argument("files", nargs="+")
+    v.add_argument("files", nargs="+", metavar="FILE", help="JSONL task files (errors name file, line and field)")
     v.set_defaults(fn=_cmd_tasks_validate)
 
-    p = sub.add_parser("eval", help="evaluate an agent on suites (resumable)")
+    p = sub.add_parser("eval", help="evaluate an agent on suites (resumable)",
+                       description="Evaluate an agent on suites. Rerun the same command to resume.\n"
+                                   f"Exits {EXIT_INFRA}, naming the causes, when more than --max-infra-errors "
+                                   "of the episodes (or all of them) ended as infra_error.")
     p.add_argument("--suite", action="append", required=True, help="bundled suite name or JSONL path (repeatable)")
-    p.add_argument("--split", default="test", help="train, test, dev or all (default: test)")
-    p.add_argument("--agent", required=True, help="oracle | null | random[:SEED] | openai:MODEL | hf[:GGUF]")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
-    p.add_argument("--api-key-env", help="environment variable holding the endpoint's API key")
-    p.add_argument("--max-new-tokens", type=positive_int, help="generation budget per step for --agent hf")
+    p.add_argument("--split", default="test", choices=(*SPLITS, "all"), help="which tasks of each suite")
+    p.add_argument("--agent", required=True, help="oracle | null | random[:SEED] | openai:MODEL | hf[:GGUF] | "
+                                                  "MODULE:CALLABLE | FILE.py:CALLABLE (your own agent)")
+    p.add_argument("--base-url", default=OpenAIConfig.model_fields["base_url"].default,
+                   help="OpenAI-compatible endpoint for --agent openai:MODEL")
+    p.add_argument("--api-key-env", help="environment variable holding the endpoint's API key; it must then be "
+                                         "set (without it: OPENAI_API_KEY if set, else no key, for a keyless "
+                                         "local server)")
+    p.add_argument("--max-new-tokens", type=positive_int,
+                   help="generation budget per step for --agent hf (default: the agent's, 128)")
     p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")
     p.add_argument("--runs", type=positive_int, default=1, help="K episodes per task, >= 1 (pass@k, pass^k)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=positive_int, help="only the first N tasks of each suite")
-    p.add_argument("--max-steps", type=positive_int, help="cap every task's step limit (>= 1)")
+    p.add_argument("--seed", type=int, default=0, help="run seed (each episode's seed derives from it)")
+    p.add_argument("--limit", type=positive_int, help="only the first N tasks of each suite (default: all)")
+    p.add_argument("--max-steps", type=positive_int, help="cap every task's step limit (default: the tasks')")
     p.add_argument("--step-timeout", type=positive_seconds,
-                   help="per-step deadline in seconds, finite and > 0 (overrides the tasks')")
-    p.add_argument("--judge-url", help="OpenAI-compatible endpoint for LLM-judge criteria")
-    p.add_argument("--judge-model", default="judge")
+                   help="per-step deadline in seconds, finite and > 0 (default: the tasks')")
+    p.add_argument("--judge-url", help="OpenAI-compatible endpoint for LLM-judge criteria (default: no judge)")
+    p.add_argument("--judge-model", default="judge", help="model name sent to --judge-url")
     p.add_argument("--out", required=True, help="run directory (rerun the same command to resume)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--max-infra-errors", type=fraction, default=0.5, metavar="FRACTION",
+                   help=f"exit {EXIT_INFRA} when more than this share of the run's episodes (or all of them) "
+                        "ended as infra_error")
+    p.add_argument("--progress-interval", type=positive_seconds, default=30.0, metavar="SECONDS",
+                   help="without a terminal (CI logs, | tee): a progress line at every 10%% of the episodes "
+                        "and at least this often")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(fn=_cmd_eval)
 
     p = sub.add_parser("leaderboard", help="build leaderboards from run directories")
     lb_sub = p.add_subparsers(dest="leaderboard_command", required=True)
     b = lb_sub.add_parser("build", help="aggregate runs into JSON, Markdown and HTML")
-    b.add_argument("run_dirs", nargs="+")
-    b.add_argument("--out", required=True)
+    b.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                   help="run directories of envgym eval (envgym train folders holding metrics.jsonl are read "
+                        "as reward curves)")
+    b.add_argument("--out", help="output folder: leaderboard.json, leaderboard.md, index.html, tasks.html, "
+                                 "trajectories/")
+    b.add_argument("--update", metavar="DIR",
+                   help="merge into the leaderboard published in DIR (e.g. leaderboard/), keyed by suite id")
+    b.add_argument("--train-metrics", nargs="+", metavar="PATH",
+                   help="envgym train metrics.jsonl files or their folders: reward curves on the page")
     b.set_defaults(fn=_cmd_leaderboard_build)
 
     _add_plugin_commands(sub)

@@ -18,16 +18,24 @@ whose record supersedes the old one, and every exporter repairs its files. A dir
 another config is refused rather than mixed. Ctrl-C cancels every episode, closes every env, the exporters
 and the agent factory, and leaves only whole records behind. ``run.json`` also keeps, per suite, the hash
 of the planned task set (:func:`task_sets`), so the leaderboard never ranks runs over different tasks together.
+It also records the envgym version, the creation time and the host name, which the leaderboard's
+metadata block shows.
+
+A caller that shows progress passes a :class:`~envgym.progress.RunProgress`: :func:`evaluate` tells it what
+is planned and already recorded per suite, each episode as the pool starts it (and the pool's count of
+episodes in flight), and each record once written. :class:`EvalSummary` counts this invocation's infra
+errors by cause; earlier ones are always retried, so those are the whole run's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +47,7 @@ from envgym.agent import AgentFactory
 from envgym.agents import AgentConfig, agent_id, build_factory
 from envgym.errors import SpecError
 from envgym.export import ExportContext, Exporter, close_exporters, open_exporters
+from envgym.progress import RunProgress, cause_of
 from envgym.record import JsonlWriter, ResultRecord, latest, read_records
 from envgym.registry import make, parse_id, spec, suite_name_for, suite_spec
 from envgym.task import TaskSpec, load_suite
@@ -83,6 +92,9 @@ class EvalSummary:
     skipped: int
     outcomes: Counter[str] = field(default_factory=Counter)
     torn_repaired: bool = False
+    infra_causes: Counter[str] = field(default_factory=Counter)
+    """This invocation's infra errors by message (:func:`envgym.progress.cause_of`). Earlier infra errors
+    are always retried, so these are all the run's."""
 
     @property
     def ran(self) -> int:
@@ -136,7 +148,8 @@ def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory
     run_dir.mkdir(parents=True, exist_ok=True)
     meta = {"run_id": uuid.uuid4().hex[:12], "config": config.model_dump(mode="json"), "config_hash": config.hash,
             "agent_id": agent_id(config.agent), "agent": factory.describe(), "suites": list(config.suites),
-            "task_sets": task_sets(pairs), "envgym_version": _version, "created_at": time.time()}
+            "task_sets": task_sets(pairs), "envgym_version": _version, "created_at": time.time(),
+            "host": socket.gethostname()}  # the leaderboard's metadata block names where a run ran
     tmp = meta_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(meta, indent=2))
     tmp.replace(meta_path)
@@ -187,8 +200,13 @@ def _persist(trajectories: JsonlWriter, trajectory: Trajectory, records: JsonlWr
 
 async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int = 8,
                    factory: AgentFactory | None = None, on_record: ProgressHook | None = None,
-                   on_plan: Callable[[int, int], None] | None = None) -> EvalSummary:
-    """Run (or resume) an evaluation into ``run_dir``; returns what happened."""
+                   on_plan: Callable[[int, int], None] | None = None,
+                   progress: RunProgress | None = None) -> EvalSummary:
+    """Run (or resume) an evaluation into ``run_dir``; returns what happened.
+
+    ``progress`` (optional) is kept up to date: planned and skipped per suite, each episode as it starts
+    and as its record is written. ``on_plan(planned, skipped)`` and ``on_record(record)`` are simpler hooks.
+    """
     run_dir = Path(run_dir)
     if concurrency < 1:
         raise SpecError(f"concurrency must be at least 1, not {concurrency}", field="concurrency")
@@ -214,7 +232,12 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
                               skipped=len(pairs) * config.runs - len(todo), torn_repaired=torn)
         if on_plan:
             on_plan(summary.planned, summary.skipped)
-        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record, exporters)
+        if progress is not None:
+            planned = Counter(suite for suite, _ in pairs)
+            left = Counter(suite for suite, *_ in todo)
+            progress.plan({s: n * config.runs for s, n in planned.items()},
+                          {s: n * config.runs - left[s] for s, n in planned.items()})
+        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record, exporters, progress)
         return summary
     finally:
         try:
@@ -225,7 +248,8 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
 
 async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFactory,
                     todo: list[tuple[str, TaskSpec, int, int]], run_dir: Path, concurrency: int,
-                    summary: EvalSummary, on_record: ProgressHook | None, exporters: list[Exporter]) -> None:
+                    summary: EvalSummary, on_record: ProgressHook | None, exporters: list[Exporter],
+                    progress: RunProgress | None = None) -> None:
     """Run the jobs in the everlasting pool; write each record (after its trajectory, before its exports)."""
     judge = None
     if config.judge is not None:  # the kernel's, handed to make() (the Grading wrapper), never to an env
@@ -239,12 +263,21 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
     jobs = [Job(task, seed=_episode_seed(config, task, run_index), key=(suite, task, run_index, attempt),
                 max_steps=config.max_steps, step_timeout_s=config.step_timeout_s)
             for suite, task, run_index, attempt in todo]
+
+    def pulled() -> Iterator[Job]:  # the pool pulls a job when a slot is free: that is when it starts
+        for job in jobs:
+            if progress is not None:
+                progress.started(job.key[0])
+            yield job
+
     records = JsonlWriter(run_dir / "records.jsonl")
     trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
     try:
         async with EpisodePool(factory, concurrency=max(1, min(concurrency, len(todo))),
                                make_env=lambda env_id: make(env_id, judge=judge)) as pool:
-            async for job, trajectory in pool.run_jobs(jobs):
+            if progress is not None:
+                progress.in_flight_of = lambda: pool.in_flight
+            async for job, trajectory in pool.run_jobs(pulled()):
                 suite, task, run_index, attempt = job.key
                 record = ResultRecord.from_trajectory(
                     trajectory, run_id=meta["run_id"], suite=suite, split=task.split,
@@ -257,6 +290,10 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                 if exporters:
                     await asyncio.to_thread(_export, exporters, record, trajectory)
                 summary.outcomes[record.outcome.value] += 1
+                if record.outcome is Outcome.INFRA_ERROR:
+                    summary.infra_causes[cause_of(record)] += 1
+                if progress is not None:
+                    progress.finished(record)
                 if on_record:
                     on_record(record)
     finally:
