@@ -104,3 +104,15 @@ def test_large_n_stays_finite_and_exact() -> None:
 def test_estimators_reject_bad_arguments(fn, n: int, c: int, k: int) -> None:
     with pytest.raises(ValueError, match="<="):
         fn(n, c, k)
+
+
+def test_macro_interval_by_hand() -> None:
+    """Two suites: (0.5 in [0.3, 0.7]) and (1.0 in [0.8, 1.0]). sigma_1 = 0.4/(2z) = 0.10204, sigma_2 =
+    0.2/(2z) = 0.05102; the mean's sigma = sqrt(0.010412 + 0.002603)/2 = 0.057044; z sigma = 0.111805."""
+    from envgym.leaderboard.stats import macro_interval
+
+    mean, low, high = macro_interval([(0.5, 0.3, 0.7), (1.0, 0.8, 1.0)])
+    assert (mean, low, high) == pytest.approx((0.75, 0.638195, 0.861805), abs=1e-5)
+    assert macro_interval([(1.0, 0.9, 1.0)]) == pytest.approx((1.0, 0.95, 1.0))  # clipped at 1
+    with pytest.raises(ValueError):
+        macro_interval([])
