@@ -1,4 +1,4 @@
-"""Statistics for the leaderboard: binomial confidence intervals and pass@k / pass^k estimators.
+"""Statistics for the leaderboard: binomial confidence intervals, pass@k / pass^k estimators, macro averages.
 
 Pure functions on counts, no I/O and no numpy. ``n`` is a number of graded trials, ``c`` (or
 ``successes``) how many of them succeeded, ``k`` a number of attempts.
@@ -8,11 +8,12 @@ Pure functions on counts, no I/O and no numpy. ``n`` is a number of graded trial
 - :func:`pass_at_k` — the unbiased estimator of the chance that *at least one* of ``k`` attempts drawn
   without replacement from the ``n`` succeeds (Chen et al. 2021, "Evaluating Large Language Models
   Trained on Code"): ``1 - C(n-c, k) / C(n, k)``.
-- :func:`macro_interval` — the mean of per-suite rates with an interval combined from theirs.
 - :func:`pass_hat_k` — τ-bench's pass^k, the chance that *all* ``k`` attempts succeed (Yao et al. 2024):
   ``C(c, k) / C(n, k)``. It measures consistency; pass^1 equals pass@1.
 
 Both estimators are per task; a benchmark score is their mean over tasks.
+
+:func:`macro_interval` gives the mean of per-suite rates with an interval combined from theirs.
 """
 
 from __future__ import annotations
