@@ -120,21 +120,32 @@ def _pass_caption(entries: tuple[Entry, ...]) -> str:
     return f"pass@k and pass^k for k = {', '.join(map(str, shown))} of 1..{every[-1]} (every k in leaderboard.json)"
 
 
+WIDE_OVERVIEW = 6
+"""Above this many suites the overview is transposed (suites down the side, agents across), so it fits."""
+
+
 def _overview_table(lb: Leaderboard) -> Table:
+    """Agents x suites (success, mean score in brackets), then macro average, its interval and coverage;
+    with more than :data:`WIDE_OVERVIEW` suites, suites x agents with those three as the last rows."""
     suites = list(lb.suites)
-    headers = [("Agent", False)] + [(s, True) for s in suites]
-    headers += [("Macro avg", True), ("95% CI", True), ("Suites", True)]
-    rows = []
-    for row in lb.overview:
-        cells = [row.label]
-        for suite in suites:
-            rate = row.success.get(suite)
-            score = row.mean_score.get(suite)
-            cells.append("—" if rate is None else f"{_pct(rate)} ({_num(score, 2)})")
-        cells += [_pct(row.macro), "—" if row.macro_low is None else
-                  f"{100 * row.macro_low:.1f}–{100 * (row.macro_high or 0):.1f}", f"{len(row.success)}/{len(suites)}"]
-        rows.append(cells)
-    return headers, rows
+
+    def cell(row: Any, suite: str) -> str:
+        rate = row.success.get(suite)
+        return "—" if rate is None else f"{_pct(rate)} ({_num(row.mean_score.get(suite), 2)})"
+
+    def summary(row: Any) -> list[str]:
+        interval = "—" if row.macro_low is None else f"{100 * row.macro_low:.1f}–{100 * (row.macro_high or 0):.1f}"
+        return [_pct(row.macro), interval, f"{len(row.success)}/{len(suites)}"]
+
+    names = ["Macro avg", "95% CI", "Suites"]
+    if len(suites) > WIDE_OVERVIEW:
+        headers = [("Suite", False)] + [(row.label, True) for row in lb.overview]
+        rows = [[suite] + [cell(row, suite) for row in lb.overview] for suite in suites]
+        totals = [summary(row) for row in lb.overview]
+        rows += [[name] + [t[i] for t in totals] for i, name in enumerate(names)]
+        return headers, rows
+    headers = [("Agent", False)] + [(s, True) for s in suites] + [(name, True) for name in names]
+    return headers, [[row.label] + [cell(row, s) for s in suites] + summary(row) for row in lb.overview]
 
 
 def _settings(agent: dict[str, Any]) -> str:

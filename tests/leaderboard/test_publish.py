@@ -389,3 +389,15 @@ def test_no_cost_chart_without_tokens_or_cost(tmp_path: Path) -> None:
     eps = [_episode("r1", "oracle", "s", "t1", 0, S, 1.0, tokens=0)]
     page = render_html(build_leaderboard([_run(tmp_path, "r1", "oracle", eps)], clock=SimClock()))
     assert 'class="chart scatter"' not in page and "No tokens or cost recorded" in page
+
+
+def test_an_overview_of_many_suites_is_transposed_so_it_fits(tmp_path: Path) -> None:
+    """13 suites x 4 agents overflowed 1,400 px (the macro average fell off the right edge)."""
+    suites = [f"family{i:02d}/suite" for i in range(13)]
+    runs = [_run(tmp_path, f"run-{agent}", agent,
+                 [_episode(f"run-{agent}", agent, suite, f"t-{suite[:8]}", 0, S if agent == "oracle" else F, 1.0 if
+                           agent == "oracle" else 0.0) for suite in suites]) for agent in ("oracle", "null")]
+    markdown = render_markdown(build_leaderboard(runs))
+    overview = markdown.split("## Overview", 1)[1].split("\n\n")[1].splitlines()
+    assert overview[0].startswith("| Suite | ") and "oracle" in overview[0] and "null" in overview[0]
+    assert len(overview) == 2 + 13 + 3 and overview[-3].startswith("| Macro avg | 100.0% |")
