@@ -350,7 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Evaluate an agent on suites. Rerun the same command to resume.\n"
                                    f"Exits {EXIT_INFRA}, naming the causes, when more than --max-infra-errors "
                                    "of the episodes (or all of them) ended as infra_error.")
-    p.add_argument("--suite", action="append", required=True, help="bundled suite name or JSONL path (repeatable)")
+    p.add_argument("--suite", action="append", required=True,
+                   help="a named suite (envgym list: bundled or from any installed plug-in), a folder or a JSONL "
+                        "file (repeatable)")
     p.add_argument("--split", default="test", choices=(*SPLITS, "all"), help="which tasks of each suite")
     p.add_argument("--agent", required=True, help="oracle | null | random[:SEED] | openai:MODEL | hf[:GGUF] | "
                                                   "MODULE:CALLABLE | FILE.py:CALLABLE (your own agent)")
