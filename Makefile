@@ -5,14 +5,14 @@ BIN := $(VENV)/bin
 OUT ?= out
 # The demo: every family (tool, timed, web, SWE), all 13 bundled suites, sampled: the first DEMO_LIMIT test
 # tasks of each suite for every agent (one command per agent, so one config per agent, and every agent of a
-# suite ran the same task set: one table per suite). SmolLM2 runs one suite per family, tool-codes among them
-# (its rubric gives partial credit: SmolLM2 scores about 0.33 there, 0 elsewhere).
+# suite ran the same task set: one table per suite). SmolLM2 runs the three tool suites and one suite of each
+# other family; on tool-codes (a rubric with partial credit) it earns a mean score of 0.33, elsewhere 0.
 TOOL_SUITES := --suite tool-retail --suite tool-assistant --suite tool-codes
 TIMED_SUITES := --suite timed-assistant --suite timed-backoffice --suite timed-kitchen
 WEB_SUITES := --suite web-shop --suite web-forum --suite web-miniwob
 SWE_SUITES := --suite swe-toolz --suite swe-parse --suite swe-inflection --suite swe-boltons
 SUITES := $(TOOL_SUITES) $(TIMED_SUITES) $(WEB_SUITES) $(SWE_SUITES)
-HF_SUITES := --suite tool-codes --suite timed-assistant --suite web-shop --suite swe-toolz
+HF_SUITES := $(TOOL_SUITES) --suite timed-assistant --suite web-shop --suite swe-toolz
 DEMO_LIMIT ?= 4
 RANDOM_RUNS ?= 2
 CONCURRENCY ?= 2
@@ -40,14 +40,18 @@ setup: $(VENV)/.installed
 	bash sandboxes/host-setup.sh
 	$(BIN)/envgym swe build --all
 
-# Budget of `make demo` after setup, each command timed alone (DEMO_LIMIT=4, CONCURRENCY=2, 2 cores; the load
-# average while measuring is in brackets: other jobs shared the CPUs, so these are upper bounds):
-#   eval oracle  (13 suites, 52 episodes)                   67 s   [load 5.3 -> 9.4]
-#   eval null    (13 suites, 52 episodes)                   63 s   [load 9.4 -> 9.8]
-#   eval random  (13 suites, --runs 2, 104 episodes)       103 s   [load 9.8 -> 18.3]
-#   eval hf      (4 suites, 16 episodes, <= 2 steps each)  528 s   [load 5.9 -> 10.6; overlapped the three above]
-#   leaderboard build                                         1 s   [load 6.0]
-#   total                                                  762 s (12.7 min)
+# Budget of `make demo` after setup: each command timed alone (`time envgym eval ...` into a fresh --out,
+# DEMO_LIMIT=4, CONCURRENCY=2, 2 cores), with the load average (/proc/loadavg, before -> after) in brackets:
+# other jobs shared the CPUs, so these are upper bounds for an idle machine.
+#   command                                                     seconds  [load]
+#   eval oracle  13 suites, 52 episodes                              23  [0.9 -> 2.7]
+#   eval null    13 suites, 52 episodes                              21  [2.7 -> 5.5]
+#   eval random  13 suites, --runs 2, 104 episodes                   37  [5.5 -> 7.2]
+#   eval hf      6 suites, 24 episodes (SmolLM2 on the CPU)         641  [6.2 -> 15.7]
+#   leaderboard build                                                 1  [16.6]
+#   total                                                           723  (12 min)
+# Under heavier load (8-18) the first three took 67, 63 and 103 s. SmolLM2 answers in plain text at its first
+# step (every episode ends there), 30-60 s a step with the tool suites' 3,000-token prompts.
 DEMO_EVAL := --limit $(DEMO_LIMIT) --concurrency $(CONCURRENCY)
 demo: setup
 	$(BIN)/envgym eval $(SUITES) --agent oracle $(DEMO_EVAL) --out $(OUT)/runs/oracle
