@@ -3,7 +3,8 @@
     envgym sandbox build [NAME...] [--all] [--force] [--dir DIR]   build recipes (unchanged ones are skipped)
     envgym sandbox gc [--images] [--dry-run]                        remove orphaned containers (+ stale images)
 
-The lead wires it in with ``envgym.sandbox.cli.add_parser(subparsers)``; each command returns an exit code.
+``add_parser(subparsers)`` is its ``envgym.cli`` entry point (the path every plug-in subcommand takes); each
+command returns an exit code.
 """
 
 from __future__ import annotations

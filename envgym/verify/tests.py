@@ -6,7 +6,7 @@ a :class:`TestsTarget` in ``VerifyContext.sandbox``: the episode's sandbox and a
 the same image (network ``none``). Grading:
 
 1. the agent's work is read from the episode's sandbox as a patch against the base tree (``model_patch``
-   in the evidence: what ``envgym eval`` writes to ``predictions.jsonl``). Nothing else is read from it:
+   in the evidence: what the SWE family's exporter writes to ``predictions.jsonl``). Nothing else is read from it:
    what the agent did outside its diff (site-packages, background processes, caches, ``/tmp``, git config
    or hooks) cannot reach the verdict;
 2. :func:`grade_patch` does the rest in a **new** sandbox, discarded afterwards: ``/testbed`` at the base

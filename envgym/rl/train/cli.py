@@ -8,7 +8,7 @@
 
 Rerunning a command on the same ``--out`` resumes from its newest checkpoint (``--fresh`` starts over).
 Ctrl-C saves a checkpoint of the last finished step and exits 130. A bad config prints one line naming
-the field and exits 2. The lead wires it in with ``envgym.rl.train.cli.add_parser(subparsers)``.
+the field and exits 2. ``add_parser(subparsers)`` is its ``envgym.cli`` entry point.
 """
 
 from __future__ import annotations
