@@ -1,0 +1,22 @@
+"""envgym's GUI family: Debian desktop applications in hardened containers, screenshots in, mouse and keyboard out.
+
+Registered ids: ``gui/desktop-v1`` (:class:`envgym_gui.env.DesktopEnv`: a text editor, a file manager, a
+terminal, LibreOffice Calc and Writer and an image editor on Xvfb, one fresh container per episode) with the
+first-party suites written here, and ``gui/osworld-v1`` (the same env on tasks imported from OSWorld's task
+format, :mod:`envgym_gui.osworld`). The verifier kind ``desktop`` (:mod:`envgym_gui.verify`) grades them.
+"""
+
+from __future__ import annotations
+
+SUITES = ("gui-calc", "gui-writer", "gui-files")
+
+
+def register_all() -> None:
+    # Imported here: the hook may run while ``import envgym`` itself is still in progress.
+    import envgym
+    from envgym_gui import verify
+
+    envgym.register("gui/desktop-v1", "envgym_gui.env:DesktopEnv", suites=SUITES, max_episode_steps=30,
+                    description="Desktop apps (LibreOffice Calc/Writer, editor, files, terminal, image editor) "
+                                "in a container; graded on the files and state the apps leave.")
+    verify.register()

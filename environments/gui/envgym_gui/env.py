@@ -1,0 +1,253 @@
+"""``gui/…`` envs: one fresh desktop container per episode, screenshots in, mouse and keyboard out.
+
+An episode leases a started desktop (Xvfb at a fixed size, a window manager, the accessibility bus and the
+desktop daemons: :mod:`envgym_gui.desktop`) from a warm pool shared by every GUI env on the loop
+(:mod:`envgym.sandbox.leases`), so reset pays only for the task itself: the task's files are written into the
+user's home (built from ``initial_state["files"]`` by :mod:`envgym_gui.files`), the application named by
+``initial_state["open"]`` is launched on its file and awaited (its window title), and the first screenshot
+taken. A container is never reused: the next reset takes another one and the old one is removed in the
+background.
+
+Actions are :mod:`envgym_gui.actions`; a bad one (off-screen coordinates, an unknown key name, a 1 MB
+``type``, an element that is gone, a window that closed) comes back as ``last_action_error`` and the episode
+goes on. ``done`` / ``fail`` (or a plain final message, read as ``done``) end it, and the kernel grades it:
+:meth:`verify_context` hands the verifiers a :class:`~envgym_gui.state.DesktopState`, which reads files
+through the engine and window titles through the root daemon, never through anything the agent controls.
+
+Faults: an application that crashes or hangs is the agent's world (its window is gone; the episode goes on).
+The agent runs as an unprivileged user inside the container and can kill its own X server (a terminal is one
+of the apps): that ends the episode as the agent's failure (:class:`~envgym_gui.desktop.DesktopGone`). The
+container itself cannot be killed from inside (PID 1 and the daemons are root's, every capability dropped),
+so a container that dies is the infrastructure's: :class:`DesktopLost`, ``infra_error``, and the next reset
+gets a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import re
+from typing import Any, ClassVar, Literal
+
+from envgym.clock import Clock
+from envgym.env import Env, StepResult
+from envgym.errors import AgentFault, EnvError
+from envgym.sandbox import leases
+from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym.sandbox.errors import SandboxCrashed
+from envgym.sandbox.images import tag_for
+from envgym.task import TaskSpec
+from envgym.types import Action, ToolResult
+from envgym.verify import VerifyContext
+from envgym_gui import actions, desktop
+from envgym_gui.actions import CLICKS, ENDINGS, TOOLS, ActionError
+from envgym_gui.desktop import PROFILE, Desktop, DesktopGone
+from envgym_gui.files import materialize
+from envgym_gui.observe import GuiObservation, Screenshot, WindowInfo, render, render_tree
+from envgym_gui.state import DesktopState
+from envgym_gui.tamper import KillTheDesktop, QuitEverything, TypeTheClaim
+
+LAUNCH_TIMEOUT_S = 30.0
+"""How long reset waits for the task's application window."""
+
+
+class DesktopLost(EnvError):
+    """The desktop container died under the episode: nothing the agent can do causes that."""
+
+    blame = "infra"
+
+
+class DesktopSandbox(DockerSandbox):
+    """A Docker sandbox whose start brings the desktop up, so a warm pool hands out running desktops."""
+
+    def __init__(self, image: str, *, engine: DockerEngine | None = None) -> None:
+        super().__init__(image, PROFILE, engine=engine)
+        self.desktop = Desktop(self)
+
+    async def start(self) -> None:
+        await super().start()
+        try:
+            await self.desktop.start()
+        except BaseException:
+            await self.stop()
+            raise
+
+
+def _factory(image: str):  # noqa: ANN202 - a leases.Factory
+    return lambda engine: DesktopSandbox(image, engine=engine)
+
+
+class DesktopEnv(Env):
+    """``gui/<name>-vN``: see the module docstring. ``screenshot_scale`` sizes the screenshot (1.0: the screen's
+    own 1280x720), ``a11y`` adds the accessibility tree to the observation text."""
+
+    needs_sandbox: ClassVar[bool] = True
+    has_write_actions: ClassVar[bool] = True
+    multimodal: ClassVar[bool] = True
+    tamper_agents: ClassVar[tuple[type, ...]] = (TypeTheClaim, QuitEverything, KillTheDesktop)
+
+    def __init__(self, *, screenshot: bool = True, screenshot_scale: float = 1.0, a11y: bool = True,
+                 clock: Clock | None = None) -> None:
+        super().__init__(clock=clock)
+        if not 0.1 <= screenshot_scale <= 1.0:
+            raise ValueError(f"screenshot_scale must be in 0.1..1.0, got {screenshot_scale}")
+        self.screenshot, self.screenshot_scale, self.a11y = screenshot, screenshot_scale, a11y
+        self.image: str | None = None
+        self.desktop: Desktop | None = None
+        self._sandbox: DesktopSandbox | None = None
+        self._final: Literal["done", "fail"] | None = None
+        self._answer: str | None = None
+        self._files: dict[str, bytes] = {}
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return (self.desktop.width, self.desktop.height) if self.desktop else (desktop.WIDTH, desktop.HEIGHT)
+
+    # --- the episode ---------------------------------------------------------------------------------------
+    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[GuiObservation, dict[str, Any]]:
+        chosen = self.choose_task(task, seed, options)
+        files = materialize(chosen.initial_state.get("files") or {})
+        await self._end_episode()
+        if self.image is None:
+            image = tag_for("desktop")
+            await leases.hold(image, _factory(image))
+            self.image = image
+        self.task, self._final, self._answer, self._files = chosen, None, None, files
+        self._sandbox = await leases.lease(self.image, _factory(self.image))  # type: ignore[assignment]
+        self.desktop = self._sandbox.desktop  # type: ignore[union-attr]
+        try:
+            if files:
+                await self.desktop.write_files(files)
+            opening = chosen.initial_state.get("open")
+            if opening:
+                await self.desktop.launch(opening["app"], opening.get("path"))
+                title = opening.get("title") or re.escape(str(opening.get("path", "")).rsplit("/", 1)[-1])
+                await self.desktop.wait_window(title or ".", timeout=LAUNCH_TIMEOUT_S)
+            obs = await self._observe()
+        except SandboxCrashed as exc:
+            raise DesktopLost(f"the desktop container died during reset: {exc}") from exc
+        except (DesktopGone, ActionError, desktop.ActionError) as exc:
+            raise EnvError(f"task {chosen.id}: the desktop could not be prepared: {exc}") from exc
+        info = {"tools": TOOLS, "task_id": chosen.id, "task_hash": chosen.hash, "env_id": chosen.env_id,
+                "screen": {"width": self.size[0], "height": self.size[1]}}
+        return obs, info
+
+    async def step(self, action: Action) -> StepResult:
+        if self.desktop is None or self.task is None:
+            raise EnvError("step() without an open episode")
+        if not action.tool_calls:
+            if action.text is None:
+                return StepResult(await self._observe("empty action: call a tool (or done / fail)"),
+                                  0.0, False, False, {})
+            return self._end("done", action.text)
+        results: list[ToolResult] = []
+        try:
+            for call in action.tool_calls:
+                try:
+                    args = actions.validate(call.name, call.arguments, width=self.size[0], height=self.size[1])
+                    if call.name in ENDINGS:
+                        return self._end(call.name, str(args.get("answer", args.get("reason", ""))))  # type: ignore[arg-type]
+                    await self._perform(call.name, args)
+                    results.append(ToolResult(call_id=call.id, name=call.name, content="ok"))
+                except (ActionError, desktop.ActionError) as exc:
+                    results.append(ToolResult(call_id=call.id, name=call.name, content=str(exc), error=str(exc)))
+            errors = "; ".join(f"{r.name}: {r.error}" for r in results if r.error) or None
+            obs = await self._observe(errors)
+        except SandboxCrashed as exc:
+            raise DesktopLost(f"the desktop container died during the episode: {exc}") from exc
+        except DesktopGone as exc:
+            raise AgentFault(f"the agent's desktop session died: {exc}") from exc
+        return StepResult(obs.model_copy(update={"tool_results": tuple(results)}), 0.0, False, False, {})
+
+    async def _perform(self, name: str, args: dict[str, Any]) -> None:
+        d = self.desktop
+        assert d is not None
+        if name in CLICKS:
+            button, count = CLICKS[name]
+            await d.click(args["x"], args["y"], button=button, count=count)
+        elif name == "mouse_move":
+            await d.move(args["x"], args["y"])
+        elif name == "left_click_drag":
+            await d.drag(args["start_x"], args["start_y"], args["x"], args["y"])
+        elif name == "scroll":
+            await d.scroll(args["x"], args["y"], args["direction"], args["amount"])
+        elif name == "type":
+            await d.type_text(args["text"])
+        elif name == "key":
+            await d.key(args["keys"])
+        elif name == "hold_key":
+            await d.hold_key(args["keys"], args["seconds"])
+        elif name == "wait":
+            await asyncio.sleep(args["seconds"])
+        elif name == "click_element":
+            await d.element_action(args["element_id"], "click")
+        elif name == "focus_element":
+            await d.element_action(args["element_id"], "focus")
+        elif name == "set_element_text":
+            await d.element_action(args["element_id"], "set_text", text=args["text"])
+        # screenshot: nothing to do, the observation follows
+
+    def _end(self, how: Literal["done", "fail"], text: str) -> StepResult:
+        self._final, self._answer = how, text  # the kernel's Grading wrapper grades the episode
+        obs = GuiObservation(text=f"Episode finished ({how}).")
+        return StepResult(obs, 0.0, True, False, {})
+
+    async def _observe(self, error: str | None = None) -> GuiObservation:
+        d = self.desktop
+        assert d is not None and self.task is not None
+        shot_task = (asyncio.ensure_future(d.screenshot(scale=self.screenshot_scale))
+                     if self.screenshot else None)
+        try:
+            windows = tuple(WindowInfo(title=w.title, wm_class=w.wm_class, focused=w.focused)
+                            for w in await d.windows())
+            tree = render_tree(await d.a11y_tree()) if self.a11y else None
+            png = await shot_task if shot_task is not None else None
+        finally:
+            if shot_task is not None and not shot_task.done():
+                shot_task.cancel()
+                with contextlib.suppress(BaseException):
+                    await shot_task
+        shot = None
+        if png is not None:
+            width, height = round(self.size[0] * self.screenshot_scale), round(self.size[1] * self.screenshot_scale)
+            shot = Screenshot(width=width, height=height, scale=self.screenshot_scale,
+                              png_base64=base64.b64encode(png).decode())
+        focused = next((w.title for w in windows if w.focused), None)
+        text = render(self.task.instruction, size=self.size, shot=shot, windows=windows, focused=focused,
+                      a11y=tree, error=error)
+        return GuiObservation(text=text, screenshot=shot, windows=windows, focused=focused, a11y=tree,
+                              last_action_error=error)
+
+    # --- grading -------------------------------------------------------------------------------------------
+    async def verify_context(self) -> VerifyContext:
+        d = self.desktop
+        if d is None or self.task is None:
+            raise EnvError("verify() without an open episode")
+
+        async def windows() -> list[dict[str, Any]]:
+            with contextlib.suppress(DesktopGone):
+                return [{"title": w.title, "wm_class": w.wm_class, "focused": w.focused} for w in await d.windows()]
+            return []
+
+        async def clipboard() -> str | None:
+            with contextlib.suppress(DesktopGone):
+                return await d.clipboard()
+            return None
+
+        state = DesktopState(final=self._final, answer=self._answer, initial_files=dict(self._files),
+                             _read_file=d.read_file, _list_dir=d.list_dir, _windows=windows, _clipboard=clipboard)
+        return VerifyContext(calls=[], final_answer=self._answer, state=state, task=self.task)
+
+    # --- lifetime ------------------------------------------------------------------------------------------
+    async def _end_episode(self) -> None:
+        sandbox, self._sandbox, self.desktop = self._sandbox, None, None
+        if sandbox is not None and self.image is not None:
+            await leases.release(self.image, sandbox)
+
+    async def close(self) -> None:
+        await self._end_episode()
+        image, self.image = self.image, None
+        if image is not None:
+            await leases.unhold(image)
