@@ -74,7 +74,7 @@ class DesktopSandbox(DockerSandbox):
             raise
 
 
-def _factory(image: str):  # noqa: ANN202 - a leases.Factory
+def _factory(image: str) -> leases.Factory:
     return lambda engine: DesktopSandbox(image, engine=engine)
 
 
