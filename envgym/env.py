@@ -7,7 +7,8 @@ An :class:`Env` runs one episode at a time::
     verdict = await env.verify()                         # grade the episode as it stands
     await env.close()                                    # or: async with envgym.make(...) as env
 
-What a family writes: ``reset`` (draw the task with :meth:`Env.choose_task`), ``step`` (report
+What a family writes: ``reset`` (draw the task with :meth:`Env.choose_task`; heavy per-task work may go in
+the optional :meth:`Env.prepare`, which the rollout awaits outside the step deadlines), ``step`` (report
 ``terminated`` / ``truncated``, reward 0: a family never grades itself) and :meth:`Env.verify_context` (what
 the verifiers may read: calls, final answer, the state before and after). The kernel grades: the
 :class:`~envgym.wrappers.Grading` wrapper ``make`` adds calls :meth:`Env.verify` exactly once when an episode
@@ -96,6 +97,12 @@ class Env(abc.ABC):
         if self.task is None:
             raise EnvError(f"{type(self).__name__}: verify() without an episode")
         return await grade(self.task, await self.verify_context(), judge=judge)
+
+    async def prepare(self, task: TaskSpec) -> None:  # noqa: B027 - optional hook
+        """Heavy per-task work before ``reset`` (building a goal, loading an engine's data). The rollout calls
+        it before the episode's deadlines are armed; an env doing real work here runs it off the event loop
+        and caches it by ``task.hash`` (:class:`envgym.timed.prepare.TaskCache`). ``reset`` must still work
+        without it (it then prepares on its own)."""
 
     def attach_usage(self, source: Callable[[], Usage] | None) -> None:  # noqa: B027 - optional hook
         """Offer the agent's running usage (the rollout does); envs that charge thinking time read it."""

@@ -1,7 +1,9 @@
 """The rollout loop: one episode of one agent in one env, always ending in a Trajectory.
 
-``run_episode`` resets the env with the task, steps the agent until the episode terminates or is
-truncated, and attributes every exception once, here (:func:`blame_of`), to one of four parties:
+``run_episode`` lets the env prepare the task (:meth:`~envgym.env.Env.prepare`, outside every deadline; a
+failure there is blamed like one at reset), resets the env with the task, steps the agent until the
+episode terminates or is truncated, and attributes every exception once, here (:func:`blame_of`), to one
+of four parties:
 
 ========== ============================================================== =========================
 blame      when                                                           outcome
@@ -126,6 +128,7 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
 
     env.attach_usage(lambda: agent.usage)  # envs where thinking costs time charge by the agent's tokens
     try:
+        await env.prepare(task)  # per-task preparation: before the deadlines, blamed like reset
         async with asyncio.timeout(limits.episode_timeout_s) as episode_deadline, \
                 asyncio.timeout(None) as step_deadline:
             watchdog = _StepDeadline(loop, step_deadline, limits.step_timeout_s)

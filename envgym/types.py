@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 TASK_SCHEMA_VERSION = 1
 """``schema_version`` of :class:`~envgym.task.TaskSpec` (task files, ``tasks/**/*.jsonl``). It is part of
@@ -170,6 +170,17 @@ class Limits(FrozenModel):
     max_steps: int = Field(default=30, ge=1)
     episode_timeout_s: float | None = Field(default=300.0, gt=0)
     step_timeout_s: float | None = Field(default=120.0, gt=0)
+    max_virtual_time: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """A time-evolving env's budget of *virtual* time (seconds, or steps on a step clock): the episode is
+    truncated when its world's clock reaches it (:mod:`envgym.timed.env`). Left out of the serialised
+    form while None, so tasks without one keep their content hash."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_budget(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("max_virtual_time") is None:
+            data.pop("max_virtual_time", None)
+        return data
 
 
 class CriterionResult(FrozenModel):

@@ -74,6 +74,9 @@ class Wrapper(Env):
     async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
         return await self.env.verify(judge=judge)
 
+    async def prepare(self, task: TaskSpec) -> None:
+        await self.env.prepare(task)
+
     def attach_usage(self, source: Callable[[], Usage] | None) -> None:
         self.env.attach_usage(source)
 
