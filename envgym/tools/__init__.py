@@ -12,7 +12,9 @@ Public API for a family (or a third-party package) whose agent acts through func
 - the store (:mod:`envgym.tools.store`): ``store.create`` / ``store.connect`` and :class:`SqliteState`, the
   :class:`~envgym.verify.state.StateView` of a SQLite connection;
 - the env (:mod:`envgym.tools.env`): :class:`ToolEnv` (serves any :class:`Domain`), :func:`execute_calls`
-  (run calls on a store, as the env and a replayed reference do), :class:`FrozenState`.
+  (run calls on a store, as the env and a replayed reference do), :class:`FrozenState`;
+- the conversational env (:mod:`envgym.tools.conversation`): :class:`ConversationToolEnv`, a tool env whose
+  agent talks to a simulated user (:mod:`envgym.user`) who holds the facts and ends the conversation.
 
 A third-party domain is a module exporting a :class:`Domain`, registered like any env::
 
@@ -31,12 +33,14 @@ from envgym.tools.args import (
     function_schema,
     parse_arguments,
 )
+from envgym.tools.conversation import ConversationToolEnv
 from envgym.tools.domain import Domain, PolicyViolation, Tool, ToolContext, ToolFailure, load_domain, tool
 from envgym.tools.env import FrozenState, ToolEnv, execute_calls
 from envgym.tools.store import SqliteState
 
 __all__ = [
     "ArgumentsError",
+    "ConversationToolEnv",
     "Domain",
     "FrozenState",
     "NoArgs",

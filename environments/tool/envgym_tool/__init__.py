@@ -3,7 +3,8 @@
 The env itself is the kernel's (:mod:`envgym.tools`, the public API a third-party tool domain uses too);
 this package brings only its domains (modules of ``envgym_tool.domains``, each exporting ``DOMAIN``), their
 task authoring (``envgym_tool.authoring``), its tampering agents (``envgym_tool.tamper``, bound to the env in
-``envgym_tool.env``) and this registration. Each domain's tasks are the bundled suite ``tool-<domain>``.
+``envgym_tool.env``) and this registration. The ``telecom`` domain is conversational: its envs talk to a
+simulated user (:mod:`envgym.user`). Each domain's tasks are the bundled suite ``tool-<domain>``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ DOMAINS = {
     "retail": "A shop's customers, orders, products, returns and refunds.",
     "assistant": "A personal assistant's calendar, email and contacts.",
     "codes": "Short code look-ups with partial credit (the CPU training recipe's task family).",
+    "telecom": "A mobile operator's support line; the customer is a simulated user who holds the facts.",
 }
+CONVERSATIONAL = frozenset({"telecom"})
+"""Domains whose agent talks to a simulated user (:class:`envgym.tools.ConversationToolEnv`)."""
 
 
 def register_all() -> None:
@@ -20,5 +24,6 @@ def register_all() -> None:
     from envgym.registry import register
 
     for domain, description in DOMAINS.items():
-        register(f"tool/{domain}-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": domain},
+        env_class = "ConversationToolEnv" if domain in CONVERSATIONAL else "ToolEnv"
+        register(f"tool/{domain}-v1", f"envgym_tool.env:{env_class}", kwargs={"domain": domain},
                  suites=(f"tool-{domain}",), max_episode_steps=30, description=description)

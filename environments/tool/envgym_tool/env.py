@@ -4,7 +4,8 @@ Everything a tool env does is the kernel's (:mod:`envgym.tools`), the same code 
 on; the family adds only its domains (``envgym_tool.domains``) and the tampering agents ``envgym check``
 runs beside the kernel's generic ones (:mod:`envgym_tool.tamper`). ``domain`` is a
 :class:`~envgym.tools.Domain`, a ``"package.module:DOMAIN"`` reference, or the short name of a bundled
-domain (``"retail"``, ``"assistant"``, ``"codes"``).
+domain (``"retail"``, ``"assistant"``, ``"codes"``, ``"telecom"``). :class:`ConversationToolEnv` is the same for
+the conversational domains (a simulated user on the other side).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from envgym.tamper import TamperAgent
+from envgym.tools import ConversationToolEnv as KernelConversationToolEnv
 from envgym.tools import Domain
 from envgym.tools import ToolEnv as KernelToolEnv
 from envgym_tool import DOMAINS
@@ -20,6 +22,18 @@ from envgym_tool.tamper import TAMPER_AGENTS
 
 class ToolEnv(KernelToolEnv):
     """``tool/<domain>-vN``: the kernel's tool env plus the family's tampering agents."""
+
+    tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = TAMPER_AGENTS
+
+    def __init__(self, domain: Domain | str, **kwargs: Any) -> None:
+        if isinstance(domain, str) and domain in DOMAINS:
+            domain = f"envgym_tool.domains.{domain}:DOMAIN"
+        super().__init__(domain, **kwargs)
+
+
+class ConversationToolEnv(KernelConversationToolEnv):
+    """``tool/<domain>-vN`` of a conversational domain: the kernel's env with a simulated user, plus the
+    family's tampering agents."""
 
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = TAMPER_AGENTS
 
