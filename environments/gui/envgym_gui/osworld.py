@@ -1,0 +1,647 @@
+"""Import OSWorld task JSON (xlang-ai/OSWorld, ``evaluation_examples/examples/<domain>/<id>.json``) as
+``gui/osworld-v1`` tasks, and say why for every task that cannot be imported.
+
+An OSWorld task is an instruction, ``config`` (setup steps run in a VM: ``download``, ``open``, ``launch``,
+``execute``/``command``, ``sleep``, ``activate_window``, Chrome and Google Drive steps) and an
+``evaluator`` (``func``: metric names; ``result``/``expected``: getters such as ``vm_file``, ``cloud_file``,
+``rule``, ``vm_command_line``; ``conj``; ``postconfig``). The importer maps what an envgym desktop can
+reproduce without a network and without running anything at grading time:
+
+* setup: ``launch``/``open`` of an app the desktop has (text editor, file manager, terminal, LibreOffice
+  Calc/Writer) -> ``initial_state.open``; ``execute``/``command`` that only create folders and files
+  (``mkdir``, ``touch``, ``echo ... > file``, ``chmod``; ``sudo`` and shell variables understood) ->
+  ``initial_state.files``; a pyautogui script that only clicks the screen's centre and sleeps is dropped,
+  one that presses ctrl+alt+t opens the terminal; ``sleep`` and ``activate_window`` are dropped.
+* grading: ``infeasible`` -> ``expect: "fail"``; ``vm_file`` and the ``vm_command_line`` forms ``cat P``
+  and ``[ -d P ] && echo A || echo B`` (also ``-f``/``-e``, ``if ...; then ...; else ...; fi``) -> the
+  ``desktop`` verifier's getters; ``exact_match``, ``check_include_exclude``, ``is_in_list``,
+  ``file_contains``, ``check_list``, ``literal_match`` -> its metrics.
+
+Everything else is skipped with a reason that starts with one of :data:`REASONS` (``download`` first:
+a task that fetches data over the network is never imported). Setup paths must lie under ``/home/user``
+(the desktop's root file system is read-only and the user has no sudo). A task that opens no app starts
+with the terminal in the home folder (OSWorld's GNOME desktop opens one with ctrl+alt+t; this desktop has
+no shell of its own). OSWorld ships no reference solutions: :data:`SOLUTIONS` holds keyboard-driven ones
+written for the imported tasks (an infeasible task's reference is ``fail``); a task without one is imported
+with ``solution`` None and kept out of the admission-gated suite by the CLI.
+
+Command line (``python -m envgym_gui.osworld`` or ``envgym osworld``)::
+
+    envgym osworld import OSWORLD_DIR [--out tasks/gui-osworld] [--commit SHA]
+
+writes ``tasks.jsonl`` (tasks with a reference), ``without-reference/tasks.jsonl``, ``import-report.json``
+(counts, the source commit, every skipped id with its reason) and copies the repository's ``LICENSE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import shlex
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import ValidationError
+
+from envgym.errors import SpecError
+from envgym.task import TaskSpec, write_tasks
+from envgym.types import Action, Limits
+
+ENV_ID = "gui/osworld-v1"
+HOME = "/home/user"
+KEEP = ".envgym-keep"
+"""Placeholder file that makes an (otherwise empty) folder exist: the files spec holds files only."""
+
+REASONS = ("download", "network", "app", "setup", "evaluator", "postconfig", "windows", "unfinished", "malformed")
+"""First word of every skip reason, in the order the checks run."""
+
+# The desktop's apps by OSWorld launch command (A's image: sandboxes/desktop).
+_LAUNCH = {"gedit": "editor", "mousepad": "editor", "nautilus": "files", "pcmanfm": "files",
+           "gnome-terminal": "terminal", "xterm": "terminal", "lxterminal": "terminal"}
+_OFFICE = {"--calc": "calc", "--writer": "writer"}
+_BY_SUFFIX = {".ods": "calc", ".xlsx": "calc", ".xls": "calc", ".csv": "calc", ".odt": "writer", ".docx": "writer",
+              ".doc": "writer", ".txt": "editor", ".md": "editor", ".py": "editor", ".json": "editor",
+              ".conf": "editor", ".ini": "editor", ".sh": "editor"}
+_DEFAULT_OPEN = {"app": "terminal", "path": HOME}
+
+_NETWORK_STEPS = {"download", "googledrive", "login", "chrome_open_tabs", "chrome_close_tabs",
+                  "update_browse_history", "proxy", "open_tabs"}
+_NETWORK_GETTERS = {"cloud_file", "googledrive_file", "cache_file", "info_from_website", "pdf_from_url",
+                    "gotoRecreationPage_and_get_html_content", "page_info"}
+_NETWORK_WORDS = re.compile(r"\b(apt|apt-get|pip3?|conda|curl|wget|git\s+clone|snap)\b")
+
+# Reference solutions written for the imported feasible tasks (the terminal is open and focused).
+_TYPE, _DONE, _WAIT = "type", "done", "wait"
+SOLUTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    # rename a folder on the Desktop
+    "e0df059f-28a6-4169-924f-b9623e7184cc": [
+        (_WAIT, {"seconds": 1}),
+        (_TYPE, {"text": "mv ~/Desktop/todo_list_Jan_1 ~/Desktop/todo_list_Jan_2\n"}),
+        (_WAIT, {"seconds": 1}), (_DONE, {})],
+    # move a file into a folder on the Desktop
+    "7688b85f-87a4-4e4a-b2f8-f3d6c3f29b82": [
+        (_WAIT, {"seconds": 1}),
+        (_TYPE, {"text": "mv ~/Desktop/todo.txt ~/Desktop/done/\n"}),
+        (_WAIT, {"seconds": 1}), (_DONE, {})],
+}
+
+
+class Skip(Exception):
+    """One task cannot be imported; the message is the reason (it starts with one of :data:`REASONS`)."""
+
+
+# ------------------------------------------------------------------------------------------ entry points
+
+
+def import_tasks(source: str | Path | Iterable[dict[str, Any]], *, env_id: str = ENV_ID,
+                 ) -> tuple[list[TaskSpec], list[tuple[str, str]]]:
+    """Tasks and ``(id, reason)`` for every skipped one, from an OSWorld checkout (or its
+    ``evaluation_examples/examples`` folder, or one domain folder, or one JSON file) or from task dicts.
+
+    A file that is not JSON, or a task missing a field, is skipped naming the file and the field; nothing
+    in the input raises. Tasks come out sorted by id.
+    """
+    tasks: list[TaskSpec] = []
+    skipped: list[tuple[str, str]] = []
+    for where, domain, raw in _entries(source):
+        if isinstance(raw, _Broken):
+            skipped.append((where, raw.reason))
+            continue
+        tid = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else where
+        try:
+            tasks.append(map_task(raw, domain=domain, env_id=env_id, where=where))
+        except Skip as why:
+            skipped.append((tid, str(why)))
+    return sorted(tasks, key=lambda t: t.id), sorted(skipped)
+
+
+def map_task(raw: Any, *, domain: str | None = None, env_id: str = ENV_ID, where: str = "task") -> TaskSpec:
+    """One OSWorld task dict -> a :class:`TaskSpec`, or :class:`Skip` with the reason."""
+    if not isinstance(raw, dict):
+        raise Skip(f"malformed: {where}: a task is a JSON object, not {type(raw).__name__}")
+    for name, kinds in (("id", str), ("instruction", str), ("evaluator", dict)):
+        if not isinstance(raw.get(name), kinds):
+            raise Skip(f"malformed: {where}: field {name!r} is missing or not a {kinds.__name__}")
+    config = raw.get("config") or []
+    if not isinstance(config, list) or not all(isinstance(s, dict) and isinstance(s.get("type"), str)
+                                               for s in config):
+        raise Skip(f"malformed: {where}: field 'config' must be a list of steps with a 'type'")
+    oid, evaluator = raw["id"], raw["evaluator"]
+    domain = domain or str(raw.get("snapshot") or "unknown")
+    if domain == "Windows" or str(raw.get("snapshot", "")).lower().startswith("windows"):
+        raise Skip("windows: a Windows task (this desktop is Debian)")
+    _refuse_network(config, evaluator)
+    files, opening = _setup(config)
+    checks, expect = _evaluator(evaluator, files)
+    initial: dict[str, Any] = {"files": {p: spec for p, spec in sorted(files.items())},
+                               "open": opening or dict(_DEFAULT_OPEN)}
+    verifier = _verifier(checks, expect)
+    if expect == "fail":
+        solution = [Action.call("fail", reason="The request cannot be carried out on this system.")]
+    elif oid in SOLUTIONS:
+        solution = [Action.call(name, **args) for name, args in SOLUTIONS[oid]]
+    else:
+        solution = None
+    try:
+        return TaskSpec(
+            id=f"osworld-{re.sub(r'[^a-z0-9_.-]+', '-', oid.lower())}", env_id=env_id, split="test",
+            instruction=raw["instruction"], initial_state=initial, limits=Limits(max_steps=30),
+            verifiers=(verifier,), solution=tuple(solution) if solution else None,
+            tags=("osworld", domain), metadata={"osworld": {
+                "id": oid, "domain": domain, "source": raw.get("source", ""),
+                "related_apps": list(raw.get("related_apps") or [])}})
+    except (ValidationError, SpecError) as exc:
+        raise Skip(f"malformed: {where}: not a valid envgym task: {str(exc).splitlines()[0]}") from None
+
+
+def _entries(source: str | Path | Iterable[dict[str, Any]]) -> Iterable[tuple[str, str | None, Any]]:
+    """``(where, domain, parsed JSON or a Skip-worthy marker)`` for every task of the source."""
+    if isinstance(source, str | Path):
+        root = Path(source)
+        if root.is_file():
+            paths = [root]
+        else:
+            for candidate in (root / "evaluation_examples" / "examples", root):
+                paths = sorted(p for p in candidate.glob("*/*.json") if p.name != "template.json")
+                if paths:
+                    break
+            else:
+                paths = sorted(p for p in root.glob("*.json") if p.name not in ("template.json", "test_all.json"))
+        if not paths:
+            raise SpecError(f"{source}: no OSWorld task JSON here (expected evaluation_examples/examples/<domain>/"
+                            "<id>.json)")
+        for path in paths:
+            try:
+                raw = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                yield str(path), path.parent.name, _Broken(f"malformed: {path}: not JSON ({exc})")
+                continue
+            yield str(path), path.parent.name, raw
+    else:
+        for number, raw in enumerate(source):
+            yield f"task #{number}", None, raw
+
+
+class _Broken(dict):
+    """A file that did not parse: :func:`map_task` reports it (its id is the file)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+# ------------------------------------------------------------------------------------------ network
+
+
+def _walk(node: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def _refuse_network(config: list[dict[str, Any]], evaluator: dict[str, Any]) -> None:
+    for part, tree in (("setup", config), ("evaluator", evaluator)):
+        for step in _walk(tree):
+            kind = step.get("type")
+            if kind in _NETWORK_STEPS or kind in _NETWORK_GETTERS:
+                raise Skip(f"download: {part} step {kind!r} fetches data over the network")
+    for step in config:
+        command = step.get("parameters", {}).get("command") if isinstance(step.get("parameters"), dict) else None
+        text = " ".join(map(str, command)) if isinstance(command, list) else str(command or "")
+        if step["type"] in ("execute", "command") and _NETWORK_WORDS.search(text):
+            raise Skip(f"network: setup command installs from the network: {text[:80]!r}")
+
+
+# ------------------------------------------------------------------------------------------ setup
+
+
+def _setup(config: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    files: dict[str, dict[str, Any]] = {}
+    opening: dict[str, Any] | None = None
+
+    def open_app(app: str, path: str | None) -> None:
+        nonlocal opening
+        wanted = {"app": app, "path": path or HOME}
+        if opening is not None and opening != wanted:
+            raise Skip(f"setup: opens more than one app ({opening['app']}, {app}); a task opens one")
+        opening = wanted
+
+    for number, step in enumerate(config):
+        kind, params = step["type"], step.get("parameters", {})
+        if not isinstance(params, dict):
+            raise Skip(f"malformed: config[{number}].parameters must be an object")
+        if kind in ("sleep", "activate_window"):
+            continue
+        if kind == "launch":
+            app, path = _launch(params.get("command"), number)
+            open_app(app, path)
+        elif kind == "open":
+            path = params.get("path")
+            if not isinstance(path, str):
+                raise Skip(f"malformed: config[{number}].parameters.path must be a string")
+            path = _home_path(path, f"config[{number}] open")
+            if path not in files and not any(p.startswith(path.rstrip("/") + "/") for p in files):
+                raise Skip(f"setup: config[{number}] opens {path}, which no setup step creates (a download?)")
+            open_app(_app_for(path, files), path)
+        elif kind in ("execute", "command"):
+            command = params.get("command")
+            if not isinstance(command, str | list):
+                raise Skip(f"malformed: config[{number}].parameters.command must be a string or a list")
+            if isinstance(command, list) and command[:2] in (["python", "-c"], ["python3", "-c"]) and len(command) == 3:
+                if _pyautogui(str(command[2]), number):
+                    open_app("terminal", HOME)
+            else:
+                text = command if isinstance(command, str) else shlex.join(map(str, command))
+                _shell(text, files, number)
+        else:
+            raise Skip(f"setup: config[{number}] step type {kind!r} is not supported")
+    return files, opening
+
+
+def _launch(command: Any, number: int) -> tuple[str, str | None]:
+    words = shlex.split(command) if isinstance(command, str) else [str(w) for w in command or []]
+    if not words:
+        raise Skip(f"malformed: config[{number}].parameters.command is empty")
+    name = PurePosixPath(words[0]).name
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if name in ("libreoffice", "soffice"):
+        app = next((_OFFICE[w] for w in words[1:] if w in _OFFICE), None)
+        if app is None:
+            raise Skip(f"app: {' '.join(words[:2])} (only LibreOffice Calc and Writer are on this desktop)")
+    elif name in _LAUNCH:
+        app = _LAUNCH[name]
+    else:
+        raise Skip(f"app: {name} is not on this desktop")
+    if len(args) > 1:
+        raise Skip(f"setup: config[{number}] launches {name} with several paths")
+    return app, _home_path(args[0], f"config[{number}] launch") if args else None
+
+
+def _app_for(path: str, files: dict[str, Any]) -> str:
+    if path not in files:
+        return "files"
+    app = _BY_SUFFIX.get(PurePosixPath(path).suffix.lower())
+    if app is None:
+        raise Skip(f"app: no app of this desktop opens {PurePosixPath(path).name}")
+    return app
+
+
+def _pyautogui(script: str, number: int) -> bool:
+    """Whether a setup script opens the terminal; Skip unless it only clicks, sleeps and presses ctrl+alt+t."""
+    try:
+        tree = ast.parse(script)
+    except SyntaxError:
+        raise Skip(f"malformed: config[{number}]: the python -c script does not parse") from None
+    opens = False
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+        func = call.func if call else None
+        name = f"{func.value.id}.{func.attr}" if isinstance(func, ast.Attribute) and isinstance(
+            func.value, ast.Name) else ""
+        if name in ("time.sleep", "pyautogui.click", "pyautogui.moveTo"):
+            continue  # OSWorld focuses the screen's centre first; the env focuses the opened app itself
+        if name == "pyautogui.hotkey":
+            keys = [a.value for a in call.args if isinstance(a, ast.Constant)]
+            if call.args and isinstance(call.args[0], ast.List):
+                keys = [e.value for e in call.args[0].elts if isinstance(e, ast.Constant)]
+            if [str(k).lower() for k in keys] == ["ctrl", "alt", "t"]:
+                opens = True
+                continue
+        raise Skip(f"setup: config[{number}]: GUI input at setup ({ast.unparse(node)[:60]!r}) is not replayed")
+    return opens
+
+
+_SUDO = ("sudo", "-S")
+
+
+def _shell(text: str, files: dict[str, dict[str, Any]], number: int) -> None:
+    """Apply a shell command that only makes folders and files; Skip for anything else."""
+    if "$(" in text or "`" in text:
+        raise Skip(f"setup: config[{number}]: command substitution in {text[:60]!r} is not understood")
+    lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace, lexer.whitespace_split = " \t\r", True
+    try:
+        tokens = list(lexer)
+    except ValueError as exc:
+        raise Skip(f"setup: config[{number}]: the shell command does not parse ({exc})") from None
+    statements: list[list[str]] = [[]]
+    for token in tokens:
+        if token in ("&&", ";", "\n"):
+            statements.append([])
+        else:
+            statements[-1].append(token)
+    env: dict[str, str] = {"HOME": HOME}
+    for words in filter(None, statements):
+        if words[:3] == ["echo", "password", "|"] or words[:3] == ["echo", "'password'", "|"]:
+            words = words[3:]
+        while words and words[0] in _SUDO:
+            words = words[1:]
+        words = [_expand(w, env, number) for w in words]
+        if len(words) == 1 and re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]):
+            name, _, value = words[0].partition("=")
+            env[name] = value
+            continue
+        _statement(words, files, number, text)
+
+
+def _expand(word: str, env: dict[str, str], number: int) -> str:
+    def var(m: re.Match[str]) -> str:
+        name = m[1] or m[2]
+        if name not in env:
+            raise Skip(f"setup: config[{number}]: shell variable ${name} is not set by the command")
+        return env[name]
+
+    word = re.sub(r"\$\{(\w+)\}|\$(\w+)", var, word)
+    return HOME + word[1:] if word == "~" or word.startswith("~/") else word
+
+
+def _home_path(path: str, where: str, part: str = "setup") -> str:
+    path = HOME + path[1:] if path == "~" or path.startswith("~/") else path
+    if not path.startswith("/"):
+        path = f"{HOME}/{path}"
+    clean = str(PurePosixPath(path))
+    if ".." in PurePosixPath(clean).parts or not (clean == HOME or clean.startswith(HOME + "/")):
+        raise Skip(f"{part}: {where} names {path}, outside {HOME} (the desktop's root file system is read-only "
+                   "and the user has no sudo)")
+    return clean
+
+
+def _statement(words: list[str], files: dict[str, dict[str, Any]], number: int, text: str) -> None:
+    command, args = words[0], words[1:]
+    where = f"config[{number}] {command}"
+    if command == "mkdir":
+        for arg in (a for a in args if not a.startswith("-")):
+            folder = _home_path(arg, where)
+            if not any(p.startswith(folder + "/") for p in files):
+                files[f"{folder}/{KEEP}"] = {"text": ""}
+    elif command == "touch":
+        for arg in (a for a in args if not a.startswith("-")):
+            files.setdefault(_home_path(arg, where), {"text": ""})
+    elif command == "chmod":
+        return  # OSWorld makes root-created files writable; here the user owns every file it is given
+    elif command == "echo" and len(args) >= 2 and args[-2] in (">", ">>"):
+        flags = [a for a in args[:-2] if a in ("-e", "-n", "-en", "-ne")]
+        body = " ".join(a for a in args[:-2] if a not in flags)
+        if any("e" in f for f in flags):
+            body = body.encode("utf-8").decode("unicode_escape")
+        if not any("n" in f.lstrip("-") for f in flags):
+            body += "\n"
+        path = _home_path(args[-1], where)
+        old = files.get(path, {}).get("text", "") if args[-2] == ">>" else ""
+        files[path] = {"text": old + body}
+        parent = str(PurePosixPath(path).parent)
+        files.pop(f"{parent}/{KEEP}", None)
+    else:
+        raise Skip(f"setup: config[{number}]: command {command!r} is not understood ({text[:60]!r})")
+    for path in [p for p in files if not p.endswith(KEEP)]:
+        files.pop(f"{PurePosixPath(path).parent}/{KEEP}", None)
+
+
+# ------------------------------------------------------------------------------------------ evaluator
+
+
+def _listify(value: Any, n: int) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value] * n
+
+
+def _evaluator(ev: dict[str, Any], files: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    func = ev.get("func")
+    if func == "infeasible" or func == ["infeasible"]:
+        return [], "fail"
+    if not func:
+        raise Skip("unfinished: the evaluator names no metric function")
+    if ev.get("postconfig"):
+        kinds = {s.get("type") for s in ev["postconfig"] if isinstance(s, dict)}
+        if kinds - {"sleep"}:
+            raise Skip(f"postconfig: grading-time steps {sorted(map(str, kinds - {'sleep'}))} are not replayed")
+    funcs = func if isinstance(func, list) else [func]
+    if ev.get("conj", "and") != "and" and len(funcs) > 1:
+        raise Skip(f"evaluator: conj {ev.get('conj')!r} (only 'and' of several metrics maps)")
+    results, expecteds = _listify(ev.get("result"), len(funcs)), _listify(ev.get("expected"), len(funcs))
+    options = _listify(ev.get("options") or {}, len(funcs))
+    if not len(results) == len(expecteds) == len(options) == len(funcs):
+        raise Skip("malformed: evaluator: func, result, expected and options differ in length")
+    checks: list[dict[str, Any]] = []
+    for name, result, expected, opts in zip(funcs, results, expecteds, options, strict=True):
+        checks.extend(_metric(str(name), result, expected, opts or {}))
+    return checks, "done"
+
+
+def _rules(expected: Any, name: str) -> dict[str, Any]:
+    if not isinstance(expected, dict) or expected.get("type") != "rule" or not isinstance(expected.get("rules"), dict):
+        raise Skip(f"evaluator: {name} needs a 'rule' expected value, got {_kind(expected)}")
+    return expected["rules"]
+
+
+def _kind(getter: Any) -> str:
+    return repr(getter.get("type")) if isinstance(getter, dict) else type(getter).__name__
+
+
+def _metric(name: str, result: Any, expected: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
+    getter = _getter(result, name)
+    if name == "exact_match":
+        want = _rules(expected, name).get("expected")
+        if getter[0] == "exists":
+            _, path, is_dir, yes, no = getter
+            if want not in (yes, no):
+                raise Skip(f"evaluator: exact_match expects {want!r}, which the command never prints")
+            return [_exists_check(path, is_dir, want == yes)]
+        return [_text_check(getter, "exact", want)]
+    if name in ("check_include_exclude", "is_in_list", "file_contains"):
+        rules = _rules(expected, name)
+        include = rules.get("include", []) if name == "check_include_exclude" else rules.get("expected")
+        include = [include] if isinstance(include, str) else include
+        exclude = rules.get("exclude", []) if name == "check_include_exclude" else []
+        if not isinstance(include, list) or not isinstance(exclude, list):
+            raise Skip(f"malformed: evaluator: {name} rules must be lists of strings")
+        if getter[0] == "exists":
+            raise Skip(f"evaluator: {name} on a test command's output is not mapped")
+        return [_text_check(getter, "contains", [str(s) for s in include], excludes=[str(s) for s in exclude])]
+    if name == "check_list":
+        rules = _rules(expected, name)
+        return [_text_check(getter, "lines_match", [str(s) for s in rules.get("expect", [])],
+                            excludes=[str(s) for s in rules.get("unexpect", [])])]
+    if name == "literal_match":
+        if not isinstance(expected, dict) or "rules" not in expected or options.get("type", "str") != "str":
+            raise Skip("evaluator: literal_match other than of strings is not mapped")
+        return [_text_check(getter, "exact", str(expected["rules"].get("expected")),
+                            case_sensitive=not options.get("ignore_case", False))]
+    raise Skip(f"evaluator: metric {name!r} is not mapped")
+
+
+_EXISTS = [
+    re.compile(r"^\[\s+-(?P<t>[dfe])\s+(?P<p>\S+)\s+\]\s*&&\s*echo\s+(?P<yes>.+?)\s*\|\|\s*echo\s+(?P<no>.+?)\s*;?$"),
+    re.compile(r"^if\s+\[\s+-(?P<t>[dfe])\s+(?P<p>\S+)\s+\];\s*then\s+echo\s+(?P<yes>.+?);\s*else\s+echo\s+"
+               r"(?P<no>.+?);\s*fi$"),
+]
+
+
+def _getter(result: Any, name: str) -> tuple[Any, ...]:
+    """``("file", path)`` or ``("exists", path, is_dir, yes_output, no_output)``; Skip otherwise."""
+    if not isinstance(result, dict) or not isinstance(result.get("type"), str):
+        raise Skip(f"malformed: evaluator: {name}'s result getter must be an object with a 'type'")
+    kind = result["type"]
+    if kind == "vm_file":
+        if result.get("multi") or not isinstance(result.get("path"), str):
+            raise Skip("evaluator: vm_file with several paths is not mapped")
+        return ("file", _home_path(result["path"], "vm_file", "evaluator"))
+    if kind == "vm_command_line":
+        command = result.get("command")
+        text = command if isinstance(command, str) else shlex.join(map(str, command or []))
+        text = text.strip()
+        m = re.fullmatch(r"cat\s+(\S+)", text)
+        if m:
+            return ("file", _home_path(_unquote(m[1]), "cat", "evaluator"))
+        for pattern in _EXISTS:
+            m = pattern.fullmatch(text)
+            if m:
+                path = _home_path(_unquote(m["p"]), "test", "evaluator")
+                return ("exists", path, m["t"] == "d", _unquote(m["yes"]) + "\n", _unquote(m["no"]) + "\n")
+        raise Skip(f"evaluator: command {text[:60]!r} would run at grading time (only cat and [ -d/-f ] map)")
+    raise Skip(f"evaluator: getter {kind!r} is not mapped")
+
+
+def _unquote(word: str) -> str:
+    parts = shlex.split(word)
+    if len(parts) != 1:
+        raise Skip(f"evaluator: cannot read the shell word {word!r}")
+    return parts[0]
+
+
+# ------------------------------------------------------------------------------------------ desktop verifier
+
+
+def _text_check(getter: tuple[Any, ...], metric: str, value: Any, *, excludes: list[str] | None = None,
+                case_sensitive: bool = True) -> dict[str, Any]:
+    check: dict[str, Any] = {"get": {"kind": "file_text", "path": getter[1]}, "metric": metric, "value": value}
+    if excludes:
+        check["excludes"] = excludes
+    if not case_sensitive:
+        check["case_sensitive"] = False
+    return check
+
+
+def _exists_check(path: str, is_dir: bool, present: bool) -> dict[str, Any]:
+    return {"get": {"kind": "dir_listing" if is_dir else "file_exists", "path": path},
+            "metric": "exists" if present else "absent"}
+
+
+def _verifier(checks: list[dict[str, Any]], expect: str) -> dict[str, Any]:
+    return {"type": "desktop", "checks": checks, "expect": expect}
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+
+def write_suite(source: str | Path, out: str | Path, *, commit: str | None = None) -> dict[str, Any]:
+    """Import ``source`` into the folder ``out`` (see the module docstring); return the report written."""
+    tasks, skipped = import_tasks(source)
+    out = Path(out)
+    with_ref = [t for t in tasks if t.solution]
+    without = [t for t in tasks if not t.solution]
+    out.mkdir(parents=True, exist_ok=True)
+    write_tasks(out / "tasks.jsonl", with_ref)
+    if without:
+        (out / "without-reference").mkdir(exist_ok=True)
+        write_tasks(out / "without-reference" / "tasks.jsonl", without)
+    root = Path(source)
+    commit = commit or _git_head(root)
+    licence = root / "LICENSE"
+    if licence.is_file():
+        (out / "LICENSE").write_bytes(licence.read_bytes())
+    in_test_all = _test_all(root)
+    report = {
+        "source": "xlang-ai/OSWorld", "commit": commit,
+        "total": len(tasks) + len(skipped),
+        "no_download": len(tasks) + sum(not r.startswith(_NOT_COUNTED) for _, r in skipped),
+        "imported": len(tasks), "with_reference": len(with_ref),
+        "skipped_by_reason": dict(sorted(Counter(r.split(":", 1)[0] for _, r in skipped).items())),
+        "test_all": _test_all_counts(in_test_all, tasks, skipped) if in_test_all else None,
+        "imported_ids": [t.metadata["osworld"]["id"] for t in tasks],
+        "skipped": [{"id": i, "reason": r} for i, r in skipped],
+    }
+    (out / "import-report.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return report
+
+
+_NOT_COUNTED = ("download", "network", "windows", "malformed")
+"""Skip reasons of tasks not counted as needing no download (a malformed task is counted nowhere)."""
+
+
+def _git_head(root: Path) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _test_all(root: Path) -> set[str]:
+    for path in (root / "evaluation_examples" / "test_all.json", root.parent / "test_all.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return {str(i) for ids in data.values() for i in ids}
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue
+    return set()
+
+
+def _test_all_counts(ids: set[str], tasks: list[TaskSpec], skipped: list[tuple[str, str]]) -> dict[str, int]:
+    """The same counts over OSWorld's benchmark set (``test_all.json``)."""
+    mine = [t for t in tasks if t.metadata["osworld"]["id"] in ids]
+    out = [r for i, r in skipped if i in ids]
+    return {"total": len(mine) + len(out),
+            "no_download": len(mine) + sum(not r.startswith(_NOT_COUNTED) for r in out),
+            "imported": len(mine), "with_reference": sum(bool(t.solution) for t in mine)}
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    try:
+        report = write_suite(args.osworld_dir, args.out, commit=args.commit)
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.verbose:
+        for entry in report["skipped"]:
+            print(f"skipped {entry['id']}: {entry['reason']}")
+    print(f"OSWorld tasks: {report['total']}, needing no download: {report['no_download']}, imported: "
+          f"{report['imported']}, with a reference: {report['with_reference']} -> {args.out}")
+    print("skipped: " + ", ".join(f"{k} {v}" for k, v in report["skipped_by_reason"].items()))
+    return 0 if report["imported"] else 1
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``osworld import`` to the ``envgym`` command line (entry point group ``envgym.cli``)."""
+    p = subparsers.add_parser("osworld", help="import OSWorld task JSON as gui/osworld-v1 tasks")
+    sub = p.add_subparsers(dest="osworld_command", required=True)
+    i = sub.add_parser("import", help="an OSWorld checkout -> a task suite folder (tasks.jsonl + report)")
+    i.add_argument("osworld_dir", help="OSWorld checkout, its evaluation_examples/examples folder, or a JSON file")
+    i.add_argument("--out", default="tasks/gui-osworld", help="output folder")
+    i.add_argument("--commit", help="the source commit, recorded in the report (default: git HEAD of the folder)")
+    i.add_argument("--verbose", "-v", action="store_true", help="print every skipped task with its reason")
+    i.set_defaults(fn=_cmd_import)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m envgym_gui.osworld")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
