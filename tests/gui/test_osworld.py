@@ -11,9 +11,14 @@ from typing import Any
 import pytest
 
 from envgym.task import load_tasks
-from envgym_gui import osworld
+from envgym.verify import VerifyContext
+from envgym_gui import osworld, verify
 from envgym_gui.files import materialize
 from envgym_gui.osworld import KEEP, REASONS, import_tasks, map_task
+from envgym_gui.state import DesktopState
+from envgym_gui.verify import check_desktop
+
+verify.register()  # what the family's entry point does, for a checkout whose install predates it
 
 FIXTURES = Path(__file__).parent / "fixtures" / "osworld"
 RENAME = "e0df059f-28a6-4169-924f-b9623e7184cc"
@@ -67,11 +72,11 @@ def test_a_sudo_mkdir_and_a_directory_test_become_a_folder_and_an_exists_check()
     assert task.id == f"osworld-{RENAME}" and task.tags == ("osworld", "os")
     assert task.instruction.startswith('I have a directory named "todo_list_Jan_1"')
     assert task.initial_state["files"] == {f"/home/user/Desktop/todo_list_Jan_1/{KEEP}": {"text": ""}}
-    assert task.initial_state["open"] == {"app": "terminal", "path": "/home/user"}  # the pyautogui click dropped
+    assert task.initial_state["open"] == {"app": "terminal", "path": "/home/user", "title": "^Terminal$"}
     [check], expect = checks(task)
     assert expect == "done"
     assert_exists(check, "/home/user/Desktop/todo_list_Jan_2", folder=True, present=True)
-    assert tool_names(task)[-1] == "done"
+    assert tool_names(task) == ["wait", "type", "key", "wait", "done"]
     assert "mv ~/Desktop/todo_list_Jan_1 ~/Desktop/todo_list_Jan_2" in task.solution[1].tool_calls[0].arguments
     assert set(materialize(task.initial_state["files"])) == {f"/home/user/Desktop/todo_list_Jan_1/{KEEP}"}
 
@@ -122,10 +127,10 @@ def test_file_metrics_map_onto_text_checks() -> None:
     assert task.initial_state["open"] == {"app": "editor", "path": "/home/user/Desktop/in.txt"}
     assert task.solution is None  # no reference written for it: the CLI keeps it out of the gated suite
     found, expect = checks(task)
-    assert expect == "done" and len(found) == 3
-    assert_text(found[0], "/home/user/Desktop/out.txt", contains=["a"], excludes=["b"])
-    assert_text(found[1], "/home/user/Desktop/out.txt", contains=["x", "y"])
-    assert_text(found[2], "/home/user/Desktop/out.txt", exact="whole\n")
+    assert expect == "done" and len(found) == 7
+    assert_text(found[0:3], "/home/user/Desktop/out.txt", contains=["a"], excludes=["b"])
+    assert_text(found[3:5], "/home/user/Desktop/out.txt", contains=["x", "y"])
+    assert_text(found[5:7], "/home/user/Desktop/out.txt", exact="whole\n")
 
 
 def test_open_and_office_launch_pick_the_app() -> None:
@@ -136,7 +141,7 @@ def test_open_and_office_launch_pick_the_app() -> None:
     folder = map_task(task_with([*made, {"type": "open", "parameters": {"path": "~/Docs"}}], ev))
     assert folder.initial_state["open"] == {"app": "files", "path": "/home/user/Docs"}
     calc = map_task(task_with([{"type": "launch", "parameters": {"command": "libreoffice --calc"}}], ev))
-    assert calc.initial_state["open"] == {"app": "calc", "path": "/home/user"}
+    assert calc.initial_state["open"] == {"app": "calc", "title": "LibreOffice Calc"}
 
 
 @pytest.mark.parametrize(("config", "evaluator", "expected"), [
@@ -257,19 +262,77 @@ def test_cli_on_a_missing_folder_exits_2(tmp_path: Path, capsys) -> None:
     assert "no OSWorld task JSON" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------------------------------ helpers (B's spec)
+# ------------------------------------------------------------------------------------------ graded for real
+
+
+def fake_state(files: dict[str, bytes], final: str | None) -> DesktopState:
+    async def read_file(path: str) -> bytes | None:
+        return files.get(path)
+
+    async def list_dir(path: str) -> list[str] | None:
+        names = {p[len(path) + 1:].split("/")[0] for p in files if p.startswith(path.rstrip("/") + "/")}
+        return sorted(names) if names else None
+
+    async def nothing() -> Any:
+        return None
+
+    return DesktopState(final=final, answer=None, initial_files={}, _read_file=read_file, _list_dir=list_dir,
+                        _windows=nothing, _clipboard=nothing)
+
+
+async def grade(task, files: dict[str, bytes], final: str | None = "done") -> bool:
+    spec = task.verifiers[0]
+    verdict = await check_desktop(spec, VerifyContext(calls=[], final_answer=None, state=fake_state(files, final)))
+    return verdict.passed
+
+
+async def test_imported_checks_grade_like_osworld() -> None:
+    rename = map_task(fixture("os", RENAME), domain="os")
+    start = materialize(rename.initial_state["files"])
+    renamed = {p.replace("todo_list_Jan_1", "todo_list_Jan_2"): b for p, b in start.items()}
+    assert await grade(rename, renamed)
+    assert not await grade(rename, start)  # nothing done
+    assert not await grade(rename, {"/home/user/Desktop/todo_list_Jan_2": b""})  # a file, not a folder
+    assert not await grade(rename, renamed, final="fail")
+
+    move = map_task(fixture("os", MOVE), domain="os")
+    moved = {"/home/user/Desktop/done/todo.txt": b"", f"/home/user/Desktop/done/{KEEP}": b""}
+    assert await grade(move, moved)
+    assert not await grade(move, materialize(move.initial_state["files"]))
+
+    infeasible = map_task(fixture("os", BLUETOOTH), domain="os")
+    assert await grade(infeasible, {}, final="fail")
+    assert not await grade(infeasible, {}, final="done") and not await grade(infeasible, {}, final=None)
+
+
+async def test_include_exclude_on_a_file_needs_the_file() -> None:
+    task = map_task(task_with([], {"func": "check_include_exclude", "result": VM_FILE,
+                                   "expected": {"type": "rule", "rules": {"include": [], "exclude": ["bad"]}}}))
+    out = "/home/user/Desktop/out.txt"
+    assert await grade(task, {out: b"good"})
+    assert not await grade(task, {out: b"bad"})
+    assert not await grade(task, {})  # OSWorld scores an absent vm_file 0
+
+
+# ------------------------------------------------------------------------------------------ helpers
 
 
 def assert_exists(check: dict[str, Any], path: str, *, folder: bool, present: bool) -> None:
-    assert check["get"] == {"kind": "dir_listing" if folder else "file_exists", "path": path}
-    assert check["metric"] == ("exists" if present else "absent")
-
-
-def assert_text(check: dict[str, Any], path: str, *, contains: list[str] | None = None,
-                excludes: list[str] | None = None, exact: str | None = None) -> None:
-    assert check["get"] == {"kind": "file_text", "path": path}
-    if exact is not None:
-        assert check["metric"] == "exact" and check["value"] == exact
+    assert present
+    if folder:
+        assert check["get"] == {"kind": "dir_listing", "path": path, "hidden": True}
+        assert check["metric"] == {"kind": "exclude_any", "expected": ["/"], "ignore_case": False}
     else:
-        assert check["metric"] == "contains" and check["value"] == contains
-        assert check.get("excludes", []) == (excludes or [])
+        assert check["get"] == {"kind": "file_text", "path": path}
+        assert check["metric"] == {"kind": "regex", "pattern": "", "ignore_case": False}
+
+
+def assert_text(checks_: list[dict[str, Any]], path: str, *, contains: list[str] | None = None,
+                excludes: list[str] | None = None, exact: str | None = None) -> None:
+    exists, *rest = checks_
+    assert exists["get"] == {"kind": "file_exists", "path": path} and exists["metric"]["expected"] is True
+    assert all(c["get"] == {"kind": "file_text", "path": path} for c in rest)
+    metrics = [(c["metric"]["kind"], c["metric"]["expected"]) for c in rest]
+    wanted = ([("exact", exact)] if exact is not None else
+              ([("include_all", contains)] if contains else []) + ([("exclude_any", excludes)] if excludes else []))
+    assert metrics == wanted

@@ -68,7 +68,9 @@ _OFFICE = {"--calc": "calc", "--writer": "writer"}
 _BY_SUFFIX = {".ods": "calc", ".xlsx": "calc", ".xls": "calc", ".csv": "calc", ".odt": "writer", ".docx": "writer",
               ".doc": "writer", ".txt": "editor", ".md": "editor", ".py": "editor", ".json": "editor",
               ".conf": "editor", ".ini": "editor", ".sh": "editor"}
-_DEFAULT_OPEN = {"app": "terminal", "path": HOME}
+_TITLES = {"terminal": "^Terminal$", "calc": "LibreOffice Calc", "writer": "LibreOffice Writer", "editor": "Mousepad"}
+"""Window titles to wait for when no file names the window (xterm is started with ``-title Terminal``)."""
+_DEFAULT_OPEN = {"app": "terminal", "path": HOME, "title": _TITLES["terminal"]}
 
 _NETWORK_STEPS = {"download", "googledrive", "login", "chrome_open_tabs", "chrome_close_tabs",
                   "update_browse_history", "proxy", "open_tabs"}
@@ -76,20 +78,21 @@ _NETWORK_GETTERS = {"cloud_file", "googledrive_file", "cache_file", "info_from_w
                     "gotoRecreationPage_and_get_html_content", "page_info"}
 _NETWORK_WORDS = re.compile(r"\b(apt|apt-get|pip3?|conda|curl|wget|git\s+clone|snap)\b")
 
-# Reference solutions written for the imported feasible tasks (the terminal is open and focused).
-_TYPE, _DONE, _WAIT = "type", "done", "wait"
+
+
+def _in_terminal(command: str) -> list[tuple[str, dict[str, Any]]]:
+    """A reference that types one shell command into the open, focused terminal."""
+    return [("wait", {"seconds": 1}), ("type", {"text": command}), ("key", {"keys": "Return"}),
+            ("wait", {"seconds": 1}), ("done", {})]
+
+
 SOLUTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    # rename a folder on the Desktop
-    "e0df059f-28a6-4169-924f-b9623e7184cc": [
-        (_WAIT, {"seconds": 1}),
-        (_TYPE, {"text": "mv ~/Desktop/todo_list_Jan_1 ~/Desktop/todo_list_Jan_2\n"}),
-        (_WAIT, {"seconds": 1}), (_DONE, {})],
-    # move a file into a folder on the Desktop
-    "7688b85f-87a4-4e4a-b2f8-f3d6c3f29b82": [
-        (_WAIT, {"seconds": 1}),
-        (_TYPE, {"text": "mv ~/Desktop/todo.txt ~/Desktop/done/\n"}),
-        (_WAIT, {"seconds": 1}), (_DONE, {})],
+    # "change its name into todo_list_Jan_2"
+    "e0df059f-28a6-4169-924f-b9623e7184cc": _in_terminal("mv ~/Desktop/todo_list_Jan_1 ~/Desktop/todo_list_Jan_2"),
+    # "move the file 'todo.txt' on the Desktop to the directory 'done/'"
+    "7688b85f-87a4-4e4a-b2f8-f3d6c3f29b82": _in_terminal("mv ~/Desktop/todo.txt ~/Desktop/done/"),
 }
+"""Reference solutions written for the imported feasible tasks, by OSWorld id (keyboard only)."""
 
 
 class Skip(Exception):
@@ -231,7 +234,11 @@ def _setup(config: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dic
 
     def open_app(app: str, path: str | None) -> None:
         nonlocal opening
-        wanted = {"app": app, "path": path or HOME}
+        wanted: dict[str, Any] = {"app": app}
+        if path is not None:
+            wanted["path"] = path
+        if app == "terminal" or path is None:
+            wanted["title"] = _TITLES.get(app, ".")
         if opening is not None and opening != wanted:
             raise Skip(f"setup: opens more than one app ({opening['app']}, {app}); a task opens one")
         opening = wanted
@@ -259,7 +266,7 @@ def _setup(config: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dic
                 raise Skip(f"malformed: config[{number}].parameters.command must be a string or a list")
             if isinstance(command, list) and command[:2] in (["python", "-c"], ["python3", "-c"]) and len(command) == 3:
                 if _pyautogui(str(command[2]), number):
-                    open_app("terminal", HOME)
+                    open_app("terminal", HOME)  # GNOME's terminal starts in the home folder
             else:
                 text = command if isinstance(command, str) else shlex.join(map(str, command))
                 _shell(text, files, number)
@@ -451,14 +458,16 @@ def _kind(getter: Any) -> str:
 
 def _metric(name: str, result: Any, expected: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
     getter = _getter(result, name)
+    if getter[0] == "exists":
+        _, path, test, yes, no = getter
+        want = _rules(expected, name).get("expected") if name == "exact_match" else None
+        if want not in (yes, no):
+            raise Skip(f"evaluator: {name} on a test command's output is mapped only for exact_match with "
+                       f"one of its outputs ({yes!r}, {no!r})")
+        return [_exists_check(path, test, want == yes)]
+    path = getter[1]
     if name == "exact_match":
-        want = _rules(expected, name).get("expected")
-        if getter[0] == "exists":
-            _, path, is_dir, yes, no = getter
-            if want not in (yes, no):
-                raise Skip(f"evaluator: exact_match expects {want!r}, which the command never prints")
-            return [_exists_check(path, is_dir, want == yes)]
-        return [_text_check(getter, "exact", want)]
+        return [_file_check(path), _check(path, {"kind": "exact", "expected": _rules(expected, name).get("expected")})]
     if name in ("check_include_exclude", "is_in_list", "file_contains"):
         rules = _rules(expected, name)
         include = rules.get("include", []) if name == "check_include_exclude" else rules.get("expected")
@@ -466,18 +475,23 @@ def _metric(name: str, result: Any, expected: Any, options: dict[str, Any]) -> l
         exclude = rules.get("exclude", []) if name == "check_include_exclude" else []
         if not isinstance(include, list) or not isinstance(exclude, list):
             raise Skip(f"malformed: evaluator: {name} rules must be lists of strings")
-        if getter[0] == "exists":
-            raise Skip(f"evaluator: {name} on a test command's output is not mapped")
-        return [_text_check(getter, "contains", [str(s) for s in include], excludes=[str(s) for s in exclude])]
+        out = [_file_check(path)]
+        if include:
+            out.append(_check(path, {"kind": "include_all", "expected": [str(s) for s in include]}))
+        if exclude:
+            out.append(_check(path, {"kind": "exclude_any", "expected": [str(s) for s in exclude]}))
+        return out
     if name == "check_list":
         rules = _rules(expected, name)
-        return [_text_check(getter, "lines_match", [str(s) for s in rules.get("expect", [])],
-                            excludes=[str(s) for s in rules.get("unexpect", [])])]
+        if rules.get("unexpect"):
+            raise Skip("evaluator: check_list with 'unexpect' patterns (no negated regex metric)")
+        return [_file_check(path)] + [_check(path, {"kind": "regex", "pattern": f"(?m){p}"})
+                                      for p in map(str, rules.get("expect", []))]
     if name == "literal_match":
         if not isinstance(expected, dict) or "rules" not in expected or options.get("type", "str") != "str":
             raise Skip("evaluator: literal_match other than of strings is not mapped")
-        return [_text_check(getter, "exact", str(expected["rules"].get("expected")),
-                            case_sensitive=not options.get("ignore_case", False))]
+        return [_file_check(path), _check(path, {"kind": "exact", "expected": str(expected["rules"].get("expected")),
+                                                 "ignore_case": bool(options.get("ignore_case", False))})]
     raise Skip(f"evaluator: metric {name!r} is not mapped")
 
 
@@ -489,7 +503,7 @@ _EXISTS = [
 
 
 def _getter(result: Any, name: str) -> tuple[Any, ...]:
-    """``("file", path)`` or ``("exists", path, is_dir, yes_output, no_output)``; Skip otherwise."""
+    """``("file", path)`` or ``("exists", path, test, yes_output, no_output)`` (test: d, f or e); Skip otherwise."""
     if not isinstance(result, dict) or not isinstance(result.get("type"), str):
         raise Skip(f"malformed: evaluator: {name}'s result getter must be an object with a 'type'")
     kind = result["type"]
@@ -508,7 +522,7 @@ def _getter(result: Any, name: str) -> tuple[Any, ...]:
             m = pattern.fullmatch(text)
             if m:
                 path = _home_path(_unquote(m["p"]), "test", "evaluator")
-                return ("exists", path, m["t"] == "d", _unquote(m["yes"]) + "\n", _unquote(m["no"]) + "\n")
+                return ("exists", path, m["t"], _unquote(m["yes"]) + "\n", _unquote(m["no"]) + "\n")
         raise Skip(f"evaluator: command {text[:60]!r} would run at grading time (only cat and [ -d/-f ] map)")
     raise Skip(f"evaluator: getter {kind!r} is not mapped")
 
@@ -523,19 +537,27 @@ def _unquote(word: str) -> str:
 # ------------------------------------------------------------------------------------------ desktop verifier
 
 
-def _text_check(getter: tuple[Any, ...], metric: str, value: Any, *, excludes: list[str] | None = None,
-                case_sensitive: bool = True) -> dict[str, Any]:
-    check: dict[str, Any] = {"get": {"kind": "file_text", "path": getter[1]}, "metric": metric, "value": value}
-    if excludes:
-        check["excludes"] = excludes
-    if not case_sensitive:
-        check["case_sensitive"] = False
-    return check
+def _file_check(path: str) -> dict[str, Any]:
+    """OSWorld scores a metric on a missing ``vm_file`` 0; the desktop verifier's ``exclude_any`` would pass."""
+    return {"name": f"{path} exists", "get": {"kind": "file_exists", "path": path},
+            "metric": {"kind": "exact", "expected": True}}
 
 
-def _exists_check(path: str, is_dir: bool, present: bool) -> dict[str, Any]:
-    return {"get": {"kind": "dir_listing" if is_dir else "file_exists", "path": path},
-            "metric": "exists" if present else "absent"}
+def _check(path: str, metric: dict[str, Any]) -> dict[str, Any]:
+    return {"get": {"kind": "file_text", "path": path}, "metric": metric}
+
+
+def _exists_check(path: str, test: str, present: bool) -> dict[str, Any]:
+    if not present:
+        return {"name": f"nothing at {path}", "get": {"kind": "file_absent", "path": path},
+                "metric": {"kind": "exact", "expected": True}}
+    if test == "d":  # a folder: its listing exists (no name holds a slash, so exclude_any only tests that)
+        return {"name": f"folder {path}", "get": {"kind": "dir_listing", "path": path, "hidden": True},
+                "metric": {"kind": "exclude_any", "expected": ["/"]}}
+    if test == "f":  # a regular file: its text can be read (any text matches the empty pattern)
+        return {"name": f"file {path}", "get": {"kind": "file_text", "path": path},
+                "metric": {"kind": "regex", "pattern": ""}}
+    return _file_check(path)
 
 
 def _verifier(checks: list[dict[str, Any]], expect: str) -> dict[str, Any]:
