@@ -175,6 +175,15 @@ EXIT_INFRA = 3
 """``envgym eval``'s exit code when the run's infra errors exceed ``--max-infra-errors`` (or all episodes are)."""
 
 
+def _user(args: argparse.Namespace) -> Any:
+    """The ``--user`` of conversational envs (None: each env's default, the scripted user)."""
+    if args.user is None:
+        return None
+    from envgym.user import parse_user
+
+    return parse_user(args.user, base_url=args.user_base_url, api_key_env=args.user_api_key_env)
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from envgym.agents import parse_agent
     from envgym.eval import EvalConfig, JudgeSettings, evaluate, plan
@@ -187,7 +196,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     try:
         config = EvalConfig(suites=tuple(args.suite), split=None if args.split == "all" else args.split,
                             agent=agent, runs=args.runs, seed=args.seed, limit=args.limit, judge=judge,
-                            max_steps=args.max_steps, step_timeout_s=args.step_timeout)
+                            max_steps=args.max_steps, step_timeout_s=args.step_timeout,
+                            user=_user(args))
     except ValidationError as exc:  # the flags' types catch the ranges first; this names whatever is left
         first = exc.errors()[0]
         raise EnvgymError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
@@ -370,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=positive_int, help="cap every task's step limit (default: the tasks')")
     p.add_argument("--step-timeout", type=positive_seconds,
                    help="per-step deadline in seconds, finite and > 0 (default: the tasks')")
+    p.add_argument("--user", help="simulated user of conversational suites (tool-telecom): scripted (default) | "
+                   "openai:MODEL | hf[:MODEL_PATH] (hf alone: the embedded SmolLM2)")
+    p.add_argument("--user-base-url", help="OpenAI-compatible endpoint of --user openai:MODEL")
+    p.add_argument("--user-api-key-env", help="environment variable holding --user openai's API key")
     p.add_argument("--judge-url", help="OpenAI-compatible endpoint for LLM-judge criteria (default: no judge)")
     p.add_argument("--judge-model", default="judge", help="model name sent to --judge-url")
     p.add_argument("--out", required=True, help="run directory (rerun the same command to resume)")

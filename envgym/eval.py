@@ -53,6 +53,7 @@ from envgym.registry import make, parse_id, spec, suite_name_for, suite_spec
 from envgym.task import TaskSpec, load_suite
 from envgym.trajectory import Trajectory
 from envgym.types import FrozenModel, Outcome, content_hash
+from envgym.user import UserConfig
 from envgym.vector.pool import EpisodePool, Job
 
 
@@ -78,10 +79,13 @@ class EvalConfig(FrozenModel):
     """Cap every task's step limit (slow local models); part of the config, so of the config hash."""
     step_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Override every task's per-step deadline (CPU models can need minutes per step)."""
+    user: UserConfig | None = None
+    """The simulated user of conversational envs (:mod:`envgym.user`); None = each env's default (scripted)."""
 
     @property
     def hash(self) -> str:
-        return content_hash(self.model_dump(mode="json"))
+        # ``user`` joins the hash only when set, so runs made before it existed keep their hash (and resume)
+        return content_hash(self.model_dump(mode="json", exclude={"user"} if self.user is None else None))
 
 
 @dataclass
@@ -181,6 +185,16 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
     return pairs
 
 
+def _user_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
+    """``{"user": ...}`` for an env that talks to a simulated user (its class says ``simulated_user``)."""
+    if config.user is None:
+        return {}
+    from envgym.registry import load_entry_point
+
+    factory = load_entry_point(spec(env_id).entry_point)
+    return {"user": config.user} if getattr(factory, "simulated_user", False) else {}
+
+
 def _open_exporters(run_dir: Path, meta: dict[str, Any], config: EvalConfig,
                     pairs: list[tuple[str, TaskSpec]]) -> list[Exporter]:
     ctx = ExportContext(run_dir=run_dir, run_id=meta["run_id"], agent_id=meta["agent_id"], config_hash=config.hash,
@@ -274,7 +288,8 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
     trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
     try:
         async with EpisodePool(factory, concurrency=max(1, min(concurrency, len(todo))),
-                               make_env=lambda env_id: make(env_id, judge=judge)) as pool:
+                               make_env=lambda env_id: make(env_id, judge=judge,
+                                                            **_user_kwargs(env_id, config))) as pool:
             if progress is not None:
                 progress.in_flight_of = lambda: pool.in_flight
             async for job, trajectory in pool.run_jobs(pulled()):

@@ -20,16 +20,18 @@ paragraph saying how the conversation works.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from envgym.env import StepResult
-from envgym.task import TaskSpec
 from envgym.tools.domain import Domain
 from envgym.tools.env import ToolEnv
 from envgym.types import Action, Observation, Verdict
 from envgym.user import UserConfig, build_users, profile_of
 from envgym.user.simulator import SimulatedUser
 from envgym.verify.context import VerifyContext
+
+if TYPE_CHECKING:
+    from envgym.task import TaskSpec
 
 __all__ = ["CONVERSATION_RULES", "ConversationToolEnv"]
 
