@@ -1,46 +1,96 @@
-"""The time model of time-evolving environments: a scheduler on a simulated clock, thinking-cost policies,
-seeded tool latencies, and the timeline a timed episode leaves behind.
+"""Time-evolving environments: the kernel base any engine can sit behind, and the time model under it.
 
+- :mod:`envgym.timed.env`: :class:`TimedWorldEnv`, the base a plug-in subclasses (tools, wait tools,
+  thinking, waiting/idle/acting accounting, notifications, budgets, preparation, grading context);
+- :mod:`envgym.timed.world`: :class:`TimedWorld`, what a plug-in's world (its engine) subclasses: the clock
+  in seconds or steps, the call log, notifications, per-step effects that can pause (:class:`Process`);
+- :mod:`envgym.timed.tools`: :class:`TimedTool` (slow tools, actions that take time) and the wait tools;
 - :mod:`envgym.timed.scheduler`: events at a time, after a delay or on a condition, with dependencies;
-- :mod:`envgym.timed.thinking`: how far the clock moves while the agent decides;
+- :mod:`envgym.timed.thinking`: how far the clock moves while the agent decides (seconds or steps);
 - :mod:`envgym.timed.latency`: bounded, seeded latency distributions for asynchronous tools;
-- :mod:`envgym.timed.timeline`: calls, events, notifications and per-step timings, graded by
-  :mod:`envgym.verify.timed`.
+- :mod:`envgym.timed.timeline`: calls, events, notifications, per-step timings and watched state, graded by
+  :mod:`envgym.verify.timed` (:class:`TimedVerifyContext`);
+- :mod:`envgym.timed.prepare`: :class:`TaskCache`, per-task preparation off the event loop, by task hash;
+- :mod:`envgym.timed.replay`: ``replay`` and ``regrade``, re-run and re-grade a recorded run of any timed
+  env (import them from the module: the package attribute ``replay`` is the module).
 
-Environments built on it live in the ``timed`` family (``environments/timed``).
+The ``timed`` family (``environments/timed``) is built on it the way a third-party package would be.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from envgym.timed.latency import Latency, latency
+from envgym.timed.prepare import TaskCache
 from envgym.timed.scheduler import Event, EventState, Fired, Scheduler
-from envgym.timed.thinking import DEFAULT_THINKING, ThinkingPolicy, ThinkingSample, thinking_policy
+from envgym.timed.thinking import DEFAULT_THINKING, ThinkingPolicy, ThinkingSample, thinking_policy, usage_delta
 from envgym.timed.timeline import (
     Notification,
+    StateChange,
     StepTiming,
     TimedCall,
     Timeline,
     TimelineEvent,
+    format_clock,
     format_time_of_day,
     parse_time_of_day,
 )
+from envgym.timed.world import CallDraft, Process, TimedWorld, WorldState
+
+# The env base and the tools import envgym.verify / envgym.tools, which import envgym.timed.timeline:
+# loaded on first use, so ``import envgym.verify`` and ``import envgym.timed`` work in either order.
+_LAZY = {
+    "TimedTool": "envgym.timed.tools",
+    "ToolFailure": "envgym.timed.tools",
+    "control_tools": "envgym.timed.tools",
+    "tool": "envgym.timed.tools",
+    "TimedObservation": "envgym.timed.env",
+    "TimedWorldEnv": "envgym.timed.env",
+    "TimedVerifyContext": "envgym.verify.timed",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'envgym.timed' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "DEFAULT_THINKING",
+    "CallDraft",
     "Event",
     "EventState",
     "Fired",
     "Latency",
     "Notification",
+    "Process",
     "Scheduler",
+    "StateChange",
     "StepTiming",
+    "TaskCache",
     "ThinkingPolicy",
     "ThinkingSample",
     "TimedCall",
+    "TimedObservation",
+    "TimedTool",
+    "TimedVerifyContext",
+    "TimedWorld",
+    "TimedWorldEnv",
     "Timeline",
     "TimelineEvent",
+    "ToolFailure",
+    "WorldState",
+    "control_tools",
+    "format_clock",
     "format_time_of_day",
     "latency",
     "parse_time_of_day",
     "thinking_policy",
+    "tool",
+    "usage_delta",
 ]

@@ -12,6 +12,8 @@ depend on it never fire). The rules, in one place:
   predicates over state, which only changes at those points.
 - An armed event fires at ``max(at, armed time + delay)``; an ``at`` in the past means "now".
 - Ties fire in arming order (a sequence number), so the timeline is a pure function of the inputs.
+- Listeners added with ``on_fired(fn)`` are called after each firing (its action and releases done), so an
+  owner can watch the world change event by event (the timed env logs watched state this way).
 
 The clock is a :class:`~envgym.clock.SimClock` that only this scheduler (or its owner) advances::
 
@@ -86,6 +88,7 @@ class Scheduler:
         self._dependents: dict[str, list[Event]] = {}
         self.fired: list[Fired] = []
         self._seq = itertools.count()
+        self._listeners: list[Callable[[Fired], Any]] = []
 
     @property
     def now(self) -> float:
@@ -117,6 +120,10 @@ class Scheduler:
         if not event._waiting_on:
             self._release(event, self.now)
         return event
+
+    def on_fired(self, listener: Callable[[Fired], Any]) -> None:
+        """Call ``listener(fired)`` after every firing from now on."""
+        self._listeners.append(listener)
 
     def get(self, event_id: str) -> Event | None:
         return self._events.get(event_id)
@@ -183,6 +190,8 @@ class Scheduler:
                     self._release(dependent, now)
         if self._conditional:
             self.poke()
+        for listener in self._listeners:
+            listener(record)
         return record
 
     def run_until(self, time: float) -> list[Fired]:

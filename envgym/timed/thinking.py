@@ -12,7 +12,12 @@ the env could observe about the decision:
   Without either it charges ``base_s`` only (the oracle and scripted agents have no usage);
 - ``wall``: the wall-clock seconds between the env returning the previous step and receiving this action,
   times ``scale`` (the env's injected clock measures them; inject a SimClock to test it);
-- ``recorded``: the charges of a recorded run, step by step (then 0): how a run is replayed and re-graded.
+- ``recorded``: the charges of a recorded run, step by step (then 0): how a run is replayed and re-graded;
+- ``steps``: ``steps`` ticks of the world's clock per decision, plus one more per ``tokens_per_step``
+  completion tokens when set (and the usage is known): thinking measured in the world's own steps. A tick is
+  one step on a step clock (``unit="step"``) and the world's ``tick`` seconds on a seconds clock.
+
+Charges are in the world's unit of time: seconds, or steps on a step clock (``fixed:2`` there is 2 steps).
 
 Real-time mode (``TimedEnv(realtime=True)``) is not a policy: there the world's clock *is* the wall clock
 (scaled by ``speed``), so thinking, waiting and the env's own work all cost what they cost.
@@ -20,6 +25,7 @@ Real-time mode (``TimedEnv(realtime=True)``) is not a policy: there the world's 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -35,6 +41,8 @@ class ThinkingSample:
     step: int
     wall_s: float
     usage: Usage | None
+    tick: float = 1.0
+    """The length of one step of the world's clock, in its unit (1 on a step clock)."""
 
 
 class NoThinkingCost(FrozenModel):
@@ -82,8 +90,23 @@ class RecordedThinkingCost(FrozenModel):
         return self.charges[sample.step] if sample.step < len(self.charges) else 0.0
 
 
+class StepsThinkingCost(FrozenModel):
+    type: Literal["steps"] = "steps"
+    steps: int = Field(default=1, ge=0)
+    """Ticks charged for every decision."""
+    tokens_per_step: int | None = Field(default=None, ge=1)
+    """When set, one more tick per this many completion tokens (rounded up), if the usage is known."""
+
+    def cost(self, sample: ThinkingSample) -> float:
+        ticks = self.steps
+        if self.tokens_per_step is not None and sample.usage is not None:
+            ticks += math.ceil(sample.usage.completion_tokens / self.tokens_per_step)
+        return ticks * sample.tick
+
+
 ThinkingPolicy = Annotated[
-    NoThinkingCost | FixedThinkingCost | TokenThinkingCost | WallThinkingCost | RecordedThinkingCost,
+    NoThinkingCost | FixedThinkingCost | TokenThinkingCost | WallThinkingCost | RecordedThinkingCost
+    | StepsThinkingCost,
     Field(discriminator="type"),
 ]
 _adapter: TypeAdapter[Any] = TypeAdapter(ThinkingPolicy)
@@ -91,13 +114,19 @@ DEFAULT_THINKING = FixedThinkingCost()
 
 
 def thinking_policy(value: Any) -> Any:
-    """A policy from a policy, a dict, or a short string: ``none``, ``fixed:2``, ``tokens:0.02``, ``wall:1``."""
+    """A policy from a policy, a dict, or a short string: ``none``, ``fixed:2``, ``tokens:0.02``, ``wall:1``,
+    ``steps:1``."""
     if value is None:
         return DEFAULT_THINKING
     if isinstance(value, str):
         kind, _, number = value.partition(":")
-        field_name = {"fixed": "seconds", "tokens": "seconds_per_token", "wall": "scale"}.get(kind)
-        value = {"type": kind, **({field_name: float(number)} if number and field_name else {})}
+        field_name = {"fixed": "seconds", "tokens": "seconds_per_token", "wall": "scale", "steps": "steps"}.get(kind)
+        try:
+            parsed = (int(number) if kind == "steps" else float(number)) if number and field_name else None
+        except ValueError:
+            raise ValueError(f"not a thinking policy: {value!r} (e.g. none, fixed:2, tokens:0.02, wall:1, "
+                             "steps:1)") from None
+        value = {"type": kind, **({field_name: parsed} if parsed is not None else {})}
     if isinstance(value, dict):
         return _adapter.validate_python(value)
     return _adapter.validate_python(value.model_dump())

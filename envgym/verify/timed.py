@@ -15,9 +15,13 @@ references name another expected call of the spec (by ``id``) or a world event o
 - ``final_state``: ``table.row_id.field`` paths of the final world state, matched like arguments;
 - ``finish_by``: the episode ended (final answer, in-flight calls drained) by then.
 
-Expected calls are assigned to distinct actual calls by backtracking in listed order. The score is binary
-like ``write_action``'s; the verdict's evidence carries the efficiency metrics (virtual time to finish,
-time to the goal, thinking, waiting and idle time) and the whole timeline, so a run can be re-graded.
+Expected calls are assigned to distinct actual calls by backtracking in listed order; a spec that expects no
+call has no ``expected_writes`` criterion (its goal is a state, or the absence of writes). The score is
+binary like ``write_action``'s; the verdict's evidence carries the efficiency metrics (virtual time to
+finish, thinking, waiting, idle, opportunity idle and acting time, and **time to goal**: when the last goal
+component was reached for good: the last expected call done, and for each ``final_state`` check the last
+logged change of its path (``Timeline.state_changes``), None unless every component was reached) and the
+whole timeline, so a run can be re-graded.
 """
 
 from __future__ import annotations
@@ -202,6 +206,7 @@ async def verify_timed(spec: TimedWriteSpec, ctx: VerifyContext) -> Verdict:
     ok_expected = assignment is not None
     detail = (f"{len(spec.expected)} matched in order and on time" if ok_expected else
               "; ".join([*(f"missing: {m}" for m in missing), *(f"mistimed: {m}" for m in mistimed)]))
+    goal_times = [_done(c)[0] for c in assignment or ()]
     forbidden: list[str] = []
     flagged: set[int] = set()
     for rule in spec.forbidden:
@@ -214,25 +219,30 @@ async def verify_timed(spec: TimedWriteSpec, ctx: VerifyContext) -> Verdict:
     collateral = [] if spec.allow_collateral else [
         c.name for c in done if c.kind == "write" and c.index not in matched and c.index not in flagged]
     criteria = [
-        CriterionResult(name="expected_writes", score=float(ok_expected), passed=ok_expected, detail=detail),
+        *([CriterionResult(name="expected_writes", score=float(ok_expected), passed=ok_expected, detail=detail)]
+          if spec.expected else []),
         CriterionResult(name="no_forbidden_writes", score=float(not forbidden), passed=not forbidden,
                         detail=f"forbidden: {', '.join(forbidden)}" if forbidden else ""),
         CriterionResult(name="no_collateral_writes", score=float(not collateral), passed=not collateral,
                         detail=f"collateral: {', '.join(collateral)}" if collateral else ""),
     ]
+    goal_reached = ok_expected
     for check in spec.final_state:
         value = _state_value(ctx, check.path)
         ok = value_matches(check.equals, value)
         criteria.append(CriterionResult(name=f"state:{check.path}", score=float(ok), passed=ok,
                                         detail=f"{value!r} (expected {check.equals!r})"))
+        changed = [c.time for c in timeline.state_changes if c.path == check.path]
+        goal_reached = goal_reached and ok and bool(changed)
+        goal_times += changed[-1:]
     if spec.finish_by is not None:
         ok = timeline.end_s <= timeline.to_virtual(spec.finish_by) + spec.tolerance_s
         criteria.append(CriterionResult(name="finish_by", score=float(ok), passed=ok,
                                         detail=f"ended at {timeline.clock(timeline.end_s)} (by {spec.finish_by})"))
     passed = all(c.passed for c in criteria)
     metrics: dict[str, Any] = timeline.metrics()
-    metrics["time_to_goal_s"] = (round(max(_done(c)[0] for c in assignment), 3)
-                                 if assignment else None)
+    has_goal = bool(spec.expected or spec.final_state)
+    metrics["time_to_goal_s"] = round(max(goal_times, default=0.0), 3) if has_goal and goal_reached else None
     evidence = {
         "efficiency": metrics,
         "matched": [{"tool": c.name, "issued": timeline.clock(c.issued_at), "done": timeline.clock(_done(c)[0])}

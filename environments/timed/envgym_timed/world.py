@@ -1,4 +1,7 @@
-"""The world of one timed episode: state tables, a scheduler, scripted events and notifications.
+"""The world of one timed episode of this family: state tables, scripted events and effects, as data.
+
+A :class:`World` is a :class:`~envgym.timed.world.TimedWorld` (the kernel's clock, call log, notifications
+and per-step effects) whose engine is a set of JSON tables.
 
 State is a set of tables of rows keyed by ``id`` (JSON values only), created from the task's
 ``initial_state["world"]``. Scripted events come from ``initial_state["events"]``, as data::
@@ -20,79 +23,43 @@ from __future__ import annotations
 
 import copy
 import itertools
-import json
-import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from envgym.timed.scheduler import Event, Scheduler
-from envgym.timed.timeline import Notification, TimedCall, TimelineEvent, format_time_of_day, parse_time_of_day
+from envgym.timed.latency import INSTANT, latency
+from envgym.timed.scheduler import Event
+from envgym.timed.timeline import parse_time_of_day
+from envgym.timed.world import CallDraft, TimedWorld
 from envgym.verify.matching import args_match, value_matches
+
+__all__ = ["CallDraft", "Tables", "World"]
 
 Tables = dict[str, dict[str, dict[str, Any]]]
 
 
-@dataclass
-class CallDraft:
-    """A call as it happens; frozen into a :class:`TimedCall` when the timeline is read."""
-
-    index: int
-    step: int
-    name: str
-    kind: str
-    arguments: dict[str, Any] | None
-    issued_at: float
-    issued_seq: int
-    ok: bool = False
-    error: str | None = None
-    handle: str | None = None
-    done_at: float | None = None
-    done_seq: int | None = None
-
-    @property
-    def in_flight(self) -> bool:
-        return self.done_seq is None
-
-    def freeze(self) -> TimedCall:
-        return TimedCall(index=self.index, step=self.step, name=self.name, kind=self.kind,  # type: ignore[arg-type]
-                         arguments=self.arguments, ok=self.ok, error=self.error, handle=self.handle,
-                         issued_at=self.issued_at, issued_seq=self.issued_seq, done_at=self.done_at,
-                         done_seq=self.done_seq)
-
-
-class World:
+class World(TimedWorld):
     """One episode's world; the env drives its clock."""
 
-    def __init__(self, initial_state: dict[str, Any], *, seed: int, variant: str) -> None:
-        self.variant = variant
-        self.day_start_s = parse_time_of_day(initial_state.get("start", "09:00"))
-        self.horizon_s = float(initial_state.get("horizon_s", 8 * 3600))
+    def __init__(self, initial_state: dict[str, Any], *, seed: int, variant: str,
+                 opportunity: Callable[[World], bool | None] | None = None) -> None:
+        super().__init__(seed=seed, variant=variant, horizon=float(initial_state.get("horizon_s", 8 * 3600)),
+                         day_start_s=parse_time_of_day(initial_state.get("start", "09:00")),
+                         rng_salt=initial_state.get("seed", 0))
         self.tables: Tables = copy.deepcopy(initial_state.get("world", {}))
-        self.scheduler = Scheduler()
-        self.rng = random.Random(f"{seed}:{initial_state.get('seed', 0)}")
-        self.notifications: list[Notification] = []
-        self.events: list[TimelineEvent] = []
-        self.calls: list[CallDraft] = []
-        self.finished_sources: set[str] = set()
+        self._latency = {name: latency(value) for name, value in initial_state.get("latency", {}).items()}
+        self._opportunity = opportunity
         self._row_ids = itertools.count(1)
         for spec in initial_state.get("events", []):
             self._schedule_scripted(spec)
 
-    # -- time ----------------------------------------------------------------------------------------
-    @property
-    def now(self) -> float:
-        return self.scheduler.now
+    def latency_of(self, tool_name: str) -> Any:
+        return self._latency.get(tool_name, INSTANT)
 
-    def clock(self, t: float | None = None) -> str:
-        return format_time_of_day(self.day_start_s + (self.now if t is None else t))
+    def opportunity(self) -> bool | None:
+        return None if self._opportunity is None else self._opportunity(self)
 
-    def to_virtual(self, when: str | float) -> float:
-        return parse_time_of_day(when) - self.day_start_s if isinstance(when, str) else float(when)
-
-    def in_flight(self) -> int:
-        """The agent's tool calls still waiting for their results (waits themselves do not count)."""
-        return sum(1 for c in self.calls if c.in_flight and c.kind != "control")
+    def value(self, path: str) -> Any:
+        return self.get(path)
 
     # -- state ---------------------------------------------------------------------------------------
     def table(self, name: str) -> dict[str, dict[str, Any]]:
@@ -122,15 +89,7 @@ class World:
         return {name: sorted((dict(r) for r in rows.values()), key=lambda r: str(r["id"]))
                 for name, rows in sorted(self.tables.items())}
 
-    # -- notifications and effects -------------------------------------------------------------------
-    def notify(self, kind: str, source: str, content: str, *, completes: bool = False) -> Notification:
-        note = Notification(seq=self.scheduler.next_seq(), time=self.now, clock=self.clock(), kind=kind,  # type: ignore[arg-type]
-                            source=source, content=content)
-        self.notifications.append(note)
-        if completes:
-            self.finished_sources.add(source)
-        return note
-
+    # -- effects -------------------------------------------------------------------------------------
     def apply(self, effect: dict[str, Any]) -> None:
         (kind, body), = effect.items()
         if kind == "message":
@@ -180,7 +139,7 @@ class World:
     def _effects_action(self, effects: list[dict[str, Any]]) -> Callable[[Event], None]:
         def fire(event: Event) -> None:
             if not event.id.startswith("_"):
-                self.events.append(TimelineEvent(seq=event.seq, id=event.id, time=event.time or self.now))
+                self.record_event(event.id, seq=event.seq)
             for effect in effects:
                 self.apply(effect)
 
@@ -194,7 +153,3 @@ class World:
             only_if=self.condition(spec["only_if"]) if "only_if" in spec else None,
             payload="world", action=self._effects_action(list(spec.get("effects", ()))))
 
-
-def dumps(value: Any) -> str:
-    """Tool results as the agent sees them: compact, key-sorted JSON."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
