@@ -5,8 +5,9 @@ See :mod:`envgym.sandbox.base` for the contract, :mod:`~envgym.sandbox.profile` 
 Docker backend needs the ``docker`` extra; importing this package does not.
 """
 
-from envgym.sandbox.base import ExecResult, Sandbox, SandboxState, Session
+from envgym.sandbox.base import Channel, ExecResult, Sandbox, SandboxState, Session
 from envgym.sandbox.errors import (
+    ChannelClosed,
     DaemonUnavailable,
     ExecTimeout,
     ImageMissing,
@@ -27,6 +28,8 @@ __all__ = [
     "DEFAULT",
     "PROFILES",
     "STRICT",
+    "Channel",
+    "ChannelClosed",
     "DaemonUnavailable",
     "DockerSandbox",
     "ExecResult",

@@ -8,11 +8,19 @@ A :class:`Sandbox` is one isolated place to run an episode's commands, used once
         await sb.write("/work/a.txt", "hi");  data = await sb.read("/work/a.txt")
         await sb.copy_in(host_dir, "/work");  await sb.copy_out("/work/out", host_dest)
 
+        ch = await sb.channel(["python3", "/opt/x/daemon.py"], user="user", env={"DISPLAY": ":0"})
+        reply = await ch.call({"op": "ping"}, timeout=5);  await ch.close()
+
 ``exec`` starts a fresh process per call; ``session.exec`` sends the command to a helper that lives as long
-as the sandbox, so a round trip costs milliseconds instead of a ``docker exec``. A command that overruns its
-timeout has its whole process tree killed and comes back as a result with ``timed_out=True``; a sandbox
-that cannot be made to stop it (frozen) raises :class:`ExecTimeout`; one that died raises
-:class:`SandboxCrashed`. A command that filled a writable mount comes back with ``disk_full=True``.
+as the sandbox, so a round trip costs milliseconds instead of a ``docker exec``. ``channel`` opens the same
+kind of long-lived process for any program that speaks its protocol: the program prints ``{"hello": <its
+pid>}`` as its first line, then answers every JSON line on stdin with one JSON object line on stdout; replies
+come back as written (``{"ok": false, ...}`` included), a process that ended raises :class:`ChannelClosed`.
+Channels live until closed or until the sandbox stops; their processes are spared by timeout kills.
+
+A command that overruns its timeout has its whole process tree killed and comes back as a result with
+``timed_out=True``; a sandbox that cannot be made to stop it (frozen) raises :class:`ExecTimeout`; one that
+died raises :class:`SandboxCrashed`. A command that filled a writable mount comes back with ``disk_full=True``.
 Lifecycle: CREATED -> STARTING -> RUNNING -> STOPPED, or FAILED after a crash; every call in FAILED raises
 :class:`SandboxCrashed` again (an agent's ``kill 1`` reads the same on every later call), any other call
 outside RUNNING raises :class:`SandboxStateError`. :meth:`Sandbox.alive` asks whether a RUNNING sandbox
@@ -27,11 +35,11 @@ import enum
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from envgym.sandbox.errors import SandboxCrashed, SandboxStateError
+from envgym.sandbox.errors import SandboxCrashed, SandboxError, SandboxStateError
 
 Command = str | Sequence[str]
 """A shell string (run by ``/bin/sh -c``) or an argv list (run as is)."""
@@ -78,6 +86,25 @@ class Session(Protocol):
     async def exec(self, cmd: Command, *, timeout: float = DEFAULT_TIMEOUT, max_output: int = DEFAULT_MAX_OUTPUT,  # noqa: ASYNC109 - the command's own deadline
                    cwd: str | None = None, env: Mapping[str, str] | None = None,
                    user: str | None = None) -> ExecResult: ...
+
+
+class Channel(Protocol):
+    """A long-lived JSON-lines process in a running sandbox (:meth:`Sandbox.channel`); requests are serialised."""
+
+    pid: int | None
+    """The process's pid inside the sandbox, from its hello (None once closed)."""
+
+    async def call(self, request: Mapping[str, Any], *, timeout: float) -> dict[str, Any]:  # noqa: ASYNC109 - the request's own deadline
+        """Send ``request`` (one JSON line) and return the reply object as the process wrote it.
+
+        No reply by ``timeout`` (plus a grace): :class:`ExecTimeout` while the sandbox runs, else
+        :class:`SandboxCrashed`; the process ended: :class:`ChannelClosed`.
+        """
+        ...
+
+    async def close(self) -> None:
+        """End the process's stdin and drop the connection; idempotent."""
+        ...
 
 
 class Sandbox(abc.ABC):
@@ -151,6 +178,18 @@ class Sandbox(abc.ABC):
     def session(self) -> Session:
         self._check()
         return self._session()
+
+    async def channel(self, argv: Sequence[str], *, user: str | None = None, env: Mapping[str, str] | None = None,
+                      cwd: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Channel:  # noqa: ASYNC109 - how long the process may take to say hello
+        """Start ``argv`` as ``user`` and wait (up to ``timeout``) for its hello; see the module docstring."""
+        self._check()
+        if isinstance(argv, str) or not argv:
+            raise ValueError("channel argv must be a non-empty list of strings")
+        return await self._channel(list(argv), user=user, env=dict(env or {}), cwd=cwd, timeout=timeout)
+
+    async def _channel(self, argv: list[str], *, user: str | None, env: dict[str, str], cwd: str | None,
+                       timeout: float) -> Channel:  # noqa: ASYNC109 - how long the process may take to say hello
+        raise SandboxError(f"the {self.backend} backend has no channels")
 
     async def write(self, path: str, data: bytes | str, *, mode: int = 0o644) -> None:
         """Create or replace the file ``path`` (parents are created)."""

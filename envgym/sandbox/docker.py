@@ -8,7 +8,8 @@
   :class:`ImageMissing` naming ``envgym sandbox build``.
 * ``exec`` is one ``docker exec`` per command; ``session.exec`` goes through the in-container helper
   (:mod:`envgym.sandbox.incontainer`) over one long-lived exec connection (:mod:`envgym.sandbox.dockersession`,
-  which reads this sandbox's private state as a friend). File operations use the session.
+  which reads this sandbox's private state as a friend). File operations use the session. ``channel`` starts
+  any JSON-lines program the same way (one ``docker exec`` kept open, its pid spared by timeout kills).
 * Timeouts kill every process of the container started since the command began (a PID-namespace sweep by
   start time, :func:`~envgym.sandbox.incontainer.kill_since`; envgym's helpers are spared by pid). The
   container's clock is learnt from a helper's hello (``exec`` opens the session first for it); where no helper
@@ -226,6 +227,7 @@ class DockerSandbox(Sandbox):
         """Container CLOCK_BOOTTIME minus host monotonic, a lower bound learnt from a helper's hello."""
         self.helper_pids: set[int] = set()
         """envgym's own helper processes in the container, spared by the timeout kill."""
+        self._channels: list[Helper] = []
 
     async def _start(self) -> None:
         import docker.errors
@@ -253,6 +255,8 @@ class DockerSandbox(Sandbox):
     async def _stop(self) -> None:
 
         try:
+            for channel in list(self._channels):
+                await channel.close()
             if self._docker_session is not None:
                 await self._docker_session.close()
             if self.id:
@@ -423,7 +427,22 @@ class DockerSandbox(Sandbox):
     async def _oom_counter(self) -> int:
         return int((await self._session().call({"op": "oom"}, timeout=10)).get("count", self._oom_seen))
 
-    # -- session and files -------------------------------------------------------------------------------------
+    # -- session, channels and files ---------------------------------------------------------------------------
+    async def _channel(self, argv: list[str], *, user: str | None, env: dict[str, str], cwd: str | None,
+                       timeout: float) -> Helper:  # noqa: ASYNC109 - how long the process may take to say hello
+        channel = Helper(self, user or "", argv, env, cwd)
+        self._channels.append(channel)
+        try:
+            await channel.open(timeout)
+        except BaseException:
+            await channel.close()
+            raise
+        return channel
+
+    def _forget_channel(self, channel: Helper) -> None:
+        if channel in self._channels:
+            self._channels.remove(channel)
+
     def _session(self) -> DockerSession:
         if self._docker_session is None:
             self._docker_session = DockerSession(self)

@@ -1,4 +1,4 @@
-"""The persistent session of a Docker sandbox: one in-container helper per user, spoken to in JSON lines.
+"""The persistent session of a Docker sandbox and its channels: long-lived processes spoken to in JSON lines.
 
 Each helper (:mod:`envgym.sandbox.incontainer` ``serve``) is a ``docker exec -u USER`` kept open for the
 sandbox's life (with all capabilities dropped a helper cannot switch users itself) and started on first
@@ -8,6 +8,11 @@ Requests to one helper are serialised; an answer is due by the request's timeout
 :data:`SESSION_GRACE_S`, after which a running container means :class:`ExecTimeout` and a dead one
 :class:`SandboxCrashed`. No reply is trusted to carry a key: a missing one reads as its default, never as a
 ``KeyError``.
+
+A *channel* (:meth:`~envgym.sandbox.base.Sandbox.channel`) is the same machinery for any program that speaks
+the protocol (hello first, then one JSON line answered per JSON line): a :class:`Helper` started with the
+caller's argv, user and environment, whose replies are returned as they are (``ok`` or not), its pid spared by
+timeout kills like the session's.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from envgym.sandbox import incontainer
 from envgym.sandbox.base import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, Command, ExecResult
-from envgym.sandbox.errors import ExecTimeout, SandboxError, SandboxFileNotFound
+from envgym.sandbox.errors import ChannelClosed, ExecTimeout, SandboxError, SandboxFileNotFound
 
 if TYPE_CHECKING:
     from envgym.sandbox.docker import DockerSandbox
@@ -104,10 +109,22 @@ class DockerSession:
 
 
 class Helper:
-    """One helper process in the container, spoken to in JSON lines; its requests are serialised."""
+    """One helper process in the container, spoken to in JSON lines; its requests are serialised.
 
-    def __init__(self, sandbox: DockerSandbox, user: str) -> None:
+    ``argv`` (default: the session helper) is started as ``user`` with ``env`` added to the container's
+    environment; it must print ``{"hello": <pid>}`` first. A channel (``argv`` given) returns every reply as
+    it is and raises :class:`ChannelClosed` when its process has ended while the container runs, then on every
+    later call (a channel is never restarted behind its caller's back; the session helper is).
+    """
+
+    def __init__(self, sandbox: DockerSandbox, user: str, argv: list[str] | None = None,
+                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
         self._sb, self._user = sandbox, user
+        self._argv = argv or ["python3", "-u", "-c", HELPER, "serve"]
+        self._is_channel = argv is not None
+        self._env = dict(env or {})
+        self._cwd = cwd
+        self._closed = False
         self._lock = asyncio.Lock()
         self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -131,8 +148,14 @@ class Helper:
     async def _ensure(self, deadline: float) -> asyncio.StreamWriter:
         if self._conn is not None:
             return self._conn[1]
-        exec_id = await self._sb._create_exec(["python3", "-u", "-c", HELPER, "serve"], deadline=deadline,
-                                              stdin=True, user=self._user)
+        if self._closed:
+            raise ChannelClosed(f"{self._sb.id}: channel {self._argv[:3]} was closed")
+        extra: dict[str, Any] = {}
+        if self._env:
+            extra["environment"] = [f"{k}={v}" for k, v in self._env.items()]
+        if self._cwd:
+            extra["workdir"] = self._cwd
+        exec_id = await self._sb._create_exec(self._argv, deadline=deadline, stdin=True, user=self._user, **extra)
         import docker.errors
 
         try:
@@ -145,9 +168,9 @@ class Helper:
         self._lines = asyncio.Queue()
         self._pump = asyncio.ensure_future(self._read_lines(reader, self._lines))
         hello = await self._reply(await self._answer(deadline))
-        if "hello" not in hello:
+        if not isinstance(hello.get("hello"), int):
             await self._drop()
-            raise SandboxError(f"{self._sb.id}: the session helper did not say hello: {hello}")
+            raise SandboxError(f"{self._sb.id}: {self._argv[:3]} did not say hello: {str(hello)[:300]}")
         self.pid = int(hello["hello"])
         self._sb.helper_pids.add(self.pid)
         return writer
@@ -178,6 +201,7 @@ class Helper:
             lines.put_nowait(None)
 
     async def _drop(self) -> None:
+        self._closed = self._is_channel  # a channel is one process: once its connection is gone, it stays gone
         if self._pump is not None:
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -190,16 +214,27 @@ class Helper:
             self.pid = None
 
     async def close(self) -> None:
+        """End the connection (the process sees EOF on stdin); a closed channel is not reopened."""
         await self._drop()
+        self._sb._forget_channel(self)
 
-    async def call(self, request: dict[str, Any], *, timeout: float) -> dict[str, Any]:  # noqa: ASYNC109 - the command's own deadline
-        """Send one request; its answer is due by ``timeout`` (+ a grace for the helper's own work)."""
+    async def request(self, request: Mapping[str, Any], *, timeout: float) -> dict[str, Any]:  # noqa: ASYNC109 - the request's own deadline
+        """Send one request and return its reply as the process wrote it (``ok`` true or not)."""
         deadline = time.monotonic() + timeout
         async with self._lock:
             self._sb._check()
             writer = await self._ensure(deadline)
             writer.write(json.dumps(request).encode() + b"\n")
-            reply = await self._reply(await self._answer(deadline))
+            return await self._reply(await self._answer(deadline))
+
+    async def call(self, request: dict[str, Any], *, timeout: float) -> dict[str, Any]:  # noqa: ASYNC109 - the command's own deadline
+        """Send one request; its answer is due by ``timeout`` (+ a grace for the helper's own work).
+
+        For a channel this is :meth:`request`; for the session helper a reply that is not ``ok`` raises.
+        """
+        reply = await self.request(request, timeout=timeout)
+        if self._is_channel:
+            return reply
         if not reply.get("ok"):
             kind, message = reply.get("kind", "?"), reply.get("error", str(reply)[:200])
             if kind in ("FileNotFoundError", "NotADirectoryError"):
@@ -217,7 +252,8 @@ class Helper:
         await self._drop()
         if await self._sb._status(settle=2.0) != "running":
             raise await self._sb._crashed("died while the session started")
-        raise SandboxError(f"{self._sb.id}: the session helper answered garbage: {line[:200]!r}")
+        raise SandboxError(f"{self._sb.id}: {self._argv[:3]} answered garbage: {line[:200]!r} "
+                           f"{self._stderr.decode(errors='replace')[-500:]}")
 
     async def _answer(self, deadline: float) -> bytes:
         grace_end = deadline + SESSION_GRACE_S
@@ -240,6 +276,7 @@ class Helper:
                 await self._drop()
                 if await self._sb._status(settle=2.0) != "running":
                     raise await self._sb._crashed("died during a session command")
-                raise SandboxError(f"{self._sb.id}: the session helper ended (was it killed from inside?): "
-                                   f"{self._stderr.decode(errors='replace')[-500:]}")
+                kind = ChannelClosed if self._is_channel else SandboxError
+                raise kind(f"{self._sb.id}: {self._argv[:3]} ended (was it killed from inside?): "
+                           f"{self._stderr.decode(errors='replace')[-500:]}")
             return line

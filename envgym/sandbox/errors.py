@@ -12,6 +12,8 @@
     │                                               (a frozen / paused container); a command that merely overran
     │                                               its timeout is a result with ``timed_out=True`` instead
     ├── SandboxFileNotFound(FileNotFoundError)      read/copy of a path that does not exist in the sandbox
+    ├── ChannelClosed(ConnectionError)              a channel's process ended (or the channel was closed) while
+    │                                               the sandbox still runs
     ├── UnsafeArchive(ValueError)                   copy-out met an absolute path, ``..``, a link leading outside,
     │                                               a device node or more bytes than allowed
     └── SpecRejected(ValueError)                    the container spec asks for privileged mode, host namespaces,
@@ -23,6 +25,7 @@ from __future__ import annotations
 from envgym.errors import SandboxError
 
 __all__ = [
+    "ChannelClosed",
     "DaemonUnavailable",
     "ExecTimeout",
     "ImageMissing",
@@ -64,6 +67,11 @@ class ExecTimeout(SandboxError, TimeoutError):
 
 class SandboxFileNotFound(SandboxError, FileNotFoundError):
     """A path read or copied from the sandbox does not exist there."""
+
+
+class ChannelClosed(SandboxError, ConnectionError):
+    """A channel's process ended (killed from inside, crashed, exited) or the channel was closed, while the sandbox
+    itself still runs (a dead sandbox raises :class:`SandboxCrashed` instead)."""
 
 
 class UnsafeArchive(SandboxError, ValueError):

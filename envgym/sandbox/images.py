@@ -3,7 +3,13 @@
 ``sandboxes/base/`` is built by its ``build.sh`` (debootstrap + ``docker import``; no registry is reachable).
 Every other folder holding a ``Dockerfile`` is an image built ``FROM`` the base (``ARG BASE``); a
 ``requirements.txt`` beside it is resolved on the host with ``pip download`` into ``wheels/`` of the build
-context and installed offline (builds run with network ``none``). Tags are ``envgym/<name>:<hash>`` where
+context and installed offline (builds run with network ``none``). A ``debs.txt`` (Debian package names, one
+per line, ``#`` comments) is resolved the same way: the host's apt downloads, into ``debs/`` of the context,
+exactly the closure the *base image* lacks (apt reads the base's ``/var/lib/dpkg/status``, copied out of a
+created, never started container; recommends are not followed), and the Dockerfile installs them offline
+(``apt-get install --no-install-recommends /tmp/debs/*.deb``). The host needs Debian bookworm's package lists
+(``apt-get update``; ``sandboxes/host-setup.sh`` runs it). ``wheels/`` and ``debs/`` always exist in the
+context, empty when there is nothing to install. Tags are ``envgym/<name>:<hash>`` where
 the hash covers the folder's files except README.md (and, for derived images, the base tag), so an
 unchanged recipe is never rebuilt and a changed base rebuilds everything on top of it.
 """
@@ -11,9 +17,11 @@ unchanged recipe is never rebuilt and a changed base rebuilds everything on top 
 from __future__ import annotations
 
 import hashlib
+import io
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,11 +132,16 @@ def _build_derived(api: Any, recipe: Recipe, base_tag: str, log: Callable[[str],
     with tempfile.TemporaryDirectory(prefix=f"envgym-build-{recipe.name}-") as tmp:
         context = Path(tmp) / "context"
         shutil.copytree(recipe.path, context)
-        wheels = context / "wheels"
+        wheels, debs = context / "wheels", context / "debs"
         wheels.mkdir(exist_ok=True)
+        debs.mkdir(exist_ok=True)
         if (context / "requirements.txt").is_file():  # resolved on the host; the build itself has no network
             subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(wheels),
                             "-r", str(context / "requirements.txt"), "pip"], check=True)
+        if (context / "debs.txt").is_file():
+            status = base_dpkg_status(api, base_tag, Path(tmp) / "status")
+            found = download_debs(read_list(context / "debs.txt"), status, debs)
+            log(f"{recipe.name}: {len(found)} Debian packages resolved against {base_tag}")
         labels = {"envgym.image": recipe.name, "envgym.recipe": recipe.tag.rsplit(":", 1)[1]}
         for chunk in api.build(path=str(context), tag=recipe.tag, buildargs={"BASE": base_tag}, network_mode="none",
                                rm=True, forcerm=True, labels=labels, decode=True):
@@ -136,6 +149,58 @@ def _build_derived(api: Any, recipe: Recipe, base_tag: str, log: Callable[[str],
                 raise SandboxError(f"building {recipe.tag} failed: {chunk['error'].strip()}")
             if chunk.get("stream", "").strip():
                 log(chunk["stream"].rstrip())
+
+
+def read_list(path: Path) -> list[str]:
+    """The names of a ``debs.txt`` or ``packages.txt``: one per line, blank lines and ``#`` comments skipped."""
+    names = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.extend(line.split())
+    return names
+
+
+def apt_download_argv(packages: list[str], status: Path, archives: Path) -> list[str]:
+    """The host ``apt-get`` call that downloads into ``archives`` what a system with dpkg ``status`` lacks.
+
+    No lock, no cache file and no state of the host's apt is written: its package lists are only read.
+    """
+    return ["apt-get", "install", "--download-only", "--no-install-recommends", "-y", "-q",
+            "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={archives}",
+            "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "Debug::NoLocking=1",
+            "-o", "APT::Get::AllowUnauthenticated=false", *packages]
+
+
+def base_dpkg_status(api: Any, base_tag: str, dest: Path) -> Path:
+    """Copy ``/var/lib/dpkg/status`` out of ``base_tag`` (a created, never started container) to ``dest``."""
+    container = api.create_container(base_tag, command=["true"], network_disabled=True,
+                                     labels={"envgym.image": "build-probe"})["Id"]
+    try:
+        stream, _ = api.get_archive(container, "/var/lib/dpkg/status")
+        data = b"".join(stream)
+    finally:
+        api.remove_container(container, force=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        member = tar.extractfile("status")
+        if member is None:
+            raise SandboxError(f"{base_tag} has no /var/lib/dpkg/status")
+        dest.write_bytes(member.read())
+    return dest
+
+
+def download_debs(packages: list[str], status: Path, archives: Path) -> list[Path]:
+    """Download the closure of ``packages`` missing from dpkg ``status`` into ``archives``; the .deb files."""
+    (archives / "partial").mkdir(parents=True, exist_ok=True)
+    run = subprocess.run(apt_download_argv(packages, status, archives), capture_output=True, text=True)
+    shutil.rmtree(archives / "partial", ignore_errors=True)
+    for leftover in ("lock",):
+        (archives / leftover).unlink(missing_ok=True)
+    if run.returncode != 0:
+        hint = (" (the host's package lists may be missing: run `apt-get update`, or sandboxes/host-setup.sh)"
+                if "Unable to locate" in run.stderr or "has no installation candidate" in run.stderr else "")
+        raise SandboxError(f"apt-get could not resolve {' '.join(packages)}{hint}: {run.stderr.strip()[-2000:]}")
+    return sorted(archives.glob("*.deb"))
 
 
 def stale_images(root: Path = SANDBOXES) -> list[str]:

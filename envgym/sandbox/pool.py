@@ -12,13 +12,17 @@ its lifetime over) is stopped and discarded, never handed out (:meth:`Sandbox.al
 to start surfaces as the error of the next ``acquire`` (e.g. :class:`ImageMissing`), and the pool keeps
 retrying with a backoff.
 ``close`` stops everything still ready or starting; nothing started by the pool outlives it.
+
+``warm_up`` (an ``async fn(sandbox)``) runs on every sandbox after it started and before it is ready, e.g. to
+bring up a desktop session or start an app, so that ``acquire`` hands out sandboxes already prepared; a
+warm-up that raises fails that sandbox like a failed start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from envgym.sandbox.base import Sandbox
@@ -34,7 +38,8 @@ RETRY_BACKOFF_S = 1.0
 class SandboxPool:
     def __init__(self, image: str, size: int, profile: SandboxProfile = DEFAULT, *,
                  factory: Callable[[], Sandbox] | None = None, engine: DockerEngine | None = None,
-                 run_id: str | None = None, reap: bool = True, warm_session: bool = True) -> None:
+                 run_id: str | None = None, reap: bool = True, warm_session: bool = True,
+                 warm_up: Callable[[Sandbox], Awaitable[None]] | None = None) -> None:
         if size < 1:
             raise ValueError("a pool needs size >= 1")
         self.image, self.size, self.profile = image, size, profile
@@ -42,6 +47,7 @@ class SandboxPool:
         self._own_engine = factory is None and engine is None
         self._factory = factory
         self._run_id, self._reap, self._warm = run_id, reap, warm_session
+        self._warm_up_fn = warm_up
         self._ready: asyncio.Queue[Sandbox | BaseException] = asyncio.Queue()
         self._starting: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
@@ -115,6 +121,8 @@ class SandboxPool:
         await sb.start()
         if self._warm:
             await sb.session.open()
+        if self._warm_up_fn is not None:
+            await self._warm_up_fn(sb)
 
     async def acquire(self) -> Sandbox:
         """A started sandbox that nobody else has used; the caller must ``stop`` it."""

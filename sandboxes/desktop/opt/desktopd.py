@@ -1,0 +1,673 @@
+"""envgym's desktop daemon: JSON lines on stdin -> one JSON line per request on stdout.
+
+    python3 desktopd.py root     input, screenshots, windows, clipboard, listings (X clients; run as root,
+                                 so the desktop's user cannot kill or fake it)
+    python3 desktopd.py user     the session (Xvfb, D-Bus, AT-SPI, window manager), the accessibility tree,
+                                 element actions, launching apps, writing the user's files (run as ``user``)
+
+The first line is ``{"hello": <pid>}``. Every request ``{"op": ..., ...}`` is answered by ``{"ok": true, ...}``
+or ``{"ok": false, "kind": K, "error": "..."}`` with K one of ``action`` (the caller's bad input: unknown key
+name, coordinates off the screen, unknown element), ``gone`` (the X server or the session is dead),
+``timeout`` (a wait ran out) or ``error`` (anything else). Standard library + python3-xlib + PIL (+ pyatspi
+for the user role); Debian bookworm's Python 3.11. The session's environment is fixed (:data:`SESSION_ENV`),
+so host and daemons agree on it without asking.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+WIDTH, HEIGHT = 1280, 720
+DISPLAY = ":0"
+RUNTIME = "/tmp/runtime-user"
+HOME = "/home/user"
+HERE = os.path.dirname(os.path.abspath(__file__))
+SESSION_ENV = {
+    "DISPLAY": DISPLAY, "HOME": HOME, "USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash",
+    "XDG_RUNTIME_DIR": RUNTIME, "DBUS_SESSION_BUS_ADDRESS": f"unix:path={RUNTIME}/bus",
+    "XDG_CONFIG_HOME": f"{HOME}/.config", "XDG_CACHE_HOME": f"{HOME}/.cache", "XDG_DATA_HOME": f"{HOME}/.local/share",
+    "XDG_CURRENT_DESKTOP": "X-Generic", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "GDK_BACKEND": "x11", "GTK_OVERLAY_SCROLLING": "0",
+    "GTK_MODULES": "gail:atk-bridge", "SAL_USE_VCLPLUGIN": "gtk3", "SAL_ACCESSIBILITY_ENABLED": "1",
+    "SAL_ENABLE_FILE_LOCKING": "0", "SAL_DISABLE_JAVA": "1", "LIBGL_ALWAYS_SOFTWARE": "1",
+}
+APPS = {
+    "editor": ["mousepad"],
+    "files": ["pcmanfm"],
+    "terminal": ["xterm", "-fa", "DejaVu Sans Mono", "-fs", "11", "-bg", "white", "-fg", "black",
+                 "-xrm", "XTerm*cursorBlink: false", "-title", "Terminal", "-e", "bash"],
+    "calc": ["soffice", "--calc", "--norestore", "--nologo", "--nolockcheck"],
+    "writer": ["soffice", "--writer", "--norestore", "--nologo", "--nolockcheck"],
+    "image": ["drawing"],
+}
+"""App key -> argv; the path (a file, or for ``files``/``terminal`` a folder) is appended or is the cwd."""
+FOLDER_APPS = {"terminal"}
+"""Apps that take their path as the working directory, not as an argument."""
+PREWARM = {"calc": ["soffice", "--invisible", "--norestore", "--nologo", "--nolockcheck", "--nodefault"],
+           "writer": ["soffice", "--invisible", "--norestore", "--nologo", "--nolockcheck", "--nodefault"]}
+"""Apps that can be started ahead of the episode, windowless, so that opening a document is quick."""
+MAX_TYPE = 4000
+"""Longest ``type`` text (characters); longer is the caller's error."""
+MAX_HOLD_S = 10.0
+BUTTONS = {"left": 1, "middle": 2, "right": 3}
+SCROLL = {"up": 4, "down": 5, "left": 6, "right": 7}
+KEY_ALIASES = {
+    "ctrl": "ctrl", "control": "ctrl", "alt": "alt", "shift": "shift", "super": "super", "meta": "meta",
+    "win": "super", "cmd": "super", "enter": "Return", "return": "Return", "esc": "Escape", "escape": "Escape",
+    "del": "Delete", "delete": "Delete", "backspace": "BackSpace", "tab": "Tab", "space": "space",
+    "pageup": "Page_Up", "pagedown": "Page_Down", "page_up": "Page_Up", "page_down": "Page_Down",
+    "pgup": "Page_Up", "pgdn": "Page_Down", "home": "Home", "end": "End", "insert": "Insert", "ins": "Insert",
+    "up": "Up", "down": "Down", "left": "Left", "right": "Right", "capslock": "Caps_Lock", "menu": "Menu",
+    "print": "Print", "plus": "plus", "minus": "minus",
+}
+
+
+class Fault(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def action_error(message: str) -> Fault:
+    return Fault("action", message)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def run(argv: list[str], *, timeout: float = 10.0, data: bytes | None = None, env: dict | None = None) -> bytes:
+    try:
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=timeout,
+                              env={**SESSION_ENV, **(env or {})})
+    except subprocess.TimeoutExpired:
+        raise Fault("timeout", f"{argv[0]} did not finish in {timeout} s") from None
+    if done.returncode != 0:
+        raise Fault("error", f"{' '.join(argv[:3])} failed ({done.returncode}): {done.stderr.decode()[-400:]}")
+    return done.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------
+# root role: X client
+# ---------------------------------------------------------------------------------------------------------
+class XClient:
+    """One connection to the X server, reopened after the server restarts; a dead server is ``gone``."""
+
+    def __init__(self) -> None:
+        self._display = None
+        self._keysyms: dict[str, str] | None = None
+
+    def display(self):  # noqa: ANN201
+        from Xlib import display, error
+
+        if self._display is None:
+            try:
+                self._display = display.Display(DISPLAY)
+            except (error.DisplayError, OSError) as exc:
+                raise Fault("gone", f"the X server {DISPLAY} does not answer: {exc}") from None
+        return self._display
+
+    def drop(self) -> None:
+        if self._display is not None:
+            try:
+                self._display.close()
+            except Exception:  # noqa: BLE001 - a dead connection may fail to close
+                pass
+        self._display = None
+
+    def guarded(self, fn):  # noqa: ANN001, ANN201
+        """Run ``fn(display)``; a broken connection is retried once on a fresh one, then ``gone``."""
+        from Xlib import error
+
+        for attempt in (0, 1):
+            try:
+                return fn(self.display())
+            except (error.ConnectionClosedError, BrokenPipeError, ConnectionError, OSError) as exc:
+                self.drop()
+                if attempt:
+                    raise Fault("gone", f"the X server {DISPLAY} went away: {exc}") from None
+        raise AssertionError("unreachable")
+
+    # -- screen -----------------------------------------------------------------------------------------------
+    def screenshot(self, scale: float, fmt: str, quality: int) -> bytes:
+        from PIL import Image
+        from Xlib import X
+
+        def grab(d):  # noqa: ANN001, ANN202
+            root = d.screen().root
+            geo = root.get_geometry()
+            return geo.width, geo.height, root.get_image(0, 0, geo.width, geo.height, X.ZPixmap, 0xFFFFFFFF).data
+
+        w, h, data = self.guarded(grab)
+        image = Image.frombuffer("RGB", (w, h), data, "raw", "BGRX", 0, 1)
+        if scale != 1.0:
+            image = image.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
+        out = io.BytesIO()
+        if fmt == "png":
+            image.save(out, "PNG", compress_level=1)
+        else:
+            image.save(out, "JPEG", quality=quality)
+        return out.getvalue()
+
+    def size(self) -> tuple[int, int]:
+        return self.guarded(lambda d: (d.screen().width_in_pixels, d.screen().height_in_pixels))
+
+    # -- keys -------------------------------------------------------------------------------------------------
+    def keysym_names(self) -> dict[str, str]:
+        """lower-case keysym name -> its canonical spelling, for every name python-xlib knows."""
+        if self._keysyms is None:
+            from Xlib import XK
+
+            for group in ("xf86", "latin2", "latin3", "latin4", "greek", "cyrillic", "technical", "publishing",
+                          "special", "currency"):
+                try:
+                    XK.load_keysym_group(group)
+                except Exception:  # noqa: BLE001,S112 - a group this python-xlib lacks
+                    continue
+            self._keysyms = {}
+            for name in dir(XK):
+                if name.startswith("XK_"):
+                    self._keysyms.setdefault(name[3:].lower(), name[3:])
+        return self._keysyms
+
+    def key_name(self, name: str, combo: str) -> str:
+        """The xdotool spelling of one key of a combo, or an ``action`` fault naming it."""
+        from Xlib import XK
+
+        if not name:
+            raise action_error(f"empty key name in {combo!r}")
+        if name.lower() in KEY_ALIASES:
+            return KEY_ALIASES[name.lower()]
+        if XK.string_to_keysym(name):
+            return name
+        if len(name) == 1:
+            code = ord(name)
+            if 0x20 <= code < 0x7F or 0xA0 <= code <= 0xFF:
+                canonical = XK.keysym_to_string(code)
+                if canonical:
+                    return canonical
+            if code >= 0xA0:
+                return f"U{code:04X}"
+        canonical = self.keysym_names().get(name.lower())
+        if canonical:
+            return canonical
+        if re.fullmatch(r"[Ff]([1-9]|[12][0-9]|3[0-5])", name):
+            return name.upper()
+        raise action_error(f"unknown key name {name!r} in {combo!r} (xdotool names: Return, ctrl+s, "
+                           "Page_Down, F5, alt+Tab ...)")
+
+    def combos(self, keys: str) -> list[str]:
+        if not isinstance(keys, str) or not keys.strip():
+            raise action_error("no keys given")
+        out = []
+        for combo in keys.split():
+            parts = combo.split("+")
+            if combo.endswith("++"):  # ctrl++ : the plus key
+                parts = [*combo[:-2].split("+"), "plus"]
+            out.append("+".join(self.key_name(p, combo) for p in parts))
+        if len(out) > 50:
+            raise action_error(f"{len(out)} key combinations in one call; at most 50")
+        return out
+
+    # -- windows ----------------------------------------------------------------------------------------------
+    def windows(self) -> list[dict]:
+        from Xlib import X, Xatom
+
+        def collect(d):  # noqa: ANN001, ANN202
+            root = d.screen().root
+            atom = d.intern_atom
+            clients = root.get_full_property(atom("_NET_CLIENT_LIST"), Xatom.WINDOW)
+            active = root.get_full_property(atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
+            active_id = int(active.value[0]) if active and len(active.value) else 0
+            found = []
+            for wid in (clients.value if clients else []):
+                win = d.create_resource_object("window", int(wid))
+                try:
+                    name = win.get_full_property(atom("_NET_WM_NAME"), atom("UTF8_STRING"))
+                    title = name.value.decode("utf-8", "replace") if name else (win.get_wm_name() or "")
+                    if isinstance(title, bytes):
+                        title = title.decode("latin-1")
+                    klass = win.get_wm_class()
+                    pid = win.get_full_property(atom("_NET_WM_PID"), Xatom.CARDINAL)
+                    attrs = win.get_attributes()
+                    geo = win.get_geometry()
+                    pos = win.translate_coords(root, 0, 0)
+                except Exception:  # noqa: BLE001,S112 - the window closed while it was read
+                    continue
+                if attrs.map_state != X.IsViewable:
+                    continue
+                found.append({"id": int(wid), "title": str(title), "wm_class": klass[1] if klass else "",
+                              "pid": int(pid.value[0]) if pid else None, "focused": int(wid) == active_id,
+                              "x": -pos.x, "y": -pos.y, "w": geo.width, "h": geo.height})
+            return found
+
+        return self.guarded(collect)
+
+    def alive(self) -> bool:
+        try:
+            self.guarded(lambda d: d.screen().root.get_geometry())
+        except Fault:
+            return False
+        return True
+
+
+class Root:
+    def __init__(self) -> None:
+        self.x = XClient()
+
+    def xdotool(self, *args: str, data: bytes | None = None, timeout: float = 20.0) -> None:
+        self.x.size()  # a dead server is ``gone`` before xdotool says something vaguer
+        run(["xdotool", *args], data=data, timeout=timeout)
+
+    def point(self, req: dict, kx: str = "x", ky: str = "y") -> tuple[int, int]:
+        x, y = req.get(kx), req.get(ky)
+        w, h = self.x.size()
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)):
+            raise action_error(f"coordinates must be integers, got {kx}={x!r}, {ky}={y!r}")
+        if not (0 <= x < w and 0 <= y < h):
+            raise action_error(f"({x}, {y}) is off the screen (0..{w - 1}, 0..{h - 1})")
+        return x, y
+
+    def op_ping(self, req: dict) -> dict:
+        return {"x": self.x.alive()}
+
+    def op_screenshot(self, req: dict) -> dict:
+        scale = float(req.get("scale", 1.0))
+        fmt = str(req.get("fmt", "png")).lower()
+        if not 0.05 <= scale <= 1.0:
+            raise action_error(f"scale must be in 0.05..1.0, got {scale}")
+        if fmt not in ("png", "jpeg"):
+            raise action_error(f"fmt must be png or jpeg, got {fmt!r}")
+        return {"data": b64(self.x.screenshot(scale, fmt, int(req.get("quality", 80))))}
+
+    def op_click(self, req: dict) -> dict:
+        x, y = self.point(req)
+        button = BUTTONS.get(str(req.get("button", "left")))
+        count = req.get("count", 1)
+        if button is None:
+            raise action_error(f"button must be one of {sorted(BUTTONS)}, got {req.get('button')!r}")
+        if not isinstance(count, int) or not 1 <= count <= 3:
+            raise action_error(f"count must be 1, 2 or 3, got {count!r}")
+        self.xdotool("mousemove", "--sync", str(x), str(y), "click", "--repeat", str(count), "--delay", "60",
+                     str(button))
+        return {}
+
+    def op_move(self, req: dict) -> dict:
+        x, y = self.point(req)
+        self.xdotool("mousemove", "--sync", str(x), str(y))
+        return {}
+
+    def op_drag(self, req: dict) -> dict:
+        x1, y1 = self.point(req, "x1", "y1")
+        x2, y2 = self.point(req, "x2", "y2")
+        steps = [f"{round(x1 + (x2 - x1) * i / 8)} {round(y1 + (y2 - y1) * i / 8)}".split() for i in range(1, 9)]
+        args = ["mousemove", "--sync", str(x1), str(y1), "mousedown", "1", "sleep", "0.05"]
+        for sx, sy in steps:
+            args += ["mousemove", "--sync", sx, sy, "sleep", "0.02"]
+        self.xdotool(*args, "mouseup", "1")
+        return {}
+
+    def op_scroll(self, req: dict) -> dict:
+        x, y = self.point(req)
+        button = SCROLL.get(str(req.get("direction")))
+        amount = req.get("amount", 3)
+        if button is None:
+            raise action_error(f"direction must be one of {sorted(SCROLL)}, got {req.get('direction')!r}")
+        if not isinstance(amount, int) or not 1 <= amount <= 50:
+            raise action_error(f"amount must be an integer in 1..50, got {amount!r}")
+        self.xdotool("mousemove", "--sync", str(x), str(y), "click", "--repeat", str(amount), "--delay", "20",
+                     str(button))
+        return {}
+
+    def op_type(self, req: dict) -> dict:
+        text = req.get("text")
+        if not isinstance(text, str):
+            raise action_error("text must be a string")
+        if len(text) > MAX_TYPE:
+            raise action_error(f"type text of {len(text)} characters; at most {MAX_TYPE} per action")
+        if text:
+            self.xdotool("type", "--delay", "8", "--file", "-", data=text.encode(), timeout=10 + len(text) * 0.05)
+        return {}
+
+    def op_key(self, req: dict) -> dict:
+        combos = self.x.combos(req.get("keys"))
+        self.xdotool("key", "--delay", "30", "--", *combos)
+        return {"keys": combos}
+
+    def op_hold_key(self, req: dict) -> dict:
+        combos = self.x.combos(req.get("keys"))
+        seconds = req.get("seconds", 1.0)
+        if not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_HOLD_S:
+            raise action_error(f"seconds must be in 0..{MAX_HOLD_S}, got {seconds!r}")
+        self.xdotool("keydown", "--", *combos, "sleep", str(float(seconds)), "keyup", "--", *reversed(combos),
+                     timeout=MAX_HOLD_S + 10)
+        return {}
+
+    def op_windows(self, req: dict) -> dict:
+        return {"windows": self.x.windows()}
+
+    def op_wait_window(self, req: dict) -> dict:
+        try:
+            pattern = re.compile(str(req.get("title", ".")))
+        except re.error as exc:
+            raise action_error(f"bad title regex: {exc}") from None
+        timeout = float(req.get("timeout", 10.0))
+        deadline = time.monotonic() + timeout
+        while True:
+            for win in self.x.windows():
+                if pattern.search(win["title"]):
+                    return {"window": win}
+            if time.monotonic() >= deadline:
+                titles = [w["title"] for w in self.x.windows()]
+                raise Fault("timeout", f"no window title matches {pattern.pattern!r} after {timeout} s "
+                                       f"(windows: {titles})")
+            time.sleep(0.03)
+
+    def op_clipboard(self, req: dict) -> dict:
+        self.x.size()
+        try:
+            done = subprocess.run(["xclip", "-o", "-selection", str(req.get("selection", "clipboard"))],
+                                  capture_output=True, timeout=3, env=SESSION_ENV)
+        except subprocess.TimeoutExpired:
+            return {"text": ""}
+        return {"text": done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""}
+
+    def op_list_dir(self, req: dict) -> dict:
+        try:
+            return {"names": sorted(os.listdir(str(req["path"])))}
+        except (FileNotFoundError, NotADirectoryError):
+            return {"names": None}
+
+    def op_write_files(self, req: dict) -> dict:
+        return write_files(req)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# user role: the session, accessibility, apps
+# ---------------------------------------------------------------------------------------------------------
+def write_files(req: dict) -> dict:
+    written = []
+    for path, data in (req.get("files") or {}).items():
+        if not path.startswith("/") or "/../" in f"{path}/":
+            raise action_error(f"file paths must be absolute and normalised: {path!r}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        written.append(path)
+    return {"written": written}
+
+
+def x_ready(timeout: float) -> bool:
+    """Whether the X server accepts connections on its socket within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect("/tmp/.X11-unix/X0")
+                return True
+            except OSError:
+                pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] not in "ZX"
+    except (OSError, IndexError):
+        return False
+
+
+class User:
+    def __init__(self) -> None:
+        self.pids: dict[str, int] = {}
+        self._desktop = None
+        os.environ.update(SESSION_ENV)
+
+    def spawn(self, name: str, argv: list[str], *, cwd: str = HOME) -> int:
+        os.makedirs(RUNTIME, mode=0o700, exist_ok=True)
+        log = open(f"{RUNTIME}/{name}.log", "ab")  # noqa: SIM115 - handed to the child
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=cwd,
+                                    env=SESSION_ENV, start_new_session=True)
+        except FileNotFoundError as exc:
+            raise Fault("error", f"cannot start {argv[0]}: {exc}") from None
+        finally:
+            log.close()
+        self.pids[name] = proc.pid
+        return proc.pid
+
+    def op_ping(self, req: dict) -> dict:
+        return {"x": pid_alive(self.pids.get("xvfb")) and x_ready(0)}
+
+    def op_start_session(self, req: dict) -> dict:
+        """Bring up Xvfb, the session bus, the accessibility bus and the window manager (idempotent)."""
+        width, height = int(req.get("width", WIDTH)), int(req.get("height", HEIGHT))
+        started = time.monotonic()
+        os.makedirs(RUNTIME, mode=0o700, exist_ok=True)
+        if not (pid_alive(self.pids.get("xvfb")) and x_ready(0)):
+            if x_ready(0):
+                raise Fault("error", "an X server already answers on :0 that this daemon did not start")
+            self.spawn("xvfb", ["Xvfb", DISPLAY, "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp",
+                                "-dpi", "96", "-noreset", "-ac", "+extension", "RANDR"])
+            if not x_ready(10):
+                raise Fault("gone", f"Xvfb did not start: {open(f'{RUNTIME}/xvfb.log').read()[-500:]}")
+        if not pid_alive(self.pids.get("dbus")):
+            self.spawn("dbus", ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--nosyslog",
+                                f"--address=unix:path={RUNTIME}/bus"])
+            deadline = time.monotonic() + 5
+            while not os.path.exists(f"{RUNTIME}/bus"):
+                if time.monotonic() > deadline:
+                    raise Fault("error", "the session bus did not start")
+                time.sleep(0.005)
+        if not pid_alive(self.pids.get("atspi")):
+            self.spawn("atspi", ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"])
+        if not pid_alive(self.pids.get("wm")):
+            self.spawn("wm", ["openbox", "--config-file", f"{HERE}/openbox-rc.xml"])
+            deadline = time.monotonic() + 10
+            while not self._wm_ready():
+                if time.monotonic() > deadline:
+                    raise Fault("error", "the window manager did not start")
+                time.sleep(0.01)
+        return {"pids": self.pids, "env": SESSION_ENV, "seconds": round(time.monotonic() - started, 3)}
+
+    def _wm_ready(self) -> bool:
+        from Xlib import display
+
+        try:
+            d = display.Display(DISPLAY)
+        except Exception:  # noqa: BLE001
+            return False
+        try:
+            return bool(d.screen().root.get_full_property(d.intern_atom("_NET_SUPPORTING_WM_CHECK"), 0))
+        finally:
+            d.close()
+
+    def op_launch(self, req: dict) -> dict:
+        app, path = req.get("app"), req.get("path")
+        if app not in APPS:
+            raise action_error(f"unknown app {app!r} (known: {', '.join(APPS)})")
+        argv, cwd = list(APPS[app]), HOME
+        if path is not None:
+            if not isinstance(path, str) or not path.startswith("/"):
+                raise action_error(f"path must be absolute, got {path!r}")
+            if app in FOLDER_APPS:
+                cwd = path
+            else:
+                argv.append(path)
+        return {"pid": self.spawn(f"app-{app}", argv, cwd=cwd)}
+
+    def op_prewarm(self, req: dict) -> dict:
+        started = {}
+        for app in req.get("apps") or []:
+            if app not in PREWARM:
+                raise action_error(f"no prewarm for {app!r} (only {', '.join(PREWARM)})")
+            if "office" not in self.pids or not pid_alive(self.pids["office"]):
+                started[app] = self.spawn("office", PREWARM[app])
+        return {"pids": started}
+
+    def op_write_files(self, req: dict) -> dict:
+        return write_files(req)
+
+    # -- accessibility ----------------------------------------------------------------------------------------
+    def desktop(self):  # noqa: ANN201
+        if self._desktop is None:
+            import pyatspi
+
+            self._desktop = pyatspi.Registry.getDesktop(0)
+        return self._desktop
+
+    def op_a11y(self, req: dict) -> dict:
+        import pyatspi
+
+        max_nodes = int(req.get("max_nodes", 400))
+        out: list[dict] = []
+        interesting = {pyatspi.STATE_FOCUSED: "focused", pyatspi.STATE_SELECTED: "selected",
+                       pyatspi.STATE_CHECKED: "checked", pyatspi.STATE_EXPANDED: "expanded",
+                       pyatspi.STATE_EDITABLE: "editable", pyatspi.STATE_ACTIVE: "active"}
+
+        def visit(node, ident: str, depth: int) -> None:  # noqa: ANN001
+            if len(out) >= max_nodes:
+                return
+            try:
+                states = node.getState()
+                if depth > 0 and not states.contains(pyatspi.STATE_SHOWING):
+                    return
+                role = node.getRoleName()
+                name = node.name or ""
+                bbox = None
+                try:
+                    ext = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+                    bbox = [ext.x, ext.y, ext.width, ext.height]
+                except NotImplementedError:
+                    pass
+                text = None
+                if states.contains(pyatspi.STATE_EDITABLE) or role in ("text", "entry", "paragraph"):
+                    try:
+                        t = node.queryText()
+                        text = t.getText(0, min(t.characterCount, 200))
+                    except NotImplementedError:
+                        text = None
+                out.append({"id": ident, "role": role, "name": name,
+                            "states": [v for k, v in interesting.items() if states.contains(k)],
+                            "bbox": bbox, "depth": depth, "text": text})
+                count = node.childCount
+                if states.contains(pyatspi.STATE_MANAGES_DESCENDANTS):
+                    count = min(count, 0 if count > 200 else count)
+                for i in range(min(count, 200)):
+                    child = node.getChildAtIndex(i)
+                    if child is not None:
+                        visit(child, f"{ident}.{i}", depth + 1)
+            except Exception:  # noqa: BLE001 - a node that vanished while it was read
+                return
+
+        desk = self.desktop()
+        for i in range(desk.childCount):
+            app = desk.getChildAtIndex(i)
+            if app is None or len(out) >= max_nodes:
+                continue
+            try:
+                if app.childCount == 0:
+                    continue
+            except Exception:  # noqa: BLE001,S112
+                continue
+            visit(app, str(i), 0)
+        return {"elements": out}
+
+    def find(self, ident: str):  # noqa: ANN201
+        if not isinstance(ident, str) or not re.fullmatch(r"\d+(\.\d+)*", ident):
+            raise action_error(f"element ids look like 3.0.2, got {ident!r}")
+        node = self.desktop()
+        try:
+            for part in ident.split("."):
+                node = node.getChildAtIndex(int(part)) if int(part) < node.childCount else None
+                if node is None:
+                    break
+        except Exception:  # noqa: BLE001
+            node = None
+        if node is None:
+            raise action_error(f"no element {ident} (the window may have changed: read the tree again)")
+        return node
+
+    def op_element_action(self, req: dict) -> dict:
+        import pyatspi
+
+        node = self.find(req.get("id"))
+        action = req.get("action", "click")
+        center = None
+        try:
+            ext = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+            if ext.width > 0 and ext.height > 0:
+                center = [ext.x + ext.width // 2, ext.y + ext.height // 2]
+        except NotImplementedError:
+            pass
+        if action == "focus":
+            try:
+                if node.queryComponent().grabFocus():
+                    return {"done": True}
+            except NotImplementedError:
+                pass
+            return {"done": False, "center": center}
+        if action == "set_text":
+            text = req.get("text")
+            if not isinstance(text, str) or len(text) > MAX_TYPE:
+                raise action_error(f"set_text needs a text of at most {MAX_TYPE} characters")
+            try:
+                if node.queryEditableText().setTextContents(text):
+                    return {"done": True}
+            except NotImplementedError:
+                pass
+            raise action_error(f"element {req.get('id')} ({node.getRoleName()}) does not take text")
+        if action == "click":
+            try:
+                acts = node.queryAction()
+                names = [acts.getName(i) for i in range(acts.nActions)]
+                for wanted in ("click", "press", "activate", "jump", "toggle", "open"):
+                    if wanted in names:
+                        acts.doAction(names.index(wanted))
+                        return {"done": True}
+            except NotImplementedError:
+                pass
+            return {"done": False, "center": center}
+        raise action_error(f"action must be click, focus or set_text, got {action!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+def serve(role: str) -> None:
+    handler = Root() if role == "root" else User()
+    out = sys.stdout
+    out.write(json.dumps({"hello": os.getpid()}) + "\n")
+    out.flush()
+    for line in iter(sys.stdin.readline, ""):
+        try:
+            req = json.loads(line)
+            op = getattr(handler, f"op_{req.get('op')}", None)
+            if op is None:
+                raise Fault("error", f"unknown op {req.get('op')!r}")
+            reply = {"ok": True, **op(req)}
+        except Fault as exc:
+            reply = {"ok": False, "kind": exc.kind, "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - one bad request must not end the daemon
+            reply = {"ok": False, "kind": "error", "error": f"{type(exc).__name__}: {exc}"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if len(sys.argv) != 2 or sys.argv[1] not in ("root", "user"):
+        sys.exit("usage: desktopd.py root|user")
+    serve(sys.argv[1])
