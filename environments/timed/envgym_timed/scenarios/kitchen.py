@@ -6,6 +6,10 @@ burns) and ``dishes`` (which collected jobs make a dish). ``start_job`` occupies
 ready ``seconds`` later (an ``alert`` from the job; in the sync variant at once), keeps ``hold_s`` on its
 station, then burns unless collected. ``collect`` frees the station; ``serve`` needs every job of the dish
 collected. Finishing by the deadline needs planning: long jobs first, short ones in their shadow.
+
+The kitchen can say when the cook had something useful to do (:func:`opportunity`, the kernel's
+``opportunity_idle_s``): a ready job to collect, a dish to serve, or a job a pending dish needs whose
+prerequisites are collected and whose station has room.
 """
 
 from __future__ import annotations
@@ -101,6 +105,37 @@ def serve(world: World, args: DishArgs) -> dict[str, Any]:
     return {"dish": args.dish, "served_at": dish["served_at"]}
 
 
+def _needed(world: World) -> set[str]:
+    """Jobs the pending dishes need, with their prerequisites."""
+    jobs = world.table("jobs")
+    todo = [n for d in world.table("dishes").values() if d["status"] != "served" for n in d["needs"]]
+    found: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in found and name in jobs:
+            found.add(name)
+            todo.extend(jobs[name]["needs"])
+    return found
+
+
+def opportunity(world: World) -> bool:
+    """Whether a useful action is available now (see the module docstring)."""
+    jobs = world.table("jobs")
+    if any(j["status"] == "ready" for j in jobs.values()):
+        return True
+    if any(d["status"] != "served" and all(jobs.get(n, {}).get("status") == "collected" for n in d["needs"])
+           for d in world.table("dishes").values()):
+        return True
+    stations = world.table("stations")
+
+    def startable(name: str) -> bool:
+        job = jobs[name]
+        return (job["status"] == "idle" and all(jobs.get(m, {}).get("status") == "collected" for m in job["needs"])
+                and len(_on(world, job["station"])) < stations[job["station"]]["capacity"])
+
+    return any(startable(n) for n in _needed(world))
+
+
 SCENARIO = Scenario(
     name="kitchen",
     description="A kitchen where cooking takes time: plan, overlap jobs, collect before things burn.",
@@ -108,4 +143,5 @@ SCENARIO = Scenario(
     policy=("You are the cook. Jobs take time on their station and you are alerted when one is ready; "
             "a ready job burns if it stays on its station too long. Serve the dishes by the deadline. "
             "Start only jobs the dishes need. When everything is served, reply with a short summary."),
+    opportunity=opportunity,
 )
