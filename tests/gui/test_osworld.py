@@ -52,10 +52,10 @@ def reason(raw: Any, **kw: Any) -> str:
 
 def test_the_fixture_folder_imports_four_tasks_and_says_why_for_the_rest() -> None:
     tasks, skipped = import_tasks(FIXTURES)
-    assert [t.metadata["osworld"]["id"] for t in tasks] == sorted([RENAME, MOVE, HIERARCHY, BLUETOOTH],
-                                                                   key=lambda i: f"osworld-{i}")
+    assert [t.id for t in tasks] == sorted(f"osworld-os-{i}" for i in (RENAME, MOVE, HIERARCHY, BLUETOOTH))
     assert all(t.env_id == "gui/osworld-v1" and t.solution for t in tasks)
-    why = dict(skipped)
+    why = {key.split("/")[1]: r for key, r in skipped}
+    assert {key.split("/")[0] for key, _ in skipped} == {"os", "multi_apps", "libreoffice_calc", "vlc"}
     assert why["28cc3b7e-b194-4bc9-8353-d04c0f4d56d2"].startswith('evaluator: command "pulseaudio --start')
     assert why["13584542-872b-42d8-b299-866967b5c3ef"].startswith("postconfig: ")
     assert why["2373b66a-092d-44cb-bfd7-82e86e7a3b4d"].startswith("network: ")
@@ -69,7 +69,7 @@ def test_the_fixture_folder_imports_four_tasks_and_says_why_for_the_rest() -> No
 
 def test_a_sudo_mkdir_and_a_directory_test_become_a_folder_and_an_exists_check() -> None:
     task = map_task(fixture("os", RENAME), domain="os")
-    assert task.id == f"osworld-{RENAME}" and task.tags == ("osworld", "os")
+    assert task.id == f"osworld-os-{RENAME}" and task.tags == ("osworld", "os")
     assert task.instruction.startswith('I have a directory named "todo_list_Jan_1"')
     assert task.initial_state["files"] == {f"/home/user/Desktop/todo_list_Jan_1/{KEEP}": {"text": ""}}
     assert task.initial_state["open"] == {"app": "terminal", "path": "/home/user", "title": "^Terminal$"}
@@ -249,7 +249,7 @@ def test_cli_writes_the_gated_suite_the_rest_and_a_report(tmp_path: Path, capsys
     gated = load_tasks(out / "tasks.jsonl")
     assert len(gated) == 4 and all(t.solution for t in gated)
     [rest] = load_tasks(out / "without-reference" / "tasks.jsonl")
-    assert rest.id == "osworld-no-ref" and rest.solution is None
+    assert rest.id == "osworld-os-no-ref" and rest.solution is None
     report = json.loads((out / "import-report.json").read_text(encoding="utf-8"))
     assert report["commit"] == "abc123" and report["total"] == 11 and report["with_reference"] == 4
     assert report["skipped_by_reason"] == {"app": 1, "download": 1, "evaluator": 1, "malformed": 1, "network": 1,

@@ -110,6 +110,9 @@ def import_tasks(source: str | Path | Iterable[dict[str, Any]], *, env_id: str =
     A file that is not JSON, or a task missing a field, is skipped naming the file and the field; nothing
     in the input raises. Tasks come out sorted by id.
     """
+    from envgym_gui import verify
+
+    verify.register()  # the family's entry point does it too; the importer also works without the plug-in loaded
     tasks: list[TaskSpec] = []
     skipped: list[tuple[str, str]] = []
     for where, domain, raw in _entries(source):
@@ -117,6 +120,12 @@ def import_tasks(source: str | Path | Iterable[dict[str, Any]], *, env_id: str =
             skipped.append((where, raw.reason))
             continue
         tid = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else where
+        stem = Path(where).stem if domain else tid
+        if stem != tid and tid != where:  # OSWorld's runner loads examples/<domain>/<id>.json
+            why = "windows: a Windows variant" if stem.endswith("-win") else "malformed"
+            skipped.append((f"{domain}/{stem}", f"{why}: {where}: its 'id' is {tid!r}, not the file's name"))
+            continue
+        tid = f"{domain}/{tid}" if domain and tid != where else tid
         try:
             tasks.append(map_task(raw, domain=domain, env_id=env_id, where=where))
         except Skip as why:
@@ -153,7 +162,7 @@ def map_task(raw: Any, *, domain: str | None = None, env_id: str = ENV_ID, where
         solution = None
     try:
         return TaskSpec(
-            id=f"osworld-{re.sub(r'[^a-z0-9_.-]+', '-', oid.lower())}", env_id=env_id, split="test",
+            id=re.sub(r"[^a-z0-9_.-]+", "-", f"osworld-{domain}-{oid}".lower()), env_id=env_id, split="test",
             instruction=raw["instruction"], initial_state=initial, limits=Limits(max_steps=30),
             verifiers=(verifier,), solution=tuple(solution) if solution else None,
             tags=("osworld", domain), metadata={"osworld": {
@@ -591,15 +600,16 @@ def write_suite(source: str | Path, out: str | Path, *, commit: str | None = Non
         "imported": len(tasks), "with_reference": len(with_ref),
         "skipped_by_reason": dict(sorted(Counter(r.split(":", 1)[0] for _, r in skipped).items())),
         "test_all": _test_all_counts(in_test_all, tasks, skipped) if in_test_all else None,
-        "imported_ids": [t.metadata["osworld"]["id"] for t in tasks],
+        "imported_tasks": [_key(t) for t in tasks],
         "skipped": [{"id": i, "reason": r} for i, r in skipped],
     }
     (out / "import-report.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return report
 
 
-_NOT_COUNTED = ("download", "network", "windows", "malformed")
-"""Skip reasons of tasks not counted as needing no download (a malformed task is counted nowhere)."""
+_NOT_COUNTED = ("download", "network", "windows", "malformed", "unfinished")
+"""Skip reasons of tasks not counted as needing no download (malformed files and examples without a metric
+are counted nowhere)."""
 
 
 def _git_head(root: Path) -> str | None:
@@ -615,15 +625,19 @@ def _test_all(root: Path) -> set[str]:
     for path in (root / "evaluation_examples" / "test_all.json", root.parent / "test_all.json"):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return {str(i) for ids in data.values() for i in ids}
+            return {f"{domain}/{i}" for domain, ids in data.items() for i in ids}
         except (OSError, ValueError, AttributeError, TypeError):
             continue
     return set()
 
 
+def _key(task: TaskSpec) -> str:
+    return f"{task.metadata['osworld']['domain']}/{task.metadata['osworld']['id']}"
+
+
 def _test_all_counts(ids: set[str], tasks: list[TaskSpec], skipped: list[tuple[str, str]]) -> dict[str, int]:
     """The same counts over OSWorld's benchmark set (``test_all.json``)."""
-    mine = [t for t in tasks if t.metadata["osworld"]["id"] in ids]
+    mine = [t for t in tasks if _key(t) in ids]
     out = [r for i, r in skipped if i in ids]
     return {"total": len(mine) + len(out),
             "no_download": len(mine) + sum(not r.startswith(_NOT_COUNTED) for r in out),
