@@ -229,6 +229,38 @@ def test_dicts_are_accepted_and_not_mutated() -> None:
     assert raw == before and len(tasks) == 1 and skipped[0][0] == "y"
 
 
+def test_a_file_whose_id_is_not_its_name_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "os").mkdir()
+    raw = fixture("os", BLUETOOTH)
+    (tmp_path / "os" / "other.json").write_text(json.dumps(raw), encoding="utf-8")
+    (tmp_path / "os" / f"{BLUETOOTH}-win.json").write_text(json.dumps(raw), encoding="utf-8")
+    tasks, skipped = import_tasks(tmp_path)
+    why = dict(skipped)
+    assert not tasks
+    assert why["os/other"].startswith("malformed: ") and f"its 'id' is {BLUETOOTH!r}" in why["os/other"]
+    assert why[f"os/{BLUETOOTH}-win"].startswith("windows: a Windows variant")
+
+
+# ------------------------------------------------------------------------------------------ the bundled suite
+
+SUITE = Path(__file__).parents[2] / "tasks" / "gui-osworld"
+
+
+def test_the_bundled_suite_is_the_importers_output_and_every_task_has_a_reference() -> None:
+    suite = load_tasks(SUITE / "tasks.jsonl")
+    assert len(suite) == 15 and all(t.solution and t.env_id == "gui/osworld-v1" for t in suite)
+    assert not (SUITE / "without-reference").exists()
+    by_id = {t.id: t for t in suite}
+    for oid in (RENAME, MOVE, HIERARCHY, BLUETOOTH):  # the fixtures are copies of the same OSWorld files
+        assert by_id[f"osworld-os-{oid}"] == map_task(fixture("os", oid), domain="os")
+    report = json.loads((SUITE / "import-report.json").read_text(encoding="utf-8"))
+    assert report["commit"] == "89426951c97d750c388ebbafcc923cfce5577616"
+    assert sorted(report["imported_tasks"]) == sorted(
+        f"{t.metadata['osworld']['domain']}/{t.metadata['osworld']['id']}" for t in suite)
+    assert (SUITE / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
+    assert "89426951c97d750c388ebbafcc923cfce5577616" in (SUITE / "README.md").read_text(encoding="utf-8")
+
+
 # ------------------------------------------------------------------------------------------ CLI
 
 
