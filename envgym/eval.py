@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from envgym import __version__ as _version
 from envgym.agent import AgentFactory
@@ -81,6 +81,16 @@ class EvalConfig(FrozenModel):
     """Override every task's per-step deadline (CPU models can need minutes per step)."""
     user: UserConfig | None = None
     """The simulated user of conversational envs (:mod:`envgym.user`); None = each env's default (scripted)."""
+    max_virtual_time: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Cap every timed task's virtual-time budget (seconds, or steps on a step clock; see
+    :mod:`envgym.timed.env`); other envs have no virtual time. In the config (and its hash) only when set."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_budget(self, handler: Any) -> Any:  # runs made before it existed keep their hash
+        data = handler(self)
+        if isinstance(data, dict) and data.get("max_virtual_time") is None:
+            data.pop("max_virtual_time", None)
+        return data
 
     @property
     def hash(self) -> str:
@@ -182,7 +192,24 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
             spec(env_id)
         except KeyError as exc:
             raise SpecError(f"a task names env {env_id!r}: {exc}") from exc
+        _budget_kwargs(env_id, config)  # an env that cannot take the budget fails here, before anything runs
     return pairs
+
+
+def _budget_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
+    """``{"max_virtual_time": ...}`` for a timed env (a :class:`~envgym.timed.env.TimedWorldEnv`); {} for others."""
+    if config.max_virtual_time is None:
+        return {}
+    from envgym.registry import load_entry_point
+    from envgym.timed.env import TimedWorldEnv
+
+    factory = load_entry_point(spec(env_id).entry_point)
+    if isinstance(factory, type) and issubclass(factory, TimedWorldEnv):
+        return {"max_virtual_time": config.max_virtual_time}
+    if getattr(factory, "time_evolving", False):
+        raise SpecError(f"--max-virtual-time: {env_id} is time-evolving but not a TimedWorldEnv, so it takes no "
+                        "virtual-time budget", field="max_virtual_time")
+    return {}
 
 
 def _user_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
@@ -289,7 +316,8 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
     try:
         async with EpisodePool(factory, concurrency=max(1, min(concurrency, len(todo))),
                                make_env=lambda env_id: make(env_id, judge=judge,
-                                                            **_user_kwargs(env_id, config))) as pool:
+                                                            **_user_kwargs(env_id, config),
+                                                            **_budget_kwargs(env_id, config))) as pool:
             if progress is not None:
                 progress.in_flight_of = lambda: pool.in_flight
             async for job, trajectory in pool.run_jobs(pulled()):
