@@ -28,7 +28,7 @@ from envgym.leaderboard.build import (
     publish,
     write_trajectories,
 )
-from envgym.leaderboard.models import Entry, Leaderboard, OverviewRow, RunInfo, TaskResult, TrainCurve
+from envgym.leaderboard.models import Efficiency, Entry, Leaderboard, OverviewRow, RunInfo, TaskResult, TrainCurve
 from envgym.leaderboard.render import (
     render_html,
     render_markdown,
@@ -42,6 +42,7 @@ __all__ = [
     "METRICS_FILE",
     "RECORDS_FILE",
     "RUN_FILE",
+    "Efficiency",
     "Entry",
     "Leaderboard",
     "OverviewRow",

@@ -33,6 +33,10 @@ Per suite and agent an :class:`Entry` reports:
   every episode was an infra error take no part, as in the success rate.
 - **mean_steps**, **mean_tokens** (prompt + completion), **mean_wall_s**: means over graded episodes
   (``None`` when there are none); **total_tokens** and **cost_usd**: sums over graded episodes.
+- **efficiency** (suites of timed envs, whose verdicts carry ``efficiency`` evidence; None elsewhere):
+  means over the graded episodes that carry it of virtual time, thinking, waiting, idle and opportunity
+  idle (over episodes whose world can say), and of time to goal over the episodes that reached it
+  (``goal_reached`` counts them), in the timeline's unit (seconds or steps).
 - **mean_score**: the mean verdict score over graded episodes (partial credit: a 0.8 rubric score
   counts 0.8 where success counts 0); ``None`` without graded episodes.
 - **tasks**: per task (sorted by id) its episodes, successes, infra errors, mean score and the paths of
@@ -75,7 +79,7 @@ from typing import Any
 
 from envgym.clock import Clock, SystemClock
 from envgym.errors import SpecError
-from envgym.leaderboard.models import Entry, Leaderboard, OverviewRow, RunInfo, TaskResult, TrainCurve
+from envgym.leaderboard.models import Efficiency, Entry, Leaderboard, OverviewRow, RunInfo, TaskResult, TrainCurve
 from envgym.leaderboard.render import render_trajectory, write_leaderboard
 from envgym.leaderboard.stats import macro_interval, pass_at_k, pass_hat_k, wilson_interval
 from envgym.record import ResultRecord, latest, read_records
@@ -379,8 +383,28 @@ def _entry(agent_id: str, label: str, settings: dict[str, Any], task_set: str, r
         total_tokens=sum(r.usage.total_tokens for r in graded),
         mean_wall_s=_mean([r.timing.wall_s for r in graded]),
         cost_usd=sum(r.usage.cost_usd for r in graded),
+        efficiency=_efficiency(graded),
         tasks=_tasks(records, slots),
     )
+
+
+def _efficiency(graded: list[ResultRecord]) -> Efficiency | None:
+    """The timed efficiency means of :class:`Entry` (see the module docstring); None without timed verdicts."""
+    found = [m for r in graded if r.verdict is not None
+             and isinstance(m := r.verdict.evidence.get("efficiency"), dict)]
+    if not found:
+        return None
+
+    def mean(key: str) -> float | None:
+        values = [float(m[key]) for m in found if isinstance(m.get(key), int | float)]
+        return round(sum(values) / len(values), 3) if values else None
+
+    units = {str(m.get("unit", "s")) for m in found}
+    return Efficiency(unit=units.pop() if len(units) == 1 else "mixed", episodes=len(found),
+                      mean_virtual_time=mean("virtual_time_s"), mean_thinking=mean("thinking_s"),
+                      mean_waiting=mean("waiting_s"), mean_idle=mean("idle_s"),
+                      mean_opportunity_idle=mean("opportunity_idle_s"), mean_time_to_goal=mean("time_to_goal_s"),
+                      goal_reached=sum(isinstance(m.get("time_to_goal_s"), int | float) for m in found))
 
 
 def _tasks(records: list[ResultRecord], slots: dict[str, dict[_Slot, int]]) -> tuple[TaskResult, ...]:

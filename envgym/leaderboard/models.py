@@ -31,6 +31,24 @@ class TaskResult(FrozenModel):
     """Paths, relative to the output folder, of the episodes' trajectories rendered as text."""
 
 
+class Efficiency(FrozenModel):
+    """Means over an entry's graded episodes of the efficiency metrics a timed verdict carries
+    (:meth:`envgym.timed.timeline.Timeline.metrics`), in virtual time (``unit``: seconds or steps)."""
+
+    unit: str = "s"
+    episodes: int
+    """Graded episodes that carried the metrics."""
+    mean_virtual_time: float | None = None
+    mean_thinking: float | None = None
+    mean_waiting: float | None = None
+    mean_idle: float | None = None
+    mean_opportunity_idle: float | None = None
+    """Over the episodes whose world could say when another action was available (None if none could)."""
+    mean_time_to_goal: float | None = None
+    """Over the episodes that reached their goal (``goal_reached`` of them)."""
+    goal_reached: int = 0
+
+
 class Entry(FrozenModel):
     """One agent (under one configuration) on one suite. Every field is defined in :mod:`envgym.leaderboard.build`."""
 
@@ -63,6 +81,8 @@ class Entry(FrozenModel):
     total_tokens: int = 0
     mean_wall_s: float | None = None
     cost_usd: float = 0.0
+    efficiency: Efficiency | None = None
+    """Virtual-time efficiency, for suites of timed envs (their verdicts carry it); None elsewhere."""
     tasks: tuple[TaskResult, ...] = ()
     """Per task, sorted by task id."""
 

@@ -112,6 +112,27 @@ def _pass_table(entries: tuple[Entry, ...]) -> Table | None:
     return headers, rows
 
 
+def _efficiency_table(entries: tuple[Entry, ...]) -> Table | None:
+    """Virtual-time efficiency of a timed suite's agents (None for other suites)."""
+    timed = [e for e in entries if e.efficiency is not None]
+    if not timed:
+        return None
+    units = {e.efficiency.unit for e in timed if e.efficiency is not None}
+    unit = "steps" if units == {"step"} else "s" if units == {"s"} else "units"
+    headers = [("Agent", False), (f"Virtual time ({unit})", True), (f"Thinking ({unit})", True),
+               (f"Waiting ({unit})", True), (f"Idle ({unit})", True), (f"Opportunity idle ({unit})", True),
+               (f"Time to goal ({unit})", True), ("Goal reached", True)]
+    rows = [[e.name, _num(f.mean_virtual_time), _num(f.mean_thinking), _num(f.mean_waiting), _num(f.mean_idle),
+             _num(f.mean_opportunity_idle), _num(f.mean_time_to_goal), f"{f.goal_reached}/{f.episodes}"]
+            for e in timed if (f := e.efficiency) is not None]
+    return headers, rows
+
+
+EFFICIENCY_NOTE = ("Efficiency in virtual time: means over graded episodes; time to goal over the episodes that "
+                   "reached their goal; opportunity idle is waiting while the world said another action was "
+                   "available (— where it cannot say).")
+
+
 def _pass_caption(entries: tuple[Entry, ...]) -> str:
     every = sorted({k for entry in entries for k in entry.pass_at_k})
     shown = _ks(entries)
@@ -221,6 +242,9 @@ def render_markdown(lb: Leaderboard) -> str:
         passes = _pass_table(entries)
         if passes:
             lines += [_pass_caption(entries) + ":", "", *_md(*passes)]
+        efficiency = _efficiency_table(entries)
+        if efficiency:
+            lines += [EFFICIENCY_NOTE, "", *_md(*efficiency)]
     if lb.training:
         lines += ["## Training", ""]
         lines += [f"- {text(c.label)}: {len(c.steps)} step(s), mean reward {c.reward_mean[0]:.3f} → "
@@ -406,6 +430,7 @@ def render_html(lb: Leaderboard) -> str:
         parts.append(f'<section class="runs" id="runs"><h2>Runs</h2>{runs}</section>')
     for suite, entries in lb.suites.items():
         passes = _pass_table(entries)
+        efficiency = _efficiency_table(entries)
         sets = sorted({_short(e.task_set) for e in entries if e.task_set})
         parts.append(
             f'<section class="suite" id="{esc(_anchor(suite))}"><h2>{esc(suite)}</h2>'
@@ -415,6 +440,8 @@ def render_html(lb: Leaderboard) -> str:
             f"{_scatter_figure(suite, entries, colours)}</div>{_html_table(_table(entries))}"
             + (f'<p class="meta">{esc(_pass_caption(entries))}</p>{_html_table(passes, "board passes")}'
                if passes else "")
+            + (f'<p class="meta">{esc(EFFICIENCY_NOTE)}</p>{_html_table(efficiency, "board efficiency")}'
+               if efficiency else "")
             + "</section>")
     if lb.training:
         parts.append(f'<section class="training" id="training"><h2>Training</h2><p class="meta">Reward curves of '
