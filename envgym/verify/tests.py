@@ -295,71 +295,129 @@ def _verdict(spec: TestsSpec, tests: dict[str, dict[str, str]], reason: str | No
     return Verdict(score=float(resolved), passed=resolved, criteria=tuple(criteria), evidence=evidence)
 
 
-async def grade_patch(spec: TestsSpec, sandbox: Any, patch: str | None) -> Verdict:
-    """Apply ``patch`` in ``sandbox`` (a fresh one) and run the hidden tests: steps 2 and 3 of the module
-    docstring. The evidence holds ``patch_applied``; a patch that does not apply is a failed verdict."""
-    groups = {"FAIL_TO_PASS": spec.fail_to_pass, "PASS_TO_PASS": spec.pass_to_pass}
-    files = files_to_run(spec)
+@dataclass
+class TestRun:
+    """What one run of the grader's runner found (:func:`run_tests`)."""
+
+    __test__ = False
+    statuses: dict[str, str]
+    """Node id -> status of every test the run reported (not only the listed ones)."""
+    patch_applied: bool
+    reason: str | None
+    """Why the run says nothing reliable: the patch was refused or did not apply, ``timeout``, ``out of memory``,
+    or the process ended before the end marker; None for a run that ended normally."""
+    dropped_paths: dict[str, str]
+    exit_code: int | None
+    timed_out: bool
+    log_tail: str
+    """The run's output (last 4,000 characters) through :func:`stable_log`."""
+
+
+_STAMPS = (
+    (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"), "<datetime>"),
+    (re.compile(r"\b\d{4}-\d\d-\d\d\b"), "<date>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b1\d{9}(?:\.\d+)?\b|\b1\d{12,18}\b"), "<epoch>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|us|µs|ns|sec|seconds)\b"), "<duration>"),
+    (re.compile(r"\b((?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1\]?)[:, ]\s*)\d{2,5}\b"), r"\1<port>"),
+    (re.compile(r"\b(pid[ =:]*)\d+\b", re.IGNORECASE), r"\1<pid>"),
+)
+
+
+def stable_log(text: str) -> str:
+    """``text`` with what differs between two runs of the same tests masked: durations (pytest's
+    ``in 0.12s``), memory addresses, wall-clock dates and times, epoch timestamps, local ports and pids a
+    test printed. Grading evidence holds logs only through this, so the same work graded twice gives the
+    same evidence (Gymnasium's determinism check compares it)."""
+    text = _ADDRESS.sub("0x?", _TIMING.sub(" ", text))
+    for pattern, repl in _STAMPS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+async def run_tests(sandbox: Any, *, base_commit: str, test_patch: str, files: list[str], patch: str | None = None,
+                    protect: tuple[str, ...] = (), test_cmd: str | None = None, workdir: str = "/testbed",
+                    timeout_s: float = 300.0, max_output: int = 8 << 20) -> TestRun:
+    """Steps 2 and 3 of the module docstring in ``sandbox`` (a fresh one): ``/testbed`` at ``base_commit``,
+    ``patch`` applied (None or empty: none) with its hijacking paths undone (``protect`` adds test paths to
+    restore), ``test_patch`` applied, ``files`` run once by the grader's runner with ``test_cmd``'s pytest
+    options. Returns the status of every test the runner reported. Used by :func:`grade_patch` and by
+    anything that needs to know which tests pass at a commit (``envgym swe label``)."""
+    spec = TestsSpec(base_commit=base_commit, test_patch=test_patch, fail_to_pass=("-",), workdir=workdir,
+                     timeout_s=timeout_s, max_output=max_output, **({"test_cmd": test_cmd} if test_cmd else {}))
     args = pytest_args(spec)
     patch = patch or ""
-    base_evidence: dict[str, Any] = {"model_patch": patch, "patch_applied": False, "dropped_paths": {},
-                                     "test_files": files}
-    missing = {name: dict.fromkeys(ids, "MISSING") for name, ids in groups.items()}
+
+    def failed(reason: str, applied: bool = False, dropped: dict[str, str] | None = None) -> TestRun:
+        return TestRun({}, applied, reason, dropped or {}, None, False, "")
+
     unsafe = [p for p in patch_paths(patch) if unsafe_path(p)]
     if unsafe:
-        return _verdict(spec, missing, f"the patch touches paths outside the work tree: {', '.join(unsafe[:5])}",
-                        base_evidence)
+        return failed(f"the patch touches paths outside the work tree: {', '.join(unsafe[:5])}")
     if patch.strip():
         await sandbox.write(MODEL_PATCH_PATH, patch if patch.endswith("\n") else patch + "\n")
     prepared = await sandbox.session.exec(["bash", "-c", _prepare_script(spec, bool(patch.strip()))], timeout=120,
                                           max_output=1 << 20)
     if prepared.exit_code == 4:
-        raise VerifierError(f"cannot check out {spec.base_commit[:12]} in {spec.workdir}: "
+        raise VerifierError(f"cannot check out {base_commit[:12]} in {workdir}: "
                             f"{(prepared.stdout + prepared.stderr)[-1000:]}")
     if prepared.exit_code != 0:
-        detail = (prepared.stdout + prepared.stderr).strip()[-1000:]
-        return _verdict(spec, missing, f"the model patch does not apply: {detail}", base_evidence)
-    base_evidence["patch_applied"] = True
+        return failed(f"the model patch does not apply: {(prepared.stdout + prepared.stderr).strip()[-1000:]}")
     changed = prepared.stdout.rsplit("\x1eCHANGED\n", 1)[-1].splitlines()
-    test_paths = sorted(set(patch_paths(spec.test_patch)) | set(files))
+    test_paths = sorted(set(patch_paths(test_patch)) | set(files) | set(protect))
     undo = sorted({p for p in [*changed, *patch_paths(patch)] if p and protected(p, set(test_paths))})
-    if spec.test_patch.strip():
-        await sandbox.write(PATCH_PATH, spec.test_patch)
+    if test_patch.strip():
+        await sandbox.write(PATCH_PATH, test_patch)
     restored = await sandbox.session.exec(["bash", "-c", _restore_script(spec, undo, test_paths)], timeout=120,
                                           max_output=1 << 20)
     if restored.exit_code != 0:
         detail = (restored.stdout + restored.stderr)[-2000:]
-        raise VerifierError(f"the hidden test patch did not apply at {spec.base_commit[:12]}: {detail}")
+        raise VerifierError(f"the hidden test patch did not apply at {base_commit[:12]}: {detail}")
     undone = dict(line.split(" ", 1)[::-1] for line in restored.stdout.splitlines()
                   if line.startswith(("restored ", "dropped ")))
-    base_evidence["dropped_paths"] = {p: undone[p] for p in sorted(undone) if p in undo}
+    dropped = {p: undone[p] for p in sorted(undone) if p in undo}
     nonce = secrets.token_hex(16)
     await sandbox.write(f"{GRADER_DIR}/run.py", RUNNER)
     await sandbox.write(f"{GRADER_DIR}/nonce", nonce + "\n", mode=0o600)
-    argv = ["python3", "-P", "-s", f"{GRADER_DIR}/run.py", f"{GRADER_DIR}/nonce", REPORT_PATH, spec.workdir, *args,
-            *files]
+    argv = ["python3", "-P", "-s", f"{GRADER_DIR}/run.py", f"{GRADER_DIR}/nonce", REPORT_PATH, workdir, *args, *files]
     cmd = (f'exec 2>&1\nmkdir -p /tmp/.envgym-home\nexec env -i {" ".join(_CLEAN_ENV)} '
            f'ENVGYM_EXEC="${{ENVGYM_EXEC:-}}" {shlex.join(argv)}')
-    result = await sandbox.session.exec(["bash", "-c", cmd], timeout=spec.timeout_s, max_output=spec.max_output,
-                                        cwd=spec.workdir)
-    output = result.stdout
+    result = await sandbox.session.exec(["bash", "-c", cmd], timeout=timeout_s, max_output=max_output, cwd=workdir)
     try:
         report = (await sandbox.read(REPORT_PATH)).decode(errors="replace")
     except SandboxFileNotFound:
         report = ""
     statuses, end = parse_report(report, nonce)
-    tests = {name: {t: statuses.get(t, "MISSING") for t in ids} for name, ids in groups.items()}
     reason = None
     if result.timed_out:
         reason = "timeout"
-        tests = {name: {t: (s if s != "MISSING" else "TIMEOUT") for t, s in ts.items()} for name, ts in tests.items()}
     elif result.oom_killed:
         reason = "out of memory"
     elif end is None:
         reason = f"the test process ended before the grader's end marker (exit code {result.exit_code})"
-    # No timings, addresses or nonce in the evidence: the same work graded twice gives the same verdict.
-    log_tail = _ADDRESS.sub("0x?", _TIMING.sub(" ", output.replace(nonce, "<nonce>")))[-4000:]
-    return _verdict(spec, tests, reason, {**base_evidence, "exit_code": result.exit_code, "log_tail": log_tail})
+    # No timings, addresses, timestamps or nonce in the log: the same work graded twice gives the same evidence.
+    log_tail = stable_log(result.stdout.replace(nonce, "<nonce>"))[-4000:]
+    return TestRun(statuses, True, reason, dropped, result.exit_code, bool(result.timed_out), log_tail)
+
+
+async def grade_patch(spec: TestsSpec, sandbox: Any, patch: str | None) -> Verdict:
+    """Apply ``patch`` in ``sandbox`` (a fresh one) and run the hidden tests: steps 2 and 3 of the module
+    docstring (:func:`run_tests`). The evidence holds ``patch_applied``; a patch that does not apply is a
+    failed verdict."""
+    groups = {"FAIL_TO_PASS": spec.fail_to_pass, "PASS_TO_PASS": spec.pass_to_pass}
+    files = files_to_run(spec)
+    pytest_args(spec)  # a bad test_cmd is the verifier's error before anything runs
+    run = await run_tests(sandbox, base_commit=spec.base_commit, test_patch=spec.test_patch, files=files,
+                          patch=patch, test_cmd=spec.test_cmd, workdir=spec.workdir, timeout_s=spec.timeout_s,
+                          max_output=spec.max_output)
+    evidence: dict[str, Any] = {"model_patch": patch or "", "patch_applied": run.patch_applied,
+                                "dropped_paths": run.dropped_paths, "test_files": files}
+    tests = {name: {t: run.statuses.get(t, "MISSING") for t in ids} for name, ids in groups.items()}
+    if not run.patch_applied:
+        return _verdict(spec, tests, run.reason, evidence)
+    if run.timed_out:
+        tests = {name: {t: (s if s != "MISSING" else "TIMEOUT") for t, s in ts.items()} for name, ts in tests.items()}
+    return _verdict(spec, tests, run.reason, {**evidence, "exit_code": run.exit_code, "log_tail": run.log_tail})
 
 
 async def verify_tests(spec: TestsSpec, ctx: VerifyContext) -> Verdict:

@@ -1,15 +1,22 @@
-"""``envgym swe``: import SWE-bench instances, build repository images, grade predictions.
+"""``envgym swe``: mine and label a repository's history, import SWE-bench instances, build images, grade.
 
+    envgym swe mine REPO_PATH --suite NAME [--since DATE] [--limit N] [--runs 2] [--repo-name OWNER/NAME]
+    envgym swe label INSTANCES.jsonl --repo OWNER/NAME=PATH... [--runs 2] [--out LABELLED.jsonl]
     envgym swe import INSTANCES.jsonl --repo OWNER/NAME=PATH... [--suite NAME] [--out DIR] [--no-build]
+    envgym swe forget SUITE [--delete]
     envgym swe build [--suite S...|--all] [--repo OWNER/NAME=PATH...] [--force]
     envgym swe grade PREDICTIONS.jsonl (--suite S | --instances FILE --repo OWNER/NAME=PATH...) [--out REPORT]
 
-``import`` writes ``tasks/<suite>/`` by default (so ``envgym eval --suite <suite>`` and ``envgym check
-swe/<name>-v1`` find it). ``build`` makes the images a suite's tasks name when missing (a fresh machine,
-CI); a repository comes from ``--repo``, else from where it was last imported, else (bundled suites) it is
-rebuilt from its pinned PyPI sdist and the tasks' stored patches (``envgym_swe.sources.rebuild_repo``: the
-commit ids come out the same). Hooked into ``envgym`` as any plug-in's subcommand is: the entry point
-``swe = "envgym_swe.cli:add_parser"`` in the group ``envgym.cli``; each command returns an exit code.
+``mine`` is the whole pipeline in one command: candidates from the history (:mod:`envgym_swe.mine`),
+labelled in containers (:mod:`envgym_swe.label`), imported, and validated (gold patch resolved, empty
+patch not) through the verifier. ``mine`` and ``import`` write user suites under
+``envgym_swe.importer.suites_dir()`` by default (``~/.local/share/envgym/swe/suites/<suite>``), never into
+envgym's own tree; ``forget`` drops a remembered suite. ``build`` makes the images a suite's tasks name
+when missing (a fresh machine, CI); a repository comes from ``--repo``, else from where it was last
+imported, else (bundled suites) it is rebuilt from its pinned PyPI sdist and the tasks' stored patches
+(``envgym_swe.sources.rebuild_repo``: the commit ids come out the same). Hooked into ``envgym`` as any
+plug-in's subcommand is: the entry point ``swe = "envgym_swe.cli:add_parser"`` in the group ``envgym.cli``;
+each command returns an exit code.
 """
 
 from __future__ import annotations
@@ -28,24 +35,30 @@ from envgym.errors import EnvgymError, SpecError
 out = Console(soft_wrap=True)
 
 
+def _is_git(path: Path) -> bool:
+    import subprocess
+
+    return path.is_dir() and subprocess.run(["git", "-C", str(path), "rev-parse", "--git-dir"],
+                                            capture_output=True).returncode == 0
+
+
 def _repos(pairs: list[str]) -> dict[str, Path]:
     repos = {}
     for pair in pairs:
         name, sep, path = pair.partition("=")
         if not sep or "/" not in name or not path:
             raise SpecError(f"--repo {pair!r}: expected OWNER/NAME=PATH")
-        if not (Path(path).expanduser() / ".git").exists():
+        if not _is_git(Path(path).expanduser()):
             raise SpecError(f"--repo {pair!r}: {path} is not a git repository")
         repos[name] = Path(path).expanduser()
     return repos
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from envgym.task import suites_root
-    from envgym_swe.importer import import_instances
+    from envgym_swe.importer import import_instances, suites_dir
 
     suite = args.suite or "swe-" + re.sub(r"[^a-z0-9]+", "-", Path(args.instances).stem.lower()).strip("-")
-    out_dir = Path(args.out) if args.out else suites_root() / suite
+    out_dir = Path(args.out) if args.out else suites_dir() / suite
     report = import_instances(args.instances, _repos(args.repo), suite, out_dir, build=not args.no_build,
                               test_timeout_s=args.test_timeout, log=out.print if args.verbose else lambda _: None)
     for tag, built in report.images:
@@ -55,6 +68,101 @@ def _cmd_import(args: argparse.Namespace) -> int:
     where = f" -> {report.out_dir}" if report.out_dir else ""
     out.print(f"suite {suite}: {len(report.tasks)} tasks (env {report.env_id}), {len(report.skipped)} skipped{where}")
     return 0 if report.tasks else 1
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _print_label(report) -> None:
+    for res in report.results:
+        if res.reason:
+            out.print(f"[yellow]skipped[/] {res.instance_id}: {res.reason}")
+        else:
+            out.print(f"[green]labelled[/] {res.instance_id}: {len(res.fail_to_pass)} FAIL_TO_PASS, "
+                      f"{len(res.pass_to_pass)} PASS_TO_PASS" + (f", flaky (left out): {', '.join(res.flaky)}"
+                                                                 if res.flaky else ""))
+    for res in report.results:
+        if res.reason and res.flaky:
+            out.print(f"  flaky in {res.instance_id} (left out): {', '.join(res.flaky)}")
+
+
+def _cmd_label(args: argparse.Namespace) -> int:
+    from envgym_swe.instances import read_jsonl
+    from envgym_swe.label import label_instances
+
+    report = asyncio.run(label_instances(read_jsonl(args.instances), _repos(args.repo), runs=args.runs,
+                                         concurrency=args.concurrency, test_timeout_s=args.test_timeout,
+                                         log=out.print if args.verbose else lambda _: None))
+    _print_label(report)
+    path = Path(args.out) if args.out else Path(args.instances).with_suffix(".labelled.jsonl")
+    _write_jsonl(path, report.rows)
+    out.print(f"{len(report.rows)} of {len(report.results)} instances labelled ({args.runs} runs a side) -> {path}")
+    return 0 if report.rows else 1
+
+
+def _cmd_mine(args: argparse.Namespace) -> int:
+    import time
+
+    from envgym_swe.importer import import_instances, suites_dir
+    from envgym_swe.label import label_instances, validate_tasks
+    from envgym_swe.mine import mine_repository
+
+    started = time.monotonic()
+    log = out.print if args.verbose else lambda _: None
+    path = Path(args.repo_path).expanduser().resolve()
+    if not _is_git(path):
+        raise SpecError(f"{args.repo_path} is not a git repository")
+    mined = mine_repository(path, repo=args.repo_name, since=args.since, limit=args.limit, log=log)
+    out_dir = Path(args.out) if args.out else suites_dir() / args.suite
+    _write_jsonl(out_dir / "candidates.jsonl", mined.candidates)
+    for commit, why in mined.skipped:
+        out.print(f"[yellow]not a candidate[/] {commit[:12]}: {why}")
+    for r in mined.ranges:
+        env = r.environment
+        out.print(f"environment {r.version}: {r.count} candidate(s), base {r.first[:12]}..{r.last[:12]}; layout "
+                  f"{env.layout}, python {env.python or 'any'}, install `{env.install}`, "
+                  f"requirements: {', '.join(env.requirements) or 'none'}")
+    mine_s = time.monotonic() - started
+    out.print(f"{mined.commits_seen} commits read, {len(mined.candidates)} candidates ({mine_s:.1f}s) -> "
+              f"{out_dir / 'candidates.jsonl'}")
+    if args.no_label or not mined.candidates:
+        return 0 if mined.candidates else 1
+    repos = {mined.repo: path}
+    labelled = asyncio.run(label_instances(mined.candidates, repos, runs=args.runs, concurrency=args.concurrency,
+                                           test_timeout_s=args.test_timeout, log=log))
+    _print_label(labelled)
+    _write_jsonl(out_dir / "instances.jsonl", labelled.rows)
+    label_s = time.monotonic() - started - mine_s
+    out.print(f"{len(labelled.rows)} of {len(mined.candidates)} candidates labelled ({label_s:.1f}s)")
+    if not labelled.rows:
+        return 1
+    report = import_instances(labelled.rows, repos, args.suite, out_dir, test_timeout_s=args.test_timeout,
+                              images=labelled.specs, log=log)
+    for iid, why in report.skipped:
+        out.print(f"[yellow]skipped[/] {iid}: {why}")
+    valid = [] if args.no_validate else asyncio.run(validate_tasks(report.tasks, concurrency=args.concurrency))
+    for v in valid:
+        if not v.ok:
+            out.print(f"[red]invalid[/] {v.instance_id}: gold resolved {v.gold_resolved}, empty resolved "
+                      f"{v.empty_resolved}; {v.detail}")
+    total = time.monotonic() - started
+    summary = (f"suite {args.suite}: {len(report.tasks)} tasks (env {report.env_id}) -> {report.out_dir}; "
+               f"{len(mined.candidates)} candidates, {len(labelled.rows)} labelled")
+    if valid:
+        summary += (f"; gold resolved {sum(v.gold_resolved for v in valid)}/{len(valid)}, empty resolved "
+                    f"{sum(v.empty_resolved for v in valid)}/{len(valid)}")
+    out.print(summary + f"; {total / 60:.1f} min ({total / 60 / len(mined.candidates):.2f} min per candidate)")
+    return 0 if report.tasks and all(v.ok for v in valid) else 1
+
+
+def _cmd_forget(args: argparse.Namespace) -> int:
+    from envgym_swe.importer import forget_suite
+
+    folder = forget_suite(args.suite, delete=args.delete)
+    out.print(f"forgot {args.suite} ({'deleted' if args.delete else 'kept'} {folder})")
+    return 0
 
 
 def _repo_for(name: str, tasks: list, given: dict[str, Path]) -> Path | None:
@@ -147,14 +255,41 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``swe import``, ``swe build`` and ``swe grade`` to the ``envgym`` command line."""
-    p = subparsers.add_parser("swe", help="SWE tasks: import SWE-bench instances, build images, grade predictions")
+    """Add ``swe mine``, ``label``, ``forget``, ``import``, ``build`` and ``grade`` to the ``envgym`` command line."""
+    p = subparsers.add_parser("swe", help="SWE tasks: mine a repository, label, import, build images, grade")
     sub = p.add_subparsers(dest="swe_command", required=True)
+    m = sub.add_parser("mine", help="a repository's history -> candidates, labelled, imported, validated suite")
+    m.add_argument("repo_path", help="a local git repository")
+    m.add_argument("--suite", required=True, help="suite name")
+    m.add_argument("--since", help="only commits after this date (git's --since)")
+    m.add_argument("--limit", type=positive_int, help="at most this many candidates (newest first)")
+    m.add_argument("--repo-name", help="OWNER/NAME recorded in the instances (default local/<folder name>)")
+    m.add_argument("--out", help="suite folder (default: the user data directory, see `envgym swe forget`)")
+    m.add_argument("--runs", type=positive_int, default=2, help="test runs before and after the fix (default 2)")
+    m.add_argument("--concurrency", type=positive_int, default=2, help="test runs at once")
+    m.add_argument("--test-timeout", type=positive_seconds, default=300.0, help="seconds one test run may take")
+    m.add_argument("--no-label", action="store_true", help="stop after writing candidates.jsonl")
+    m.add_argument("--no-validate", action="store_true", help="skip grading gold and empty patches after import")
+    m.add_argument("--verbose", "-v", action="store_true", help="show each candidate, run and image build")
+    m.set_defaults(fn=_cmd_mine)
+    lab = sub.add_parser("label", help="find FAIL_TO_PASS / PASS_TO_PASS by running tests before and after the fix")
+    lab.add_argument("instances", help="JSONL of SWE-bench instances (FAIL_TO_PASS may be empty)")
+    lab.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH", help="a local git repository")
+    lab.add_argument("--runs", type=positive_int, default=2, help="test runs before and after the fix (default 2)")
+    lab.add_argument("--concurrency", type=positive_int, default=2, help="test runs at once")
+    lab.add_argument("--test-timeout", type=positive_seconds, default=300.0, help="seconds one test run may take")
+    lab.add_argument("--out", help="labelled JSONL (default: INSTANCES.labelled.jsonl)")
+    lab.add_argument("--verbose", "-v", action="store_true", help="show image builds and each instance")
+    lab.set_defaults(fn=_cmd_label)
+    f = sub.add_parser("forget", help="drop an imported suite from the remembered ones (its env id unregisters)")
+    f.add_argument("suite", help="suite name")
+    f.add_argument("--delete", action="store_true", help="also delete its folder")
+    f.set_defaults(fn=_cmd_forget)
     i = sub.add_parser("import", help="SWE-bench instances + local git repositories -> images and a task suite")
     i.add_argument("instances", help="JSONL of SWE-bench instances")
     i.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH", help="a local git repository")
     i.add_argument("--suite", help="suite name (default: swe-<file stem>)")
-    i.add_argument("--out", help="output folder (default: tasks/<suite>)")
+    i.add_argument("--out", help="output folder (default: the user data directory's suites/<suite>)")
     i.add_argument("--no-build", action="store_true", help="write the tasks without building images")
     i.add_argument("--test-timeout", type=positive_seconds, default=300.0, help="seconds the hidden tests may run")
     i.add_argument("--verbose", "-v", action="store_true", help="show image build output")

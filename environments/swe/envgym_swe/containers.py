@@ -25,15 +25,19 @@ in the image. Site-packages, the interpreter and git's system config cannot be c
 container is fresh: nothing untracked is there but the editable install's ``*.egg-info``) and deletes every
 other ref: ``git log`` shows one commit, so neither the parent (the clean code of an
 injected bug) nor other tasks' commits are a ``git log --all`` away. Containers always run with network
-``none``.
+``none`` (networking disabled, so Docker writes no ``/etc/hosts``, and the image's is shadowed by an empty one):
+a read-only bind mount of :data:`HOSTS_FILE` gives them one, so ``localhost`` resolves (to the container's
+own loopback) for tests that start a local server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shlex
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from envgym.sandbox.base import Sandbox
 from envgym.sandbox.docker import DockerEngine, DockerSandbox
@@ -48,15 +52,22 @@ PRISTINE = "/opt/envgym/testbed"
 DISK = {"/testbed": "768m", "/tmp": "256m", "/root": "64m", "/var/tmp": "64m", "/run": "16m"}
 """The writable paths (tmpfs) and their caps; everything else is read-only. ``HOME`` is ``/root``."""
 _MODES = {"/tmp": "1777", "/var/tmp": "1777", "/root": "0700"}
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+HOSTS_FILE = Path.home() / ".cache" / "envgym" / "swe" / "hosts"
+"""The host file mounted read-only as every SWE container's ``/etc/hosts`` (written with :data:`HOSTS` when
+missing or different, before a container starts)."""
 _PROFILE = {
     "name": "swe", "workdir": WORKDIR, "memory": "2g", "pids_limit": 512, "lifetime_s": 6 * 3600,
-    "read_only_root": True, "environment": {"HOME": "/root"},
+    "read_only_root": True, "environment": {"HOME": "/root"}, "allow": frozenset({"binds"}),
+    "extra_host_config": {"Mounts": [{"Type": "bind", "Source": str(HOSTS_FILE), "Target": "/etc/hosts",
+                                      "ReadOnly": True}]},
     "tmpfs": {path: f"rw,exec,nosuid,nodev,size={size},mode={_MODES.get(path, '0755')}" for path, size in DISK.items()},
     "disk": "1168m",  # the total the sandbox layer checks the tmpfs sizes against
 }
 PROFILE = DEFAULT.model_copy(update=_PROFILE)
 """DEFAULT's hardening (network none, capabilities dropped, limits), a read-only root and the tmpfs of DISK
-(1168 MiB in all, well below the 2 GiB of memory their pages are charged to)."""
+(1168 MiB in all, well below the 2 GiB of memory their pages are charged to), and :data:`HOSTS_FILE` read-only
+at ``/etc/hosts`` (the one bind mount it opts in to)."""
 _COMMIT_ENV = ("GIT_AUTHOR_NAME=envgym GIT_AUTHOR_EMAIL=envgym@localhost GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' "
                "GIT_COMMITTER_NAME=envgym GIT_COMMITTER_EMAIL=envgym@localhost "
                "GIT_COMMITTER_DATE='2000-01-01T00:00:00Z'")
@@ -73,10 +84,26 @@ _POPULATE = (f"[ -d {PRISTINE}/.git ] || {{ echo 'this image has no {PRISTINE}: 
              "{ git update-index -q --refresh >/dev/null 2>&1 || true; }")
 
 
+def write_hosts_file() -> Path:
+    """:data:`HOSTS_FILE` with :data:`HOSTS` in it (written only when it differs)."""
+    try:
+        if HOSTS_FILE.read_text() == HOSTS:
+            return HOSTS_FILE
+    except OSError:
+        pass
+    HOSTS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    tmp = HOSTS_FILE.with_name(f"hosts.{os.getpid()}.tmp")
+    tmp.write_text(HOSTS)
+    tmp.chmod(0o644)
+    tmp.replace(HOSTS_FILE)
+    return HOSTS_FILE
+
+
 class SweSandbox(DockerSandbox):
     """A Docker sandbox whose ``/testbed`` tmpfs is filled from the image's pristine copy as it starts."""
 
     async def start(self) -> None:
+        await asyncio.to_thread(write_hosts_file)
         await super().start()
         if WORKDIR not in self.profile.tmpfs:
             return

@@ -8,6 +8,19 @@ with two buggy base commits, and returns the repository path and four instances 
 * ``demo__calc-3-stale``: a gold patch that does not apply (skipped at import, with the reason);
 * ``demo__calc-4-hang``: its hidden test never ends (graded as a failure with reason ``timeout``).
 
+``make_history(root)`` creates ``root/demo-shop``: a package with a history of real fixes, the input of
+``envgym swe mine`` (``python -m envgym_swe.demo --history DIR`` makes it and prints the command). Its
+commits, oldest first:
+
+1. ``shop`` 0.1 (flat layout; ``pytest`` and ``six`` as the ``test`` extra): ``cart``, ``client``; tests,
+   among them ``test_checkout_is_flaky`` (each run draws PASSED, FAILED, SKIPPED, XFAIL or ERROR);
+2. *fix*: ``total`` ignored quantities (+ a test in ``tests/test_cart.py``, beside the flaky one);
+3. *fix*: ``fetch`` asked for the wrong path; its test serves a page on ``localhost`` and prints the time
+   and the port (so its log differs from run to run);
+4. docs only; 5. tests only (neither is a candidate);
+6. the move to a ``src/`` layout (another environment: another image);
+7. *fix*: ``discount`` of 0 % raised; its test imports ``six`` (a test requirement).
+
 Used by the tests, the benchmark and the README's quick start (``python -m envgym_swe.demo DIR`` writes
 ``DIR/instances.jsonl``, the hanging instance left out, and prints the import command).
 """
@@ -151,8 +164,157 @@ def make_demo(root: str | Path) -> tuple[Path, list[dict[str, Any]]]:
     return repo, instances
 
 
+SHOP_PYPROJECT = '''[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "shop"
+version = "0.1.0"
+requires-python = ">=3.9"
+
+[project.optional-dependencies]
+test = ["pytest", "six"]
+'''
+CART = '''"""Shopping cart arithmetic."""
+
+
+def total(items):
+    """Sum of price * quantity over (price, quantity) pairs."""
+    return sum(price for price, quantity in items)
+
+
+def discount(amount, percent):
+    """``amount`` less ``percent`` per cent."""
+    if not percent:
+        raise ValueError("no discount")
+    return round(amount * (100 - percent) / 100, 2)
+'''
+CLIENT = '''"""A tiny HTTP client for the price service."""
+import urllib.request
+
+
+def fetch(host, port, path):
+    """The body of http://host:port/path as text."""
+    with urllib.request.urlopen(f"http://{host}:{port}/{path.lstrip('/')}x", timeout=5) as response:
+        return response.read().decode()
+'''
+CART_TESTS = '''import random
+
+import pytest
+
+from shop.cart import discount, total
+
+
+def test_total_empty():
+    assert total([]) == 0
+
+
+def test_discount_half():
+    assert discount(10, 50) == 5
+
+
+@pytest.fixture
+def draw():
+    outcome = random.SystemRandom().randrange(5)
+    if outcome == 4:
+        raise RuntimeError("the fixture failed this time")
+    return outcome
+
+
+def test_checkout_is_flaky(draw):
+    if draw == 1:
+        pytest.skip("skipped this time")
+    if draw == 2:
+        pytest.xfail("expected to fail this time")
+    assert draw == 0
+'''
+QTY_TEST = '''
+
+def test_total_counts_quantities():
+    assert total([(2.5, 2), (1, 3)]) == 8
+'''
+CLIENT_TESTS = '''import datetime
+import http.server
+import threading
+
+from shop.client import fetch
+
+
+class Prices(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"42" if self.path == "/price" else b"?"
+        self.send_response(200 if body == b"42" else 404)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_fetch_from_a_local_server():
+    server = http.server.HTTPServer(("localhost", 0), Prices)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        print(f"serving on localhost:{port} at {datetime.datetime.now().isoformat()}")
+        assert fetch("localhost", port, "/price") == "42"
+    finally:
+        server.shutdown()
+'''
+DISCOUNT_TESTS = '''import six
+
+from shop.cart import discount
+
+
+def test_zero_discount_is_the_amount():
+    assert discount(10, 0) == 10
+
+
+def test_discount_quarter():
+    assert discount(six.moves.reduce(lambda a, b: a + b, [4, 4]), 25) == 6
+'''
+
+
+def make_history(root: str | Path) -> Path:
+    """Create the ``demo-shop`` repository under ``root`` (see the module docstring); returns its path."""
+    repo = Path(root) / "demo-shop"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, {"pyproject.toml": SHOP_PYPROJECT, "shop/__init__.py": '"""shop."""\n', "shop/cart.py": CART,
+                   "shop/client.py": CLIENT, "tests/test_cart.py": CART_TESTS, "README.md": "# shop\n"},
+            "shop 0.1: cart and price client")
+    _commit(repo, {"shop/cart.py": CART.replace("sum(price for", "sum(price * quantity for"),
+                   "tests/test_cart.py": CART_TESTS + QTY_TEST},
+            "Fix total() ignoring quantities\n\ntotal([(2.5, 2)]) returned 2.5 instead of 5: the quantity of each "
+            "line was dropped.\n\nSigned-off-by: demo <demo@localhost>")
+    _commit(repo, {"shop/client.py": CLIENT.replace("lstrip('/')}x", "lstrip('/')}"),
+                   "tests/test_client.py": CLIENT_TESTS},
+            "Fix fetch() requesting the wrong path\n\nfetch('localhost', port, '/price') asked the server for "
+            "/pricex and got a 404 error.")
+    _commit(repo, {"README.md": "# shop\n\nCart arithmetic and a price client.\n"}, "Describe the package")
+    _commit(repo, {"tests/test_cart.py": CART_TESTS + QTY_TEST + "\n\ndef test_total_single():\n"
+                   "    assert total([(3, 1)]) == 3\n"}, "More cart tests")
+    for name in ("__init__.py", "cart.py", "client.py"):
+        (repo / "src" / "shop").mkdir(parents=True, exist_ok=True)
+        (repo / "shop" / name).rename(repo / "src" / "shop" / name)
+    (repo / "shop").rmdir()
+    _commit(repo, {}, "Move the package to a src/ layout")
+    _commit(repo, {"src/shop/cart.py": CART.replace("if not percent:", "if percent is None:"),
+                   "tests/test_discount.py": DISCOUNT_TESTS},
+            "Fix discount() raising for 0 %\n\ndiscount(10, 0) raised ValueError('no discount'); it should "
+            "return the amount unchanged.")
+    return repo
+
+
 def main(argv: list[str] | None = None) -> int:
-    root = Path((argv or sys.argv[1:] or ["demo-swe"])[0])
+    args = list(argv if argv is not None else sys.argv[1:])
+    if args[:1] == ["--history"]:
+        root = Path((args[1:] or ["demo-swe"])[0])
+        repo = make_history(root)
+        print(f"envgym swe mine {repo} --suite swe-shop --repo-name demo/shop")
+        return 0
+    root = Path((args or ["demo-swe"])[0])
     repo, instances = make_demo(root)
     path = root / "instances.jsonl"
     path.write_text("".join(json.dumps(i) + "\n" for i in instances if "hang" not in i["instance_id"]))

@@ -18,16 +18,23 @@ The build, on the host (synchronous: call it from a thread):
 * the requirements (and any non-setuptools build backend named by the repository's ``pyproject.toml``) are
   fetched as wheels with ``pip wheel`` (cache: ``~/.cache/envgym/wheels``) into the context's ``wheels/``,
   which joins swe-python's ``/wheels``;
-* the Dockerfile checks out the first base commit and runs the install command with ``PIP_NO_INDEX=1``
-  ``PIP_FIND_LINKS=/wheels``; the build runs with network ``none``. The installed tree is also copied to
+* the Dockerfile checks out the first base commit, installs the requirements (``pip install --no-index
+  --find-links /wheels REQ...``) and then runs the install command with ``PIP_NO_INDEX=1``
+  ``PIP_FIND_LINKS=/wheels``; the build runs with network ``none``. The commits of one image must share
+  their environment (layout, pins): :mod:`envgym_swe.environment` tells which do, and the importer never
+  puts commits of different environments in one image. The installed tree is also copied to
   ``/opt/envgym/testbed``: containers run with a read-only root and ``/testbed`` on a tmpfs, filled from
   that copy at start (:mod:`envgym_swe.containers`).
+
+(``/etc/hosts`` cannot come from the image: Docker shadows it with an empty file in every container's init
+layer. :mod:`envgym_swe.containers` mounts one, read-only.)
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -68,7 +75,8 @@ DOCKERFILE = (
     "RUN git checkout -qf --detach {commit} \\\n"
     " && PIP_NO_INDEX=1 PIP_FIND_LINKS=/wheels bash /tmp/envgym-install.sh \\\n"
     " && rm -f /tmp/envgym-install.sh && git reset -q --hard && git clean -fdxq -e '*.egg-info' \\\n"
-    " && mkdir -p /opt/envgym && cp -a /testbed /opt/envgym/testbed\n")
+    " && mkdir -p /opt/envgym && cp -a /testbed /opt/envgym/testbed\n"
+    "# install.sh: the requirements, then the install command (envgym_swe.images.install_script)\n")
 """The repository image's recipe (hashed into its tag)."""
 
 
@@ -164,6 +172,15 @@ def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False
         api.close()
 
 
+def install_script(spec: ImageSpec) -> str:
+    """The shell script the image build runs in ``/testbed``: the requirements, then the install command."""
+    lines = ["set -e"]
+    if spec.requirements:
+        lines.append("pip install --no-index --find-links /wheels " + shlex.join(spec.requirements))
+    lines.append(spec.install)
+    return "\n".join(lines) + "\n"
+
+
 def _prepare_context(spec: ImageSpec, repo: Path, context: Path, parent: str, log: Callable[[str], None]) -> None:
     testbed = context / "testbed"
     proc = subprocess.run(["git", "clone", "-q", "--no-local", "--no-checkout", str(repo), str(testbed)],
@@ -196,5 +213,5 @@ def _prepare_context(spec: ImageSpec, repo: Path, context: Path, parent: str, lo
         for wheel in wheels.glob("*.whl"):
             if not (WHEEL_CACHE / wheel.name).exists():
                 shutil.copy2(wheel, WHEEL_CACHE / wheel.name)
-    (context / "install.sh").write_text(f"set -e\n{spec.install}\n")
+    (context / "install.sh").write_text(install_script(spec))
     (context / "Dockerfile").write_text(DOCKERFILE.format(parent=parent, commit=spec.commits[0]))

@@ -3,18 +3,21 @@
 ::
 
     report = import_instances("instances.jsonl", {"owner/name": Path("~/src/name")}, suite="swe-mine",
-                              out_dir=Path("tasks/swe-mine"))
+                              out_dir=suites_dir() / "swe-mine")
     report.tasks, report.skipped, report.images          # TaskSpecs, (instance_id, reason), (tag, built?)
 
-Every instance's fields are validated first (:class:`~envgym_swe.instances.InstanceError` names each
-instance and field). Then, per instance, on the host: the repository must be given and hold the base
-commit, and the gold patch and the test patch must apply there (checked against the base tree in a private
-index, the work tree is never touched); an instance that fails is skipped with its reason and the rest
-import. One image is built per (repo, version) (:mod:`envgym_swe.images`). Tasks are written to
-``out_dir/tasks.jsonl`` with a README; their env id is :func:`env_id_for` the suite. The test patch and
-the FAIL_TO_PASS / PASS_TO_PASS lists live only in the ``tests`` verifier spec; the reference solution
-applies the gold patch through the tools. Suites written outside ``tasks/`` are remembered in
-``~/.cache/envgym/swe/suites.json`` so their env ids register.
+An instance that cannot be used is skipped with its reason and the rest import: fields that do not validate
+(:func:`sort_instances` names each field), an empty FAIL_TO_PASS (nothing tells the fix from the bug:
+``envgym swe label`` finds the tests), a repository not given or lacking the base commit, a gold or test
+patch that does not apply there (:func:`check_instances`: checked against the base tree in a private index,
+the work tree is never touched), an image that does not build. One image is built per (repo, version,
+install, requirements) and per environment inferred at the base commits (:func:`image_groups`,
+:mod:`envgym_swe.environment`, :mod:`envgym_swe.images`). Tasks are written to ``out_dir/tasks.jsonl`` with a
+README; their env id is :func:`env_id_for` the suite. The test patch and the FAIL_TO_PASS / PASS_TO_PASS
+lists live only in the ``tests`` verifier spec; the reference solution applies the gold patch through the
+tools. User suites go to :func:`suites_dir` by default (never into envgym's source tree); suites written
+outside ``tasks/`` are remembered in ``~/.cache/envgym/swe/suites.json`` so their env ids register, until
+:func:`forget_suite` (``envgym swe forget SUITE``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -29,12 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envgym.errors import EnvgymError
+from envgym.errors import EnvgymError, SpecError
 from envgym.task import TaskSpec, write_tasks
 from envgym.types import Action, Limits
 from envgym.verify.tests import TestsSpec
+from envgym_swe.environment import infer_environment
 from envgym_swe.images import ImageSpec, build_requires, ensure_image, git, has_commit
-from envgym_swe.instances import Instance, load_instances, parse_instances
+from envgym_swe.instances import Instance, InstanceError, parse_instances, read_jsonl
 
 STATE_DIR = Path.home() / ".cache" / "envgym" / "swe"
 SUITES_INDEX = STATE_DIR / "suites.json"
@@ -110,6 +115,34 @@ def _remember(path: Path, key: str, value: str) -> None:
     tmp.replace(path)
 
 
+def suites_dir() -> Path:
+    """Where user suites go unless told otherwise: ``$XDG_DATA_HOME/envgym/swe/suites`` (default
+    ``~/.local/share/envgym/swe/suites``), never envgym's own ``tasks/`` folder. Read at each call."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "envgym" / "swe" / "suites"
+
+
+def forget_suite(suite: str, *, delete: bool = False) -> Path:
+    """Drop ``suite`` from the remembered suites (its env id no longer registers); with ``delete`` also remove its
+    folder. Returns the folder. SpecError for a suite never imported (bundled suites are not remembered)."""
+    index = _load_index(SUITES_INDEX)
+    if suite not in index:
+        known = ", ".join(sorted(index)) or "none"
+        raise SpecError(f"no imported suite {suite!r} (imported suites: {known})")
+    folder = Path(index.pop(suite))
+    from envgym.task import suites_root
+
+    if delete and folder.resolve().is_relative_to(suites_root().resolve().parent):
+        raise SpecError(f"{folder} is inside envgym's own tree: not deleting it (remove it by hand)")
+    SUITES_INDEX.parent.mkdir(parents=True, exist_ok=True)
+    tmp = SUITES_INDEX.with_suffix(".tmp")
+    tmp.write_text(json.dumps(index, indent=2, sort_keys=True))
+    tmp.replace(SUITES_INDEX)
+    if delete and folder.is_dir():
+        shutil.rmtree(folder)
+    return folder
+
+
 def imported_suites() -> dict[str, str]:
     """Suite name -> folder of suites imported outside ``tasks/`` (their env ids register too)."""
     return {name: folder for name, folder in _load_index(SUITES_INDEX).items() if Path(folder).is_dir()}
@@ -121,56 +154,112 @@ def known_repo(repo: str) -> Path | None:
     return Path(path) if path and Path(path).is_dir() else None
 
 
-def import_instances(instances: Iterable[Instance | dict[str, Any]] | str | Path, repos: Mapping[str, str | Path],
-                     suite: str, out_dir: str | Path | None = None, *, build: bool = True, split: str = "test",
-                     test_timeout_s: float = 300.0, remember: bool = True,
-                     log: Callable[[str], None] = lambda _: None) -> ImportReport:
-    """Validate, check, build images and write the suite; see the module docstring.
+def sort_instances(rows: Iterable[Instance | dict[str, Any]]) -> tuple[list[Instance], list[tuple[str, str]]]:
+    """Instances that parse, and (instance_id, reason) for each row that does not (every field problem named)."""
+    parsed: list[Instance] = []
+    skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for number, row in enumerate(rows, start=1):
+        if isinstance(row, Instance):
+            inst = row
+        else:
+            name = row.get("instance_id") if isinstance(row, dict) else None
+            label = name if isinstance(name, str) and name else f"#{number}"
+            try:
+                inst = parse_instances([row])[0]
+            except InstanceError as exc:
+                problems = [line.strip().split(": ", 1)[-1] for line in str(exc).splitlines()[1:]]
+                skipped.append((label, "; ".join(problems)))
+                continue
+        if inst.instance_id in seen:
+            skipped.append((inst.instance_id, "duplicate instance_id (the first one is kept)"))
+            continue
+        seen.add(inst.instance_id)
+        parsed.append(inst)
+    return parsed, skipped
 
-    ``remember=False`` leaves ``~/.cache/envgym/swe`` alone (tests, throw-away imports).
-    """
-    if isinstance(instances, str | Path):
-        parsed = load_instances(instances)
-    else:
-        items = list(instances)
-        parsed = [i for i in items if isinstance(i, Instance)]
-        rows = [i for i in items if not isinstance(i, Instance)]
-        parsed += parse_instances(rows) if rows else []
-    report = ImportReport(suite=suite, env_id=env_id_for(suite))
-    paths = {name: Path(p).expanduser().resolve() for name, p in repos.items()}
+
+def check_instances(parsed: Iterable[Instance], paths: Mapping[str, Path], *, need_labels: bool = True,
+                    ) -> tuple[list[Instance], list[tuple[str, str]]]:
+    """Host-side checks: a repository given, holding the base commit, gold and test patch applying there (and,
+    with ``need_labels``, a non-empty FAIL_TO_PASS). Returns (usable instances with full commit ids, skipped)."""
     accepted: list[Instance] = []
+    skipped: list[tuple[str, str]] = []
     for inst in parsed:
         repo = paths.get(inst.repo)
+        if need_labels and not inst.FAIL_TO_PASS:
+            skipped.append((inst.instance_id, "FAIL_TO_PASS is empty: no test tells the fix from the bug "
+                                              "(`envgym swe label` finds them)"))
+            continue
         if repo is None:
-            report.skipped.append((inst.instance_id, f"no local repository for {inst.repo} (--repo {inst.repo}=PATH)"))
+            skipped.append((inst.instance_id, f"no local repository for {inst.repo} (--repo {inst.repo}=PATH)"))
             continue
         if not has_commit(repo, inst.base_commit):
-            report.skipped.append((inst.instance_id, f"base_commit {inst.base_commit} is not in {repo}"))
+            skipped.append((inst.instance_id, f"base_commit {inst.base_commit} is not in {repo}"))
             continue
         full = git(repo, "rev-parse", f"{inst.base_commit}^{{commit}}").strip()
         inst = inst.model_copy(update={"base_commit": full})
         for what, patch in (("gold patch", inst.patch), ("test patch", inst.test_patch)):
             problem = _applies(repo, full, patch) if patch.strip() else None
             if problem:
-                report.skipped.append((inst.instance_id, f"{what} does not apply at {full[:12]}: {problem}"))
+                skipped.append((inst.instance_id, f"{what} does not apply at {full[:12]}: {problem}"))
                 break
         else:
             accepted.append(inst)
-    groups: dict[tuple[str, str, str, tuple[str, ...]], list[Instance]] = {}
+    return accepted, skipped
+
+
+def image_groups(accepted: Iterable[Instance], paths: Mapping[str, Path], *,
+                 given: Mapping[str, ImageSpec] | None = None) -> list[tuple[ImageSpec, list[Instance]]]:
+    """One image spec per (repo, version, install, requirements, inferred environment): commits whose layout
+    or pins differ (:mod:`envgym_swe.environment`) never share an install. ``given`` (instance_id -> spec, e.g.
+    the images ``envgym swe label`` built) is used as is for the instances it names."""
+    groups: dict[tuple[str, str, str, tuple[str, ...], str], list[Instance]] = {}
+    envs: dict[tuple[str, str], str] = {}
+    fixed: dict[str, tuple[ImageSpec, list[Instance]]] = {}
     for inst in accepted:
-        groups.setdefault((inst.repo, inst.version, inst.install, tuple(sorted(inst.requirements))), []).append(inst)
-    for (repo_name, version, install, requirements), members in groups.items():
+        spec = (given or {}).get(inst.instance_id)
+        if spec is not None and inst.base_commit in spec.commits:
+            fixed.setdefault(spec.model_dump_json(), (spec, []))[1].append(inst)
+            continue
+        key = (inst.repo, inst.base_commit)
+        if key not in envs:
+            envs[key] = infer_environment(paths[inst.repo], inst.base_commit).version
+        groups.setdefault((inst.repo, inst.version, inst.install, tuple(sorted(inst.requirements)), envs[key]),
+                          []).append(inst)
+    specs = list(fixed.values())
+    for (repo_name, version, install, requirements, _), members in groups.items():
         commits = tuple(sorted({i.base_commit for i in members}))
-        spec = ImageSpec(repo=repo_name, version=version, commits=commits, requirements=requirements,
-                         install=install, build_requires=build_requires(paths[repo_name], commits))
+        specs.append((ImageSpec(repo=repo_name, version=version, commits=commits, requirements=requirements,
+                                install=install, build_requires=build_requires(paths[repo_name], commits)), members))
+    return specs
+
+
+def import_instances(instances: Iterable[Instance | dict[str, Any]] | str | Path, repos: Mapping[str, str | Path],
+                     suite: str, out_dir: str | Path | None = None, *, build: bool = True, split: str = "test",
+                     test_timeout_s: float = 300.0, remember: bool = True,
+                     images: Mapping[str, ImageSpec] | None = None,
+                     log: Callable[[str], None] = lambda _: None) -> ImportReport:
+    """Validate, check, build images and write the suite; see the module docstring.
+
+    ``remember=False`` leaves ``~/.cache/envgym/swe`` alone (tests, throw-away imports). ``images``: instance_id
+    -> the image spec to use (:func:`image_groups`), e.g. ``LabelReport.specs``.
+    """
+    rows = read_jsonl(instances) if isinstance(instances, str | Path) else list(instances)
+    parsed, skipped = sort_instances(rows)
+    report = ImportReport(suite=suite, env_id=env_id_for(suite), skipped=skipped)
+    paths = {name: Path(p).expanduser().resolve() for name, p in repos.items()}
+    accepted, problems = check_instances(parsed, paths)
+    report.skipped += problems
+    for spec, members in image_groups(accepted, paths, given=images):
         if build:
             try:
-                report.images.append(ensure_image(spec, paths[repo_name], log=log))
+                report.images.append(ensure_image(spec, paths[spec.repo], log=log))
             except EnvgymError as exc:
                 report.skipped.extend((i.instance_id, f"image build failed: {exc}") for i in members)
                 continue
         if remember:
-            _remember(REPOS_INDEX, repo_name, str(paths[repo_name]))
+            _remember(REPOS_INDEX, spec.repo, str(paths[spec.repo]))
         report.tasks.extend(build_task(i, report.env_id, spec, split=split, test_timeout_s=test_timeout_s)
                             for i in members)
     order = {i.instance_id: n for n, i in enumerate(parsed)}

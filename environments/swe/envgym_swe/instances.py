@@ -36,7 +36,8 @@ class Instance(BaseModel):
     patch: str = Field(min_length=1)
     test_patch: str = ""
     problem_statement: str = Field(min_length=1)
-    FAIL_TO_PASS: tuple[str, ...] = Field(min_length=1)
+    FAIL_TO_PASS: tuple[str, ...] = ()
+    """Empty in a candidate not yet labelled (``envgym swe label``); the importer skips such an instance."""
     PASS_TO_PASS: tuple[str, ...] = ()
     version: str = "0"
     install: str = DEFAULT_INSTALL

@@ -1,0 +1,207 @@
+"""What a commit of a Python repository needs to be installed and tested, read from its own files.
+
+::
+
+    env = infer_environment(Path("~/src/mylib"), "3f2a…")
+    env.layout, env.python, env.install, env.requirements   # "src", ">=3.9", "pip install … -e .", ("pytest>=7", …)
+    env.problem                                             # None, or why no image here can hold this commit
+    env.version                                             # "env-<hash>": commits with equal versions share an image
+
+Read at the commit (``git show``, the work tree is never touched): ``pyproject.toml`` (``[project]``
+``requires-python``, ``dependencies``, the ``test``/``tests``/``testing``/``dev`` extras, PEP 735
+``[dependency-groups]`` of those names, ``[build-system]``), ``setup.cfg`` (``python_requires``,
+``install_requires``, the same extras), ``setup.py`` (the same keywords when they are literals) and the
+requirement files a repository keeps for its tests (``requirements-test.txt``, ``test-requirements.txt``,
+``requirements-dev.txt``, ``requirements/test.txt`` …, ``-r`` includes followed inside the repository).
+Nothing is guessed from the code.
+
+The layout (``src`` when ``src/`` holds a package, else ``flat``), the install command, the requirements and
+whether the image's Python (:data:`IMAGE_PYTHON`, Debian bookworm's) satisfies ``requires-python`` make up
+the environment; :attr:`Environment.version` hashes them. A repository whose history moves from a flat to a
+``src/`` layout, or changes its pins, gets one image per environment, never one install shared by commits
+it does not fit (the install of an image runs at one of its commits).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import hashlib
+import json
+import subprocess
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+
+from envgym_swe.instances import DEFAULT_INSTALL
+
+IMAGE_PYTHON = "3.11"
+"""The Python of ``envgym/swe-python`` (Debian bookworm's ``python3``): the only one an image can offer."""
+IMAGE_PACKAGES = {"pytest": "8.3.5", "setuptools": "75.8.0", "wheel": "0.45.1"}
+"""What ``envgym/swe-python`` installs (``sandboxes/swe-python/requirements.txt``): a requirement these
+versions satisfy is left out, so an unpinned ``pytest`` keeps the image's rather than fetching the newest."""
+TEST_EXTRAS = ("test", "tests", "testing", "dev")
+REQUIREMENT_FILES = ("requirements-test.txt", "requirements_test.txt", "test-requirements.txt",
+                     "test_requirements.txt", "requirements-tests.txt", "requirements-dev.txt", "dev-requirements.txt",
+                     "requirements/test.txt", "requirements/tests.txt", "requirements/testing.txt",
+                     "requirements/dev.txt", "requirements.txt")
+NO_INSTALL = "true"
+"""The install command of a repository with no packaging files: nothing to install, the tests import from
+``/testbed`` (the grader's runner puts it on ``sys.path``)."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One commit's environment (see the module docstring)."""
+
+    layout: str
+    python: str
+    """``requires-python`` as the repository states it ("" when it does not)."""
+    install: str
+    requirements: tuple[str, ...]
+    problem: str | None = None
+
+    @property
+    def version(self) -> str:
+        data = json.dumps([self.layout, self.install, list(self.requirements), self.problem is None])
+        return "env-" + hashlib.sha256(data.encode()).hexdigest()[:10]
+
+
+def _show(repo: Path, commit: str, path: str) -> str | None:
+    proc = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{path}"], capture_output=True, text=True)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _names(repo: Path, commit: str, folder: str = "") -> list[str]:
+    where = [folder + "/"] if folder else []
+    proc = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", commit, *where], capture_output=True,
+                          text=True)
+    return proc.stdout.split() if proc.returncode == 0 else []
+
+
+def _requirement_lines(repo: Path, commit: str, path: str, seen: set[str]) -> list[str]:
+    if path in seen or len(seen) > 20:
+        return []
+    seen.add(path)
+    text = _show(repo, commit, path)
+    found: list[str] = []
+    for raw in (text or "").splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(("-r ", "--requirement ")):
+            include = line.split(None, 1)[1].strip()
+            found += _requirement_lines(repo, commit, str(Path(path).parent / include).removeprefix("./"), seen)
+        elif not line.startswith("-"):  # -e, --index-url, -c ...: not requirements of the tests
+            found.append(line)
+    return found
+
+
+def _setup_py(text: str) -> dict[str, object]:
+    """Literal keyword arguments of the ``setup(...)`` call (what is not a literal is left out)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
+            found = {}
+            for kw in node.keywords:
+                try:
+                    found[kw.arg] = ast.literal_eval(kw.value)
+                except ValueError:
+                    continue
+            return found
+    return {}
+
+
+def _valid(reqs: list[str], own: str | None) -> list[str]:
+    kept = []
+    for text in reqs:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(req.name)
+        if own is not None and name == own:
+            continue  # the project itself (an extra naming its own extras)
+        if name in IMAGE_PACKAGES and not req.extras and req.specifier.contains(IMAGE_PACKAGES[name]) and (
+                req.marker is None or req.marker.evaluate({"python_version": IMAGE_PYTHON})):
+            continue  # the image has it
+        kept.append(str(req))
+    return kept
+
+
+def infer_environment(repo: Path, commit: str) -> Environment:
+    """The environment of ``repo`` at ``commit`` (see the module docstring)."""
+    top = _names(repo, commit)
+    src = [n for n in _names(repo, commit, "src") if n != "src/"] if "src" in top else []
+    layout = "src" if src else "flat"
+    python, runtime, tests = "", [], []
+    own = None
+    packaged = any(n in top for n in ("pyproject.toml", "setup.py", "setup.cfg"))
+    pyproject = _show(repo, commit, "pyproject.toml") if "pyproject.toml" in top else None
+    if pyproject:
+        try:
+            data = tomllib.loads(pyproject)
+        except tomllib.TOMLDecodeError:
+            data = {}
+        project = data.get("project", {})
+        if project.get("name"):
+            own = canonicalize_name(str(project["name"]))
+        python = str(project.get("requires-python", ""))
+        runtime += [str(r) for r in project.get("dependencies", [])]
+        extras = project.get("optional-dependencies", {})
+        groups = data.get("dependency-groups", {})
+        for name in TEST_EXTRAS:
+            tests += [str(r) for r in extras.get(name, [])]
+            tests += [str(r) for r in groups.get(name, []) if isinstance(r, str)]
+        if not ("build-system" in data or "project" in data) and not {"setup.py", "setup.cfg"} & set(top):
+            packaged = False  # a pyproject.toml holding only tool settings
+    if "setup.cfg" in top:
+        cfg = configparser.ConfigParser(interpolation=None)
+        try:
+            cfg.read_string(_show(repo, commit, "setup.cfg") or "")
+        except configparser.Error:
+            cfg = configparser.ConfigParser()
+        if cfg.has_option("metadata", "name") and own is None:
+            own = canonicalize_name(cfg.get("metadata", "name"))
+        python = python or (cfg.get("options", "python_requires", fallback="") or "")
+        runtime += cfg.get("options", "install_requires", fallback="").split("\n")
+        for name in TEST_EXTRAS:
+            tests += cfg.get("options.extras_require", name, fallback="").split("\n")
+    if "setup.py" in top:
+        kw = _setup_py(_show(repo, commit, "setup.py") or "")
+        if isinstance(kw.get("name"), str) and own is None:
+            own = canonicalize_name(kw["name"])
+        python = python or (kw["python_requires"] if isinstance(kw.get("python_requires"), str) else "")
+        for key in ("install_requires", "tests_require"):
+            if isinstance(kw.get(key), list | tuple):
+                (runtime if key == "install_requires" else tests).extend(str(r) for r in kw[key])
+        extras = kw.get("extras_require")
+        if isinstance(extras, dict):
+            for name in TEST_EXTRAS:
+                if isinstance(extras.get(name), list | tuple):
+                    tests.extend(str(r) for r in extras[name])
+    seen: set[str] = set()
+    for path in REQUIREMENT_FILES:
+        folder, _, name = path.rpartition("/")
+        if (name in top) if not folder else (folder in top and path in _names(repo, commit, folder)):
+            tests += _requirement_lines(repo, commit, path, seen)
+    requirements = tuple(sorted(set(_valid([r.strip() for r in runtime + tests if r.strip()], own))))
+    problem = None
+    if python:
+        try:
+            if IMAGE_PYTHON + ".0" not in SpecifierSet(python):
+                problem = f"requires-python {python!r} excludes the image's Python {IMAGE_PYTHON}"
+        except InvalidSpecifier:
+            problem = f"requires-python {python!r} is not a version specifier"
+    if layout == "src" and not packaged:
+        problem = problem or "a src/ layout without packaging files: nothing installs the package"
+    install = DEFAULT_INSTALL if packaged else NO_INSTALL
+    return Environment(layout=layout, python=python, install=install, requirements=requirements, problem=problem)
+
