@@ -1,0 +1,68 @@
+"""``envgym mcp serve ENV_ID``: one episode's tools as an MCP server (registered through ``envgym.cli``).
+
+    envgym mcp serve tool/retail-v1 --task retail-003 --transport http      # prints {"url": ..., "finish": ...}
+    envgym mcp serve tool/retail-v1 --transport stdio --verdict verdict.json
+
+Over HTTP the first stdout line is JSON with the per-episode MCP URL, the grading URL (``POST`` it, or press
+Ctrl-C, to end the episode) and the task id; the verdict is the last line. Over stdio, stdout is the
+protocol, so the verdict goes to ``--verdict FILE`` (and a summary to stderr) when the client closes stdin.
+See :mod:`envgym.mcp.serve`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> None:
+    """The ``envgym.cli`` entry-point hook."""
+    mcp = subparsers.add_parser("mcp", help="serve an episode's tools over the Model Context Protocol")
+    actions = mcp.add_subparsers(dest="mcp_command", required=True)
+    p = actions.add_parser("serve", help="serve one episode of ENV_ID as an MCP server (stdio or HTTP on 127.0.0.1)")
+    p.add_argument("env_id", metavar="ENV_ID")
+    p.add_argument("--task", help="task id in the env's suites (default: drawn with --seed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw when no --task is named")
+    p.add_argument("--transport", choices=("http", "stdio"), default="http")
+    p.add_argument("--port", type=int, default=0, help="HTTP port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--verdict", type=Path, help="write the episode's verdict (JSON) to this file when it ends")
+    p.set_defaults(fn=_cmd_serve)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    return asyncio.run(_serve(args))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from envgym.mcp.serve import EpisodeServer
+
+    async with EpisodeServer(args.env_id, task=args.task, seed=args.seed) as episode:
+        task_id = episode.info.get("task_id")
+        if args.transport == "stdio":
+            verdict = await episode.serve_stdio()
+        else:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            async with episode.http(args.port) as url:
+                print(json.dumps({"url": url, "finish": url.removesuffix("/mcp") + "/finish", "task_id": task_id,
+                                  "env_id": args.env_id}), flush=True)
+                waits = [asyncio.create_task(stop.wait()), asyncio.create_task(episode.finished.wait())]
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                for wait in waits:
+                    wait.cancel()
+            verdict = await episode.finish()
+        line = json.dumps({"task_id": task_id, "steps": episode.steps, **verdict.model_dump(mode="json")})
+        if args.verdict is not None:
+            args.verdict.write_text(line + "\n")
+        if args.transport == "http":
+            print(line, flush=True)
+        print(f"envgym mcp serve: {task_id}: score {verdict.score:g} after {episode.steps} tool calls",
+              file=sys.stderr)
+    return 0
