@@ -226,26 +226,41 @@ def tool_section(tools: list[dict[str, Any]]) -> str:
     return TOOL_FORMAT.format(tools="\n".join(lines))
 
 
-def render(messages: list[dict[str, Any]], replies: list[str]) -> list[dict[str, str]]:
-    """The transcript as plain-text turns for a chat template.
+def render(messages: list[dict[str, Any]], replies: list[str]) -> list[dict[str, Any]]:
+    """The transcript as turns for a chat template.
 
     Assistant turns are the model's own replies, verbatim (``replies``, in order); tool results become
     ``<tool_response>`` user turns, merged with a following user turn, so templates that insist on
-    alternating roles accept them.
+    alternating roles accept them. Content is text, or (a turn with images) a list of
+    ``{"type": "text", "text": ...}`` and ``{"type": "image"}`` parts, the form VLM chat templates take.
     """
-    turns: list[dict[str, str]] = []
+    turns: list[dict[str, Any]] = []
     assistant = iter(replies)
     for message in messages:
         role, content = message["role"], message.get("content") or ""
         if role == "assistant":
             content = next(assistant, content)
         elif role == "tool":
-            role, content = "user", f"<tool_response>\n{content}\n</tool_response>"
+            role, content = "user", _join(["<tool_response>\n", content, "\n</tool_response>"])
         if turns and role == "user" and turns[-1]["role"] == "user":
-            turns[-1]["content"] += "\n" + content
+            turns[-1]["content"] = _join([turns[-1]["content"], "\n", content])
         else:
             turns.append({"role": role, "content": content})
     return turns
+
+
+def _join(pieces: list[Any]) -> Any:
+    """Text pieces and content-part lists joined: text while all are text, else one list of parts."""
+    if all(isinstance(p, str) for p in pieces):
+        return "".join(pieces)
+    parts: list[dict[str, Any]] = []
+    for piece in pieces:
+        for part in [{"type": "text", "text": piece}] if isinstance(piece, str) else piece:
+            if part["type"] == "text" and parts and parts[-1]["type"] == "text":
+                parts[-1] = {"type": "text", "text": parts[-1]["text"] + part["text"]}
+            elif part["type"] != "text" or part["text"]:
+                parts.append(part)
+    return parts
 
 
 _BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)

@@ -132,3 +132,87 @@ def _save_atomically(folder: Path, save: Any) -> None:
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+VLM_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ part['text'] }}"
+    "{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+"""ChatML (SmolLM2's format) with Qwen2-VL's image placeholder: one ``<|image_pad|>`` per image part."""
+
+
+class VisionPolicy(NamedTuple):
+    """A vision-language model, its tokenizer and its processor (``model, tokenizer, processor = tiny_vlm()``)."""
+
+    model: Any
+    tokenizer: Any
+    processor: Any
+
+
+class TinyVLMProcessor:
+    """What :class:`~envgym.rl.vision.VisionProcessor` reads of an HF processor: the tokenizer, the image
+    processor and the image token. (transformers' ``Qwen2VLProcessor`` also wants a video processor, which
+    needs torchvision; nothing here uses video.)"""
+
+    def __init__(self, tokenizer: Any, image_processor: Any) -> None:
+        self.tokenizer = tokenizer
+        self.image_processor = image_processor
+        self.image_token = "<|image_pad|>"
+        self.image_token_id = tokenizer.convert_tokens_to_ids(self.image_token)
+
+
+def tiny_vlm(seed: int = 0, layers: int = 2, hidden: int = 64, *, heads: int = 4, vision_depth: int = 1,
+             max_pixels: int = 112 * 112, max_positions: int = 8192) -> VisionPolicy:
+    """A randomly initialised ``Qwen2VLForConditionalGeneration`` (about 3.3M parameters), offline.
+
+    SmolLM2's tokenizer with Qwen2-VL's vision tokens added and :data:`VLM_TEMPLATE`; Qwen2-VL's image
+    processor capped at ``max_pixels`` (a 1280x720 screenshot becomes 60 patches, 15 image tokens at the
+    default), so tests and CI run a real vision tower, M-RoPE and placeholder expansion in seconds. The same
+    seed gives the same weights; the global torch RNG is left as it was.
+    """
+    import torch
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    tokenizer = load_tokenizer()
+    tokenizer.add_special_tokens({"additional_special_tokens": [
+        "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]})
+    tokenizer.chat_template = VLM_TEMPLATE
+    ids = tokenizer.convert_tokens_to_ids
+    image_processor = Qwen2VLImageProcessorPil(min_pixels=56 * 56, max_pixels=max_pixels)
+    head = hidden // heads
+    third = head // 2 // 3
+    text = {"vocab_size": len(tokenizer), "hidden_size": hidden, "intermediate_size": 2 * hidden,
+            "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": heads,
+            "max_position_embeddings": max_positions, "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                "mrope_section": [head // 2 - 2 * third, third, third]}}
+    vision = {"depth": vision_depth, "embed_dim": 32, "hidden_size": hidden, "num_heads": 2, "mlp_ratio": 2,
+              "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}
+    config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=ids("<|image_pad|>"),
+                           video_token_id=ids("<|video_pad|>"), vision_start_token_id=ids("<|vision_start|>"),
+                           vision_end_token_id=ids("<|vision_end|>"), tie_word_embeddings=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen2VLForConditionalGeneration(config)
+    model.eval()
+    return VisionPolicy(model, tokenizer, TinyVLMProcessor(tokenizer, image_processor))
+
+
+def load_vlm(path: str, dtype: Any = None, device: str | None = None) -> VisionPolicy:
+    """A real VLM from a local transformers folder (``AutoModelForImageTextToText`` + ``AutoProcessor``),
+    offline; e.g. a downloaded Qwen2-VL-2B-Instruct or Qwen2.5-VL-3B-Instruct (see ``envgym/rl/README.md``)."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    if not Path(path).is_dir():
+        raise FileNotFoundError(f"no VLM folder at {path} (download one first; envgym loads local files only)")
+    processor = AutoProcessor.from_pretrained(path, local_files_only=True)
+    model = AutoModelForImageTextToText.from_pretrained(path, local_files_only=True, dtype=dtype or torch.float32)
+    if device is not None:
+        model = model.to(device)
+    model.eval()
+    return VisionPolicy(model, processor.tokenizer, processor)
