@@ -275,7 +275,7 @@ def test_cli_writes_the_gated_suite_the_rest_and_a_report(tmp_path: Path, capsys
                             "expected": {"type": "rule", "rules": {"expected": "x"}}}, oid="no-ref")
     (extra / "no-ref.json").write_text(json.dumps(no_ref), encoding="utf-8")
     out = tmp_path / "suite"
-    assert osworld.main(["osworld", "import", str(tmp_path / "src"), "--out", str(out), "--commit", "abc123"]) == 0
+    assert osworld.main(["import", str(tmp_path / "src"), "--out", str(out), "--commit", "abc123"]) == 0
     printed = capsys.readouterr().out
     assert "OSWorld tasks: 11, needing no download: 8, imported: 5, with a reference: 4" in printed
     gated = load_tasks(out / "tasks.jsonl")
@@ -290,7 +290,7 @@ def test_cli_writes_the_gated_suite_the_rest_and_a_report(tmp_path: Path, capsys
 
 
 def test_cli_on_a_missing_folder_exits_2(tmp_path: Path, capsys) -> None:
-    assert osworld.main(["osworld", "import", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert osworld.main(["import", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     assert "no OSWorld task JSON" in capsys.readouterr().err
 
 
@@ -368,3 +368,13 @@ def assert_text(checks_: list[dict[str, Any]], path: str, *, contains: list[str]
     wanted = ([("exact", exact)] if exact is not None else
               ([("include_all", contains)] if contains else []) + ([("exclude_any", excludes)] if excludes else []))
     assert metrics == wanted
+
+
+def test_the_envgym_subcommand_parses_like_the_module(tmp_path: Path) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="envgym")
+    osworld.add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["osworld", "import", str(FIXTURES), "--out", str(tmp_path / "o"), "--commit", "c1"])
+    assert args.fn(args) == 0
+    assert len(load_tasks(tmp_path / "o" / "tasks.jsonl")) == 4

@@ -25,9 +25,9 @@ no shell of its own). OSWorld ships no reference solutions: :data:`SOLUTIONS` ho
 written for the imported tasks (an infeasible task's reference is ``fail``); a task without one is imported
 with ``solution`` None and kept out of the admission-gated suite by the CLI.
 
-Command line (``python -m envgym_gui.osworld`` or ``envgym osworld``)::
+Command line (``envgym osworld import`` through the ``envgym.cli`` entry point, or the module itself)::
 
-    envgym osworld import OSWORLD_DIR [--out tasks/gui-osworld] [--commit SHA]
+    python -m envgym_gui.osworld import OSWORLD_DIR [--out tasks/gui-osworld] [--commit SHA] [-v]
 
 writes ``tasks.jsonl`` (tasks with a reference), ``without-reference/tasks.jsonl``, ``import-report.json``
 (counts, the source commit, every skipped id with its reason) and copies the repository's ``LICENSE``.
@@ -659,22 +659,26 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0 if report["imported"] else 1
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``osworld import`` to the ``envgym`` command line (entry point group ``envgym.cli``)."""
-    p = subparsers.add_parser("osworld", help="import OSWorld task JSON as gui/osworld-v1 tasks")
-    sub = p.add_subparsers(dest="osworld_command", required=True)
+def _add_import(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("import", help="an OSWorld checkout -> a task suite folder (tasks.jsonl + report)")
     i.add_argument("osworld_dir", help="OSWorld checkout, its evaluation_examples/examples folder, or a JSON file")
     i.add_argument("--out", default="tasks/gui-osworld", help="output folder")
     i.add_argument("--commit", help="the source commit, recorded in the report (default: git HEAD of the folder)")
     i.add_argument("--verbose", "-v", action="store_true", help="print every skipped task with its reason")
     i.set_defaults(fn=_cmd_import)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``osworld import`` to the ``envgym`` command line (entry point group ``envgym.cli``)."""
+    p = subparsers.add_parser("osworld", help="import OSWorld task JSON as gui/osworld-v1 tasks")
+    _add_import(p.add_subparsers(dest="osworld_command", required=True))
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m envgym_gui.osworld")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    """``python -m envgym_gui.osworld import OSWORLD_DIR ...``"""
+    parser = argparse.ArgumentParser(prog="python -m envgym_gui.osworld", description=__doc__.split("\n")[0])
+    _add_import(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return args.fn(args)
 
