@@ -242,8 +242,12 @@ def _persist(trajectories: JsonlWriter, trajectory: Trajectory, records: JsonlWr
 async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int = 8,
                    factory: AgentFactory | None = None, on_record: ProgressHook | None = None,
                    on_plan: Callable[[int, int], None] | None = None,
-                   progress: RunProgress | None = None) -> EvalSummary:
+                   progress: RunProgress | None = None, ray: str | None = None) -> EvalSummary:
     """Run (or resume) an evaluation into ``run_dir``; returns what happened.
+
+    ``ray`` (a Ray address, or ``auto``) runs the episodes on the cluster's envgym hosts instead of here
+    (:mod:`envgym.vector.ray`): the hosts' slots bound them rather than ``concurrency``, each host builds its
+    agents from the config (or from ``factory``, which must then pickle), and every record names its host.
 
     ``progress`` (optional) is kept up to date: planned and skipped per suite, each episode as it starts
     and as its record is written. ``on_plan(planned, skipped)`` and ``on_record(record)`` are simpler hooks.
@@ -252,6 +256,7 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
     if concurrency < 1:
         raise SpecError(f"concurrency must be at least 1, not {concurrency}", field="concurrency")
     pairs = plan(config)
+    hosts_agents = factory if factory is not None else config.agent  # what a Ray host builds its agents from
     factory = factory or build_factory(config.agent)
     exporters: list[Exporter] = []
     try:
@@ -278,7 +283,8 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
             left = Counter(suite for suite, *_ in todo)
             progress.plan({s: n * config.runs for s, n in planned.items()},
                           {s: n * config.runs - left[s] for s, n in planned.items()})
-        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record, exporters, progress)
+        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record, exporters, progress,
+                        ray=ray, hosts_agents=hosts_agents)
         return summary
     finally:
         try:
@@ -287,10 +293,21 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
             await factory.aclose()
 
 
+def _episode_pool(factory: AgentFactory, hosts_agents: Any, ray: str | None, *, concurrency: int,
+                  make_env: Callable[[str], Any]) -> Any:
+    """The local pool, or with ``ray`` the Ray backend (its hosts' slots bound the episodes, not ``concurrency``)."""
+    if ray is None:
+        return EpisodePool(factory, concurrency=concurrency, make_env=make_env)
+    from envgym.vector.ray import RayEpisodePool
+
+    return RayEpisodePool(hosts_agents, address=ray, make_env=make_env)
+
+
 async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFactory,
                     todo: list[tuple[str, TaskSpec, int, int]], run_dir: Path, concurrency: int,
                     summary: EvalSummary, on_record: ProgressHook | None, exporters: list[Exporter],
-                    progress: RunProgress | None = None) -> None:
+                    progress: RunProgress | None = None, *, ray: str | None = None,
+                    hosts_agents: Any = None) -> None:
     """Run the jobs in the everlasting pool; write each record (after its trajectory, before its exports)."""
     judge = None
     if config.judge is not None:  # the kernel's, handed to make() (the Grading wrapper), never to an env
@@ -314,7 +331,7 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
     records = JsonlWriter(run_dir / "records.jsonl")
     trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
     try:
-        async with EpisodePool(factory, concurrency=max(1, min(concurrency, len(todo))),
+        async with _episode_pool(factory, hosts_agents, ray, concurrency=max(1, min(concurrency, len(todo))),
                                make_env=lambda env_id: make(env_id, judge=judge,
                                                             **_user_kwargs(env_id, config),
                                                             **_budget_kwargs(env_id, config))) as pool:

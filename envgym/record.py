@@ -60,6 +60,8 @@ class ResultRecord(FrozenModel):
     created_at: float = 0.0
     token_data: list[dict[str, Any]] = Field(default_factory=list)
     """The episode's model calls at token level (``from_trajectory(..., tokens=True)``; see envgym.rl.samples)."""
+    host: str | None = None
+    """The host the episode ran on, for diagnosis (``envgym eval --ray``; None for a local run)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -76,7 +78,8 @@ class ResultRecord(FrozenModel):
                    seed=trajectory.seed, outcome=trajectory.outcome, score=trajectory.reward,
                    passed=bool(verdict and verdict.passed and trajectory.outcome is not Outcome.INFRA_ERROR),
                    verdict=verdict, steps=len(trajectory.steps), usage=trajectory.usage, timing=trajectory.timing,
-                   error=trajectory.error, error_type=trajectory.error_type, blame=trajectory.blame, **fields)
+                   error=trajectory.error, error_type=trajectory.error_type, blame=trajectory.blame,
+                   host=trajectory.host, **fields)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -51,6 +51,8 @@ class Trajectory(FrozenModel):
     blame: Blame | None = None
     """Whose failure ``error`` was (None when the episode ended without one)."""
     token_data: list[dict[str, Any]] = Field(default_factory=list)
+    host: str | None = None
+    """Where the episode ran when not in this process (the Ray backend's host label; None locally)."""
 
     @property
     def final_answer(self) -> str | None:

@@ -10,6 +10,7 @@ streams the trajectory out as soon as it exists::
             ...
         async for done in pool.run_jobs(jobs):             # Job(task, seed, key, agent) -> Finished(job, trajectory)
             ...
+        trajectory = await pool.run_one(job)               # one episode, under the same bound
 
 Guarantees:
 
@@ -134,15 +135,21 @@ class EpisodePool:
             await _cancel_and_wait(workers)
             self._workers.difference_update(workers)
 
+    async def run_one(self, job: TaskSpec | Job) -> Trajectory:
+        """Run one job under the pool's concurrency bound (waiting for a slot) and return its trajectory.
+        Cancelling the call cancels the episode and closes its env; several calls may run at once."""
+        job = job if isinstance(job, Job) else Job(job)
+        async with self._slots:
+            self.in_flight += 1
+            try:
+                return await self._episode(job)
+            finally:
+                self.in_flight -= 1
+
     async def _worker(self, source: _Source, out: asyncio.Queue[Finished | BaseException | None]) -> None:
         try:
             while (job := await source.next()) is not None:
-                async with self._slots:
-                    self.in_flight += 1
-                    try:
-                        done = Finished(job, await self._episode(job))
-                    finally:
-                        self.in_flight -= 1
+                done = Finished(job, await self.run_one(job))
                 await out.put(done)
         except Exception as exc:  # not an episode's failure (those are trajectories): stop the run with it
             await out.put(exc)

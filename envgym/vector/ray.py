@@ -1,0 +1,532 @@
+"""The episode pool on a Ray cluster: one actor per host, each running that host's own pool.
+
+:class:`RayEpisodePool` has :class:`~envgym.vector.pool.EpisodePool`'s interface (``run``, ``run_jobs``,
+``run_one``, ``async with``) and spreads the episodes over the hosts of a Ray cluster (``pip install
+'envgym[ray]'``)::
+
+    async with RayEpisodePool(OracleConfig(), address="auto") as pool:   # agents built on each host
+        async for done in pool.run_jobs(jobs):                            # Finished(job, trajectory)
+            done.trajectory.host                                          # where it ran
+
+A *host* is a Ray node that offers the custom resource :data:`HOST_RESOURCE` (``ray start ...
+--resources '{"envgym_host": 64}'``); its amount is the host's episode slots. The pool places one async
+actor on each such node (all of that resource, no CPU), and the actor runs a local ``EpisodePool`` with
+that many slots; the envs, and so their sandboxes and the host's warm container pools, live in the actor's
+process and never leave the host. Agents are built on the host from what the pool is given (an
+``AgentConfig``, an ``AgentFactory`` that pickles, or a zero-argument callable returning one); a model's
+calls go over HTTP to its endpoint or to the recording proxy, exactly as in a local run.
+
+The driver sends each job to the least-loaded live host (fewest episodes in flight per slot, at most
+``prefetch`` queued beyond its slots) and streams trajectories back in finishing order, each stamped with
+its host's label (``hostname:node-id``). Guarantees, beyond the local pool's:
+
+- **A lost host costs its in-flight episodes only.** When a host's actor dies (its node removed, the
+  actor killed), each of its in-flight jobs is sent again to another host; after ``max_attempts`` sends
+  the job ends as an ``infra_error`` trajectory (:class:`HostLost`). Every job still yields exactly one
+  trajectory. Nodes that join later (or come back) get an actor and take work.
+- **A slow host stalls nobody**: it holds only its own slots; the others keep pulling jobs.
+- **Cancellation** (Ctrl-C, leaving ``async with``, closing the stream early) cancels every in-flight
+  episode on every host; ``aclose`` then closes each host's pool (every env, so every container) and ends
+  the actors. If no host is left for ``host_wait_s`` while jobs remain, the run raises :class:`NoHosts`.
+
+:func:`local_cluster` starts a cluster of simulated hosts on this machine (tests, benchmarks, trying it
+out), with every Ray address on loopback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import logging
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from envgym.agent import AgentFactory
+from envgym.env import Env
+from envgym.errors import EnvgymError, SpecError
+from envgym.registry import make
+from envgym.task import TaskSpec
+from envgym.trajectory import Trajectory
+from envgym.vector.pool import EpisodePool, Finished, Job, Jobs, _cancel_and_wait, _Source, failed_trajectory
+
+log = logging.getLogger(__name__)
+
+HOST_RESOURCE = "envgym_host"
+"""The custom resource that makes a Ray node an envgym host; its amount is the host's episode slots."""
+
+AgentSource = Any
+"""What hosts build their agents from: an ``AgentConfig``, a picklable ``AgentFactory``, a zero-argument
+callable returning one, or None (every job brings a picklable agent)."""
+
+
+class HostLost(EnvgymError, ConnectionError):
+    """A Ray host died (node removed, actor killed) while it ran the episode, on every attempt."""
+
+    blame = "infra"
+
+
+class NoHosts(HostLost):
+    """The cluster has no live envgym host (no node offers the ``envgym_host`` resource)."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise SpecError("the Ray backend needs Ray: pip install 'envgym[ray]'") from exc
+    return ray
+
+
+def _agent_factory(agents: AgentSource) -> AgentFactory | None:
+    if agents is None or hasattr(agents, "create"):
+        return agents
+    from envgym.agents import build_factory
+    from envgym.types import FrozenModel
+
+    if isinstance(agents, FrozenModel):  # an AgentConfig
+        return build_factory(agents)  # type: ignore[arg-type]
+    if callable(agents):
+        return agents()
+    raise SpecError(f"agents must be an AgentConfig, an AgentFactory or a callable returning one, not "
+                    f"{type(agents).__name__}", field="agents")
+
+
+class _Host:
+    """The actor on one host: its own EpisodePool (and agent factory); the envs never leave this process."""
+
+    def __init__(self, agents: AgentSource, make_env: Callable[[str], Env], slots: int, grace_s: float,
+                 close_timeout_s: float) -> None:
+        import ray
+
+        self.label = f"{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
+        self.factory = _agent_factory(agents)
+        self.pool = EpisodePool(self.factory, concurrency=slots, make_env=make_env, grace_s=grace_s,
+                                close_timeout_s=close_timeout_s)
+        self.active: set[asyncio.Task[Any]] = set()
+        self.episodes = 0
+
+    async def info(self) -> dict[str, Any]:
+        return {"label": self.label, "pid": os.getpid(), "slots": self.pool.concurrency}
+
+    async def stats(self) -> dict[str, Any]:
+        return {"in_flight": self.pool.in_flight, "open_envs": self.pool.open_envs, "episodes": self.episodes,
+                "active": len(self.active)}
+
+    async def submit(self, job: Job) -> Trajectory:
+        task = asyncio.current_task()
+        assert task is not None
+        self.active.add(task)
+        try:
+            trajectory = await self.pool.run_one(job)
+        finally:
+            self.active.discard(task)
+        self.episodes += 1
+        return trajectory.model_copy(update={"host": self.label})
+
+    async def shutdown(self) -> dict[str, Any]:
+        """Cancel every episode, close every env (so every sandbox) and the agent factory."""
+        await _cancel_and_wait(list(self.active))
+        await self.pool.aclose()
+        if self.factory is not None:
+            with contextlib.suppress(Exception):
+                await self.factory.aclose()
+        return await self.stats()
+
+
+@dataclasses.dataclass(eq=False)
+class _HostState:
+    actor: Any
+    label: str
+    slots: int
+    node_id: str
+    pid: int
+    in_flight: int = 0
+    alive: bool = True
+    sent: int = 0
+
+
+@dataclasses.dataclass(eq=False)
+class _Item:
+    job: Job
+    attempt: int
+    host: _HostState | None = None
+    ref: Any = None
+
+
+class RayEpisodePool:
+    """:class:`EpisodePool`'s interface over the hosts of a Ray cluster; see the module docstring."""
+
+    def __init__(self, agents: AgentSource = None, *, address: str | None = None, concurrency: int | None = None,
+                 make_env: Callable[[str], Env] = make, max_attempts: int = 3, prefetch: int = 2,
+                 grace_s: float = 60.0, close_timeout_s: float = 30.0, host_wait_s: float = 60.0,
+                 shutdown_timeout_s: float = 120.0, resource: str = HOST_RESOURCE) -> None:
+        if max_attempts < 1:
+            raise SpecError("max_attempts must be at least 1", field="max_attempts")
+        if concurrency is not None and concurrency < 1:
+            raise SpecError("concurrency (per host) must be at least 1", field="concurrency")
+        self.agents = agents
+        self.address = address
+        self.concurrency = concurrency
+        self.make_env = make_env
+        self.max_attempts = max_attempts
+        self.prefetch = max(0, prefetch)
+        self.grace_s, self.close_timeout_s = grace_s, close_timeout_s
+        self.host_wait_s, self.shutdown_timeout_s = host_wait_s, shutdown_timeout_s
+        self.resource = resource
+        self.hosts: dict[str, _HostState] = {}  # node id -> host (live or lost)
+        self.redispatched = 0
+        """Jobs sent again because their host was lost."""
+        self.lost: list[str] = []
+        """Labels of the hosts lost so far, in order."""
+        self._started = False
+        self._owns_ray = False
+        self._discovering: asyncio.Task[None] | None = None
+        self._starting: set[Any] = set()  # actors created, not yet answering (killed by aclose too)
+        self._changed = asyncio.Event()
+
+    # -- hosts ----------------------------------------------------------------------------------------------
+
+    @property
+    def live_hosts(self) -> list[_HostState]:
+        return [h for h in self.hosts.values() if h.alive]
+
+    @property
+    def in_flight(self) -> int:
+        return sum(h.in_flight for h in self.hosts.values())
+
+    @property
+    def slots(self) -> int:
+        """Episode slots of the live hosts together."""
+        return sum(h.slots for h in self.live_hosts)
+
+    async def start(self) -> None:
+        """Connect to Ray (unless connected) and start an actor on every host; NoHosts when there is none."""
+        if self._started:
+            return
+        ray = _ray()
+        if not ray.is_initialized():
+            await asyncio.to_thread(ray.init, address=self.address or "auto", logging_level=logging.WARNING,
+                                    configure_logging=False)
+            self._owns_ray = True
+        self._started = True
+        await self._discover()
+        if not self.live_hosts:
+            raise NoHosts(f"no Ray node offers the {self.resource!r} resource: start each host with "
+                          f"ray start --address HEAD:6379 --resources '{{\"{self.resource}\": SLOTS}}'")
+
+    async def _discover(self) -> None:
+        """Start an actor on every live node offering the resource that has none yet."""
+        ray = _ray()
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = await asyncio.to_thread(ray.nodes)
+        new: list[tuple[str, Any, int]] = []
+        for node in nodes:
+            amount = node.get("Resources", {}).get(self.resource, 0)
+            node_id = node["NodeID"]
+            known = self.hosts.get(node_id)
+            if not node.get("Alive") or amount < 1 or (known is not None and known.alive):
+                continue  # a node whose actor died while the node lives gets a new one
+            slots = self.concurrency or int(amount)
+            actor = ray.remote(_Host).options(
+                num_cpus=0, resources={self.resource: amount}, max_restarts=0, max_concurrency=4 * slots + 64,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            ).remote(self.agents, self.make_env, slots, self.grace_s, self.close_timeout_s)
+            new.append((node_id, actor, slots))
+            self._starting.add(actor)
+        for node_id, actor, slots in new:
+            try:
+                info = await asyncio.wait_for(asyncio.wrap_future(actor.info.remote().future()), self.host_wait_s)
+            except Exception as exc:  # the node went away meanwhile, or the actor cannot start there
+                log.warning("no envgym host on node %s: %r", node_id[:8], exc)
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+                continue
+            finally:
+                self._starting.discard(actor)
+            self.hosts[node_id] = _HostState(actor, info["label"], slots, node_id, info["pid"])
+            log.info("envgym host %s: %d slots", info["label"], slots)
+        self._changed.set()
+
+    def _rediscover(self) -> None:
+        if self._discovering is None or self._discovering.done():
+            self._discovering = asyncio.ensure_future(self._discover())
+
+    def _least_loaded(self) -> _HostState | None:
+        best, load = None, float("inf")
+        for host in self.hosts.values():
+            if host.alive and host.in_flight < host.slots + self.prefetch and host.in_flight / host.slots < load:
+                best, load = host, host.in_flight / host.slots
+        return best
+
+    def _lose(self, host: _HostState, exc: BaseException) -> None:
+        if host.alive:
+            host.alive = False
+            self.lost.append(host.label)
+            log.warning("envgym host %s lost (%s); its in-flight episodes go to other hosts", host.label,
+                        type(exc).__name__)
+            self._rediscover()
+
+    # -- running --------------------------------------------------------------------------------------------
+
+    def _send(self, host: _HostState, item: _Item) -> asyncio.Future[Trajectory]:
+        job = item.job
+        wire = dataclasses.replace(job, key=None)  # the caller's key stays here
+        try:
+            item.ref = host.actor.submit.remote(wire)
+        except Exception as exc:  # the job (its agent) cannot be pickled: a caller's mistake, not an episode's
+            raise SpecError(f"job for task {job.task.id!r} cannot be sent to a Ray host ({exc}); give the pool "
+                            "an agent factory (or config) instead of unpicklable per-job agents") from exc
+        item.host = host
+        host.in_flight += 1
+        host.sent += 1
+        return asyncio.wrap_future(item.ref.future())
+
+    async def run(self, tasks: Jobs) -> AsyncIterator[Trajectory]:
+        """Run every task; yield each trajectory as its episode ends."""
+        async with contextlib.aclosing(self.run_jobs(tasks)) as stream:
+            async for done in stream:
+                yield done.trajectory
+
+    async def run_one(self, job: TaskSpec | Job) -> Trajectory:
+        """Run one job on the least-loaded host and return its trajectory."""
+        async with contextlib.aclosing(self.run_jobs([job])) as stream:
+            async for done in stream:
+                return done.trajectory
+        raise RuntimeError("the Ray pool yielded nothing for a job")  # it promises one result per job
+
+    async def run_jobs(self, jobs: Jobs) -> AsyncIterator[Finished]:
+        """Run every job; yield ``Finished(job, trajectory)`` as each episode ends, on whichever host."""
+        await self.start()
+        ray = _ray()
+        source = _Source(jobs)
+        retry: collections.deque[_Item] = collections.deque()
+        flying: dict[asyncio.Future[Any], _Item] = {}
+        pull: asyncio.Task[Job | None] | None = None
+        exhausted = False
+        hostless_since: float | None = None
+        try:
+            while True:
+                # Fill every free slot: lost jobs first, then new ones (a pending pull is waited on below).
+                while pull is None and (host := self._least_loaded()) is not None:
+                    if retry:
+                        item = retry.popleft()
+                    elif exhausted:
+                        break
+                    elif source._sync is not None:
+                        job = await source.next()
+                        if job is None:
+                            exhausted = True
+                            break
+                        item = _Item(job, 1)
+                    else:
+                        pull = asyncio.ensure_future(source.next())
+                        break
+                    flying[self._send(host, item)] = item
+                if not flying and pull is None:
+                    if exhausted and not retry:
+                        return
+                    # jobs are left but no host is: wait for one to join, for a while
+                    hostless_since = hostless_since or time.monotonic()
+                    if time.monotonic() - hostless_since > self.host_wait_s:
+                        for item in retry:
+                            yield Finished(item.job, self._failed(item, "no live host was left to run it"))
+                        raise NoHosts(f"every envgym host was lost ({', '.join(self.lost)}) and none joined "
+                                      f"within {self.host_wait_s:g}s")
+                    self._rediscover()
+                    self._changed.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), 1.0)
+                    continue
+                hostless_since = None
+                waiting: set[asyncio.Future[Any]] = set(flying)
+                if pull is not None:
+                    waiting.add(pull)
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if pull is not None and pull in done:
+                    job = pull.result()
+                    pull = None
+                    if job is None:
+                        exhausted = True
+                    else:
+                        retry.appendleft(_Item(job, 1))  # sent at the top of the loop, before other new jobs
+                for future in done:
+                    item = flying.pop(future, None)
+                    if item is None:
+                        continue
+                    finished = self._settle(ray, item, future, retry)
+                    if finished is not None:
+                        yield finished
+        finally:
+            if pull is not None:
+                pull.cancel()
+                await asyncio.gather(pull, return_exceptions=True)
+            await self._cancel(ray, flying)
+
+    def _settle(self, ray: Any, item: _Item, future: asyncio.Future[Any], retry: collections.deque[_Item]
+                ) -> Finished | None:
+        host = item.host
+        assert host is not None
+        host.in_flight -= 1
+        try:
+            return Finished(item.job, future.result())
+        except ray.exceptions.RayTaskError as exc:  # the host raised: not an episode's failure, not a lost host
+            return Finished(item.job, failed_trajectory(item.job, exc).model_copy(update={"host": host.label}))
+        except ray.exceptions.RayError as exc:  # the actor or its node died
+            self._lose(host, exc)
+            if item.attempt < self.max_attempts:
+                self.redispatched += 1
+                retry.append(_Item(item.job, item.attempt + 1))
+                return None
+            return Finished(item.job, self._failed(item, f"its host {host.label} was lost ({type(exc).__name__})"))
+
+    def _failed(self, item: _Item, why: str) -> Trajectory:
+        error = HostLost(f"{why}; {item.attempt} attempt(s) of at most {self.max_attempts}")
+        return failed_trajectory(item.job, error).model_copy(update={"host": item.host.label if item.host else None})
+
+    async def _cancel(self, ray: Any, flying: dict[asyncio.Future[Any], _Item]) -> None:
+        """Cancel the in-flight episodes on their hosts and wait (bounded) until each has stopped."""
+        if not flying:
+            return
+        for item in flying.values():
+            with contextlib.suppress(Exception):
+                ray.cancel(item.ref)
+        waited = asyncio.ensure_future(asyncio.wait(list(flying), timeout=self.shutdown_timeout_s))
+        while not waited.done():
+            try:
+                await asyncio.shield(waited)
+            except asyncio.CancelledError:  # a second Ctrl-C: the episodes are being cancelled; still wait
+                continue
+        for future, item in flying.items():
+            if item.host is not None:
+                item.host.in_flight -= 1
+            if future.done() and not future.cancelled():
+                future.exception()
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+
+    async def host_stats(self) -> dict[str, dict[str, Any]]:
+        """Per live host label: episodes in flight, envs open, episodes run (for tests and diagnosis)."""
+        hosts = self.live_hosts
+        stats = await asyncio.gather(*(asyncio.wrap_future(h.actor.stats.remote().future()) for h in hosts),
+                                     return_exceptions=True)
+        return {h.label: s for h, s in zip(hosts, stats, strict=True) if isinstance(s, dict)}
+
+    async def aclose(self) -> dict[str, dict[str, Any]]:
+        """Close every host's pool (every env and container), end the actors; returns each host's final
+        counts (``open_envs`` is 0 when everything closed). Idempotent; the pool can be started again."""
+        if not self._started:
+            return {}
+        ray = _ray()
+        if self._discovering is not None:
+            self._discovering.cancel()
+            await asyncio.gather(self._discovering, return_exceptions=True)
+        hosts = self.live_hosts
+        calls = [asyncio.wrap_future(h.actor.shutdown.remote().future()) for h in hosts]
+        waited = asyncio.ensure_future(asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True),
+                                                        self.shutdown_timeout_s))
+        interrupted = False
+        while not waited.done():
+            try:
+                await asyncio.shield(waited)
+            except asyncio.CancelledError:
+                interrupted = True
+        try:
+            results = waited.result()
+        except TimeoutError:
+            results = [TimeoutError("shutdown timed out")] * len(hosts)
+        final = {}
+        for host, result in zip(hosts, results, strict=True):
+            if isinstance(result, BaseException):
+                log.warning("closing envgym host %s failed: %r", host.label, result)
+            else:
+                final[host.label] = result
+        for actor in [*(h.actor for h in self.hosts.values()), *self._starting]:
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+        self._starting.clear()
+        self.hosts.clear()
+        self._started = False
+        if self._owns_ray:
+            await asyncio.to_thread(ray.shutdown)
+            self._owns_ray = False
+        if interrupted:
+            raise asyncio.CancelledError
+        return final
+
+    async def __aenter__(self) -> RayEpisodePool:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+# -- a cluster on this machine ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class LocalCluster:
+    """Simulated hosts on this machine (:func:`local_cluster`); ``remove_host`` / ``add_host`` change them."""
+
+    cluster: Any
+    slots: int
+    cpus: float
+    object_store_bytes: int
+    nodes: list[Any] = dataclasses.field(default_factory=list)
+
+    @property
+    def address(self) -> str:
+        return self.cluster.address
+
+    def add_host(self, slots: int | None = None) -> Any:
+        node = self.cluster.add_node(num_cpus=self.cpus, node_ip_address="127.0.0.1",
+                                     object_store_memory=self.object_store_bytes,
+                                     resources={HOST_RESOURCE: slots or self.slots})
+        self.nodes.append(node)
+        return node
+
+    def remove_host(self, index: int = -1) -> None:
+        """Kill a host's node (raylet, its workers and so its actor), as a machine that dies."""
+        node = self.nodes.pop(index)
+        self.cluster.remove_node(node, allow_graceful=False)
+
+
+@contextlib.contextmanager
+def local_cluster(hosts: int = 2, *, slots: int = 8, cpus: float = 1, object_store_mb: int = 80,
+                  connect: bool = True) -> Iterator[LocalCluster]:
+    """A Ray cluster of ``hosts`` simulated hosts on this machine: a head with no CPUs and no envgym slots,
+    and ``hosts`` nodes offering ``slots`` each. Every address stays on loopback, no dashboard, no usage
+    statistics, a small object store; a lost node is noticed within about two seconds. With ``connect``
+    this process is its driver (``ray.init``) until the block ends."""
+    # Read by Ray at import, here and in every process it starts: keep loopback addresses on loopback
+    # (Ray otherwise swaps 127.0.0.1 for the machine's address) and send no usage statistics.
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray = _ray()
+    from ray._private import ray_constants
+    from ray.cluster_utils import Cluster
+
+    ray_constants.ENABLE_RAY_CLUSTER = False  # the variable above, for a Ray imported before this call
+    store = object_store_mb * 1024 * 1024
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1", "object_store_memory": store,
+        "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 3,
+                           "health_check_initial_delay_ms": 0}})
+    local = LocalCluster(cluster, slots, cpus, store)
+    try:
+        for _ in range(hosts):
+            local.add_host()
+        cluster.wait_for_nodes()
+        if connect:
+            ray.init(address=cluster.address, logging_level=logging.WARNING, configure_logging=False)
+        yield local
+    finally:
+        if connect:
+            ray.shutdown()
+        cluster.shutdown()
