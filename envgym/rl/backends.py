@@ -42,6 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from envgym.errors import PolicyError
+from envgym.rl.vision import VisionProcessor
 
 
 class BackendError(PolicyError):
@@ -86,6 +87,7 @@ class _Request:
     stop: tuple[str, ...]
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[Completion]
+    images: tuple[bytes, ...] = ()
     out_ids: list[int] = field(default_factory=list)
     out_logprobs: list[float] = field(default_factory=list)
     finish_reason: str | None = None
@@ -95,9 +97,12 @@ class TransformersBackend:
     """An in-process transformers causal LM; see the module docstring."""
 
     def __init__(self, model: Any, tokenizer: Any, *, max_batch: int = 16, policy_version: int = 0,
-                 prefix_cache: int = 4, min_prefix: int = 128) -> None:
+                 prefix_cache: int = 4, min_prefix: int = 128, processor: Any = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
+        self.processor = processor
+        """A VLM's processor (``None``: a text model); see "Images" in the module docstring."""
+        self._vision = VisionProcessor.of(processor) if processor is not None else None
         self.policy_version = policy_version
         self.max_batch = max_batch
         self.prefix_cache = prefix_cache
@@ -117,13 +122,16 @@ class TransformersBackend:
         eos = tokenizer.eos_token_id
         self._eos = {eos} if isinstance(eos, int) else set(eos or ())
         self._pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(self._eos), 0)
-        self._limit = getattr(model.config, "max_position_embeddings", None)
+        self._limit = getattr(model.config, "max_position_embeddings", None) or getattr(
+            getattr(model.config, "text_config", None), "max_position_embeddings", None)
 
     async def generate(self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float = 1.0,
                        top_p: float = 1.0, seed: int | None = None,
-                       stop: Sequence[str] | None = None) -> Completion:
+                       stop: Sequence[str] | None = None, images: Sequence[bytes] | None = None) -> Completion:
         if self._closed:
             raise BackendError("the inference backend is closed")
+        if images and self._vision is None:
+            raise PromptTooLong("this backend has no vision processor: it takes no images")
         if not prompt_ids:
             raise PromptTooLong("the prompt is empty")
         if max_new_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
@@ -134,7 +142,7 @@ class TransformersBackend:
         loop = asyncio.get_running_loop()
         request = _Request(list(prompt_ids), max_new_tokens, float(temperature), float(top_p),
                            self._seeds.getrandbits(63) if seed is None else int(seed), tuple(stop or ()), loop,
-                           loop.create_future())
+                           loop.create_future(), tuple(images or ()))
         if self._worker is None:
             self._worker = threading.Thread(target=self._run, name="envgym-generate", daemon=True)
             self._worker.start()
@@ -190,7 +198,10 @@ class TransformersBackend:
             try:
                 with self._weights:
                     version = self.policy_version
-                    self._decode(batch)
+                    if self._vision is not None:
+                        self._decode_vision(batch)
+                    else:
+                        self._decode(batch)
                     self.batches += 1
             except Exception as exc:  # the model crashed: every request of the batch fails, the worker lives on
                 error = BackendError(f"generation failed: {type(exc).__name__}: {exc}")
@@ -219,15 +230,71 @@ class TransformersBackend:
         positions = start + (mask.cumsum(-1) - 1).clamp(min=0)
         if start:
             mask = torch.cat([torch.ones((len(batch), start), dtype=mask.dtype, device=device), mask], dim=1)
+
+        def forward(step_ids: Any, step_mask: Any, step: int, cache: Any) -> Any:
+            nonlocal positions
+            if step:
+                positions = positions[:, -1:] + 1
+            return model(input_ids=step_ids, attention_mask=step_mask, position_ids=positions, cache=cache,
+                         use_cache=True, logits_to_keep=1)
+
+        self._sample(batch, ids, mask, past, forward, device)
+
+    def _decode_vision(self, batch: list[_Request]) -> None:
+        """A VLM batch: left-padded prompts, the batch's images through the processor, M-RoPE positions when
+        the model uses them (decoding continues at real tokens + the row's delta); no prefix cache."""
+        import io
+
+        import torch
+        from PIL import Image
+
+        model, vision = self.model, self._vision
+        device = next(model.parameters()).device
+        width = max(len(r.prompt_ids) for r in batch)
+        ids = torch.full((len(batch), width), self._pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, r in enumerate(batch):
+            ids[row, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids)
+            mask[row, width - len(r.prompt_ids):] = 1
+        ids, mask = ids.to(device), mask.to(device)
+        pictures = []
+        for r in batch:
+            for data in r.images:
+                with Image.open(io.BytesIO(data)) as image:
+                    pictures.append(image.convert("RGB"))
+        features = {k: v.to(device) for k, v in vision.features(pictures).items()} if pictures else {}
+        if "pixel_values" in features:
+            features["pixel_values"] = features["pixel_values"].to(next(model.parameters()).dtype)
+        rope = vision.positions(model, ids, mask, features)
+        if rope is not None:
+            positions, deltas = rope
+            following = mask.sum(-1, keepdim=True) + deltas.to(device)  # the next token's position, per row
+        else:
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            following = mask.sum(-1, keepdim=True)
+
+        def forward(step_ids: Any, step_mask: Any, step: int, cache: Any) -> Any:
+            if not step:
+                return model(input_ids=step_ids, attention_mask=step_mask, position_ids=positions, cache=None,
+                             use_cache=True, logits_to_keep=1, **features)
+            at = following + (step - 1)
+            return model(input_ids=step_ids, attention_mask=step_mask, cache=cache, use_cache=True, logits_to_keep=1,
+                         position_ids=at.unsqueeze(0).expand(3, -1, -1) if rope is not None else at)
+
+        self._sample(batch, ids, mask, None, forward, device)
+
+    def _sample(self, batch: list[_Request], ids: Any, mask: Any, past: Any, forward: Any, device: Any) -> None:
+        """The decoding loop: ``forward(ids, mask, step, cache)`` gives the logits of each row's next token."""
+        import torch
+
         generators = [torch.Generator(device=device).manual_seed(r.seed) for r in batch]
         temps = torch.tensor([r.temperature or 1.0 for r in batch], device=device).unsqueeze(1)
         greedy = torch.tensor([r.temperature == 0 for r in batch], device=device)
         nucleus = [(row, r.top_p) for row, r in enumerate(batch) if r.top_p < 1.0 and r.temperature > 0]
         live = list(range(len(batch)))
         with torch.inference_mode():
-            for _ in range(max(r.max_new_tokens for r in batch)):
-                out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=past, use_cache=True,
-                            logits_to_keep=1)
+            for step in range(max(r.max_new_tokens for r in batch)):
+                out = forward(ids, mask, step, past)
                 past = out.cache
                 logp = torch.log_softmax(out.logits[:, -1, :].float() / temps, dim=-1)
                 for row, top_p in nucleus:
@@ -253,7 +320,6 @@ class TransformersBackend:
                     break
                 ids = chosen.unsqueeze(1)
                 mask = torch.cat([mask, torch.ones((len(batch), 1), dtype=mask.dtype, device=device)], dim=1)
-                positions = positions[:, -1:] + 1
 
     def _prefix(self, batch: list[_Request], device: Any) -> tuple[int, Any]:
         """The length of a prefix every prompt of the batch shares and a KV cache holding it (0, None: none).

@@ -26,6 +26,16 @@ completion ids + the tokens of the new text only: generated tokens are never re-
 :mod:`envgym.rl.samples`). Rendering and tokenising run on the event loop: they take well under a
 millisecond for one turn, less than a hop to a worker thread would cost.
 
+Images: user (and tool) messages may carry OpenAI image content parts (``{"type": "image_url", "image_url":
+{"url": ...}}``) when the backend has a vision processor (``backend.processor``; a text model answers 400
+``images_unsupported``). The URL is a ``data:image/...;base64,`` URL or ``envgym-image:sha256:<hex>``, a
+reference to an image already in ``proxy.images`` (an :class:`~envgym.rl.vision.ImageStore`); remote URLs are
+refused. Each image is stored once by content hash; the chat template writes its placeholder token and the
+proxy repeats it as many times as the processor says the image takes, so ``prompt_ids`` are exactly the ids
+the model consumes. A call records the reference of every image of its prompt, in order (``images``), never
+the pixels; the backend gets the images' bytes. A new call extends the previous one only when the earlier
+images are the same images.
+
 Sessions stay in memory until ``close_session`` (which hands the record over and forgets it); beyond
 ``max_sessions`` the oldest sessions are dropped.
 """
@@ -47,6 +57,7 @@ from envgym.agents.hf import parse_reply, render, tool_section
 from envgym.rl.backends import BackendError, Completion, InferenceBackend, PromptTooLong
 from envgym.rl.http import JsonServer, Request, error_body
 from envgym.rl.samples import Segment, segments_of
+from envgym.rl.vision import ImageError, ImageStore, VisionProcessor
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +80,16 @@ class CallRecord:
     policy_version: int
     segment: int
     seconds: float
+    images: list[str] = field(default_factory=list)
+    """References (``sha256:<hex>``) of the prompt's images, in order; their bytes are in ``proxy.images``."""
 
     def to_dict(self) -> dict[str, Any]:
         """The call as a ``token_data`` entry of a :class:`~envgym.trajectory.Trajectory`."""
-        return {"prompt_ids": self.prompt_ids, "completion_ids": self.completion_ids, "logprobs": self.logprobs,
+        call = {"prompt_ids": self.prompt_ids, "completion_ids": self.completion_ids, "logprobs": self.logprobs,
                 "finish_reason": self.finish_reason, "policy_version": self.policy_version}
+        if self.images:
+            call["images"] = self.images
+        return call
 
 
 @dataclass
@@ -86,6 +102,7 @@ class SessionRecord:
     _texts: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
     _last_tokens: list[int] = field(default_factory=list, repr=False)
     _last_text: str = field(default="", repr=False)
+    _last_images: list[str] = field(default_factory=list, repr=False)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     def segments(self) -> list[Segment]:
@@ -102,13 +119,20 @@ class RecordingProxy:
     def __init__(self, backend: InferenceBackend, host: str = "127.0.0.1", port: int = 0, *,
                  model_name: str = "envgym-policy", sampling: Sampling | None = None,
                  default_max_tokens: int = 256, max_sessions: int = 4096,
-                 seed_for: Callable[[SessionRecord], int] | None = None) -> None:
+                 seed_for: Callable[[SessionRecord], int] | None = None,
+                 images: ImageStore | None = None) -> None:
         self.backend = backend
         self.seed_for = seed_for
         """For a call without a ``seed``: the seed to sample it with, from its session (whose ``calls`` are
         the earlier calls). A trainer derives it from the session key and call index, so an episode samples
         the same tokens however many others run beside it. A seed the client sends is kept."""
         self.tokenizer = backend.tokenizer
+        processor = getattr(backend, "processor", None)
+        self.vision = VisionProcessor.of(processor) if processor is not None else None
+        """The backend's vision processor (``None``: a text model, which refuses images)."""
+        self.images = images if images is not None else ImageStore()
+        """Every image a session sent, by content hash (what ``CallRecord.images`` refer to)."""
+        self._image_tokens: dict[str, int] = {}
         self.model_name = model_name
         self.sampling = sampling or Sampling()
         self.default_max_tokens = default_max_tokens
@@ -215,10 +239,15 @@ class RecordingProxy:
             if settings["seed"] is None and self.seed_for is not None:
                 settings["seed"] = int(self.seed_for(session))
             try:
-                prompt_ids, prompt_text = self._prompt(session, body["messages"], body.get("tools") or [])
+                prompt_ids, prompt_text, refs = self._prompt(session, body["messages"], body.get("tools") or [])
+            except ImageError as exc:
+                code = "images_unsupported" if self.vision is None else "invalid_image"
+                return 400, error_body(str(exc), code=code)
             except Exception as exc:  # malformed messages, or a chat template that rejects them
                 return 400, error_body(f"cannot render the messages: {type(exc).__name__}: {exc}",
                                        code="invalid_messages")
+            if refs:
+                settings["images"] = [self.images.get(ref) for ref in refs]
             started = time.perf_counter()
             try:
                 out = await self.backend.generate(prompt_ids, **settings)
@@ -227,15 +256,17 @@ class RecordingProxy:
             except BackendError as exc:
                 return 502, error_body(str(exc), "server_error", code="backend_error")
             seconds = time.perf_counter() - started
-            return 200, self._record(session, body, prompt_ids, prompt_text, out, settings["stop"], seconds)
+            return 200, self._record(session, body, prompt_ids, prompt_text, out, settings["stop"], seconds, refs)
 
     def _prompt(self, session: SessionRecord, messages: list[dict[str, Any]],
-                tools: list[dict[str, Any]]) -> tuple[list[int], str]:
+                tools: list[dict[str, Any]]) -> tuple[list[int], str, list[str]]:
         turns: list[dict[str, Any]] = []
         replies: list[str] = []
+        refs: list[str] = []
         for message in messages:
             role = message["role"]
-            content = _text(message.get("content"))
+            content = self._content(message.get("content"), refs) if role != "assistant" \
+                else _text(message.get("content"))
             if role == "assistant":
                 replies.append(session._texts.get(_reply_key(content, message.get("tool_calls")))
                                or _canonical(content, message.get("tool_calls")))
@@ -244,14 +275,55 @@ class RecordingProxy:
             turns.append({"role": role, "content": content})
         if tools:
             section = self._tool_section(tools)
-            if turns[0]["role"] == "system":
+            if turns[0]["role"] == "system" and isinstance(turns[0]["content"], str):
                 turns[0] = {"role": "system", "content": (turns[0]["content"] + "\n\n" + section).strip()}
             else:
                 turns.insert(0, {"role": "system", "content": section})
         text = self.tokenizer.apply_chat_template(render(turns, replies), tokenize=False, add_generation_prompt=True)
-        if session._last_text and text.startswith(session._last_text):
-            return session._last_tokens + self._encode(text[len(session._last_text):]), text
-        return self._encode(text), text
+        known = session._last_images
+        if session._last_text and text.startswith(session._last_text) and refs[: len(known)] == known:
+            new = self._expand(self._encode(text[len(session._last_text):]), refs[len(known):])
+            return session._last_tokens + new, text, refs
+        return self._expand(self._encode(text), refs), text, refs
+
+    def _content(self, content: Any, refs: list[str]) -> Any:
+        """A message's content for the chat template: text, or a list of text and image parts when it has
+        images (each image stored, its reference appended to ``refs``)."""
+        if not isinstance(content, list):
+            return _text(content)
+        parts: list[dict[str, Any]] = []
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") in ("image_url", "input_image"):
+                url = part.get("image_url")
+                url = url.get("url") if isinstance(url, dict) else url
+                if self.vision is None:
+                    raise ImageError(f"the model behind this proxy ({self.model_name}) takes no images")
+                if not isinstance(url, str):
+                    raise ImageError("an image_url part needs a 'url' string")
+                refs.append(self.images.resolve(url))
+                parts.append({"type": "image"})
+            elif part.get("text"):
+                parts.append({"type": "text", "text": str(part["text"])})
+        if not any(p["type"] == "image" for p in parts):
+            return "".join(p["text"] for p in parts)
+        return parts
+
+    def _expand(self, ids: list[int], refs: list[str]) -> list[int]:
+        """The image placeholders of ``ids`` (one per image of ``refs``) repeated to each image's token count."""
+        if not refs:
+            return ids
+        counts = []
+        for ref in refs:
+            count = self._image_tokens.get(ref)
+            if count is None:
+                width, height = self.images.size(ref)
+                count = self._image_tokens[ref] = self.vision.tokens_for(_Size(width, height))
+                if len(self._image_tokens) > 4096:
+                    self._image_tokens.pop(next(iter(self._image_tokens)))
+            counts.append(count)
+        return self.vision.expand(ids, counts)
 
     def _tool_section(self, tools: list[dict[str, Any]]) -> str:
         """The tools' system-prompt section; the last few are remembered (comparing is cheaper than dumping)."""
@@ -265,9 +337,10 @@ class RecordingProxy:
         return section
 
     def _record(self, session: SessionRecord, body: dict[str, Any], prompt_ids: list[int], prompt_text: str,
-                out: Completion, stop: Sequence[str], seconds: float) -> dict[str, Any]:
+                out: Completion, stop: Sequence[str], seconds: float, refs: list[str]) -> dict[str, Any]:
         before = session._last_tokens
-        extends = bool(session.calls) and prompt_ids[: len(before)] == before
+        extends = bool(session.calls) and prompt_ids[: len(before)] == before \
+            and refs[: len(session._last_images)] == session._last_images
         segment = session.calls[-1].segment + (0 if extends else 1) if session.calls else 0
         ids = out.completion_ids
         full_text = self.tokenizer.decode(ids, skip_special_tokens=False)
@@ -283,8 +356,9 @@ class RecordingProxy:
         session._texts[_reply_key(content, calls)] = raw
         session._last_tokens = prompt_ids + ids
         session._last_text = prompt_text + full_text
+        session._last_images = refs
         record = CallRecord(prompt_ids, list(ids), list(out.logprobs), out.finish_reason, out.policy_version,
-                            segment, seconds)
+                            segment, seconds, refs)
         session.calls.append(record)
         session.token_data.append(record.to_dict())
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -350,6 +424,12 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+@dataclass(frozen=True, slots=True)
+class _Size:
+    width: int
+    height: int
 
 
 def _reply_key(content: str | None, tool_calls: Any) -> tuple[Any, ...]:

@@ -10,6 +10,11 @@ logprobs describe. Sequences are laid out with the prompt left-padded and the co
 every completion starts at the same column and only the completion's logits are materialised
 (``logits_to_keep``), which keeps a 49k-token vocabulary affordable on a CPU.
 
+A vision-language policy (``processor=`` and ``images=``, the run's :class:`~envgym.rl.vision.ImageStore`):
+a sample's ``images`` are read back from the store and put through the same processor as at rollout time,
+so the pixel values, placeholder tokens and M-RoPE positions are the rollout's (the positions of a
+left-padded row are computed over its real tokens only, as the backend does).
+
 With ``updates_per_step == 1`` the proximal ("old") policy *is* the current one: ``old = new.detach()``
 from the same forward pass, so the PPO ratio is exactly 1 and one forward pass is saved. With more
 mini-batches, ``old`` is computed once, without gradient, before the first update. Everything is
@@ -26,14 +31,17 @@ import torch
 
 from envgym.rl.train.config import TrainConfig
 from envgym.rl.train.loss import LossConfig, grpo_loss, kl_estimate, quantiles
+from envgym.rl.vision import VisionProcessor
 
 
 class Learner:
     """Owns the trained model and its optimizer; see the module docstring."""
 
-    def __init__(self, model: Any, config: TrainConfig) -> None:
+    def __init__(self, model: Any, config: TrainConfig, *, processor: Any = None, images: Any = None) -> None:
         self.model = model
         self.config = config
+        self.vision = VisionProcessor.of(processor) if processor is not None else None
+        self.images = images
         self.device = next(model.parameters()).device
         self.params = trainable(model, config.trainable_layers)
         self.optimizer = torch.optim.AdamW(self.params, lr=config.lr, weight_decay=config.weight_decay)
@@ -70,15 +78,32 @@ class Learner:
             mask[row, :c] = torch.tensor(s.loss_mask, dtype=torch.float32)
             rollout[row, :c] = torch.tensor(s.logprobs, dtype=torch.float32)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        return {"ids": ids.to(self.device), "attention": attention.to(self.device),
-                "positions": positions.to(self.device), "targets": targets.to(self.device),
-                "mask": mask.to(self.device), "rollout": rollout.to(self.device), "width_c": torch.tensor(width_c)}
+        batch = {"ids": ids.to(self.device), "attention": attention.to(self.device),
+                 "positions": positions.to(self.device), "targets": targets.to(self.device),
+                 "mask": mask.to(self.device), "rollout": rollout.to(self.device), "width_c": torch.tensor(width_c)}
+        if self.vision is not None:
+            self._add_images(batch, samples)
+        return batch
+
+    def _add_images(self, batch: dict[str, Any], samples: Sequence[Any]) -> None:
+        refs = [ref for s in samples for ref in getattr(s, "images", ())]
+        if refs and self.images is None:
+            raise ValueError("samples with images need the learner's image store (Learner(images=...))")
+        features: dict[str, Any] = {}
+        if refs:
+            pictures = [self.images.pil(ref) for ref in refs]
+            features = {k: v.to(self.device) for k, v in self.vision.features(pictures).items()}
+            features["pixel_values"] = features["pixel_values"].to(next(self.model.parameters()).dtype)
+        rope = self.vision.positions(self.model, batch["ids"], batch["attention"], features)
+        if rope is not None:
+            batch["positions"] = rope[0]
+        batch["features"] = features
 
     def logprobs(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """The model's log-probability of every completion token, ``[B, width_c]`` (float32)."""
         width_c = int(batch["width_c"])
         out = self.model(input_ids=batch["ids"], attention_mask=batch["attention"], position_ids=batch["positions"],
-                         use_cache=False, logits_to_keep=width_c + 1)
+                         use_cache=False, logits_to_keep=width_c + 1, **batch.get("features", {}))
         logits = out.logits[:, :-1, :].float() / self.config.temperature  # position t predicts token t + 1
         return torch.log_softmax(logits, dim=-1).gather(-1, batch["targets"].unsqueeze(-1)).squeeze(-1)
 
@@ -154,6 +179,7 @@ def trainable(model: Any, last_layers: int | None) -> list[torch.nn.Parameter]:
     if last_layers is None:
         return [p for p in model.parameters() if p.requires_grad]
     inner = getattr(model, "model", model)
+    inner = getattr(inner, "language_model", inner)  # a VLM: train the language model's last blocks
     blocks = getattr(inner, "layers", None)
     if blocks is None:
         raise ValueError("trainable_layers needs a decoder with model.layers (Llama-style)")
