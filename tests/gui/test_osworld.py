@@ -113,12 +113,16 @@ def task_with(config: list[Any], evaluator: dict[str, Any], oid: str = "t-1") ->
 VM_FILE = {"type": "vm_file", "path": "/home/user/Desktop/out.txt", "dest": "out.txt"}
 
 
-def test_file_metrics_map_onto_text_checks() -> None:
-    ev = {"func": ["check_include_exclude", "file_contains", "exact_match"],
-          "result": [VM_FILE, VM_FILE, {"type": "vm_command_line", "command": "cat ~/Desktop/out.txt", "shell": True}],
+CAT = {"type": "vm_command_line", "command": "cat ~/Desktop/out.txt", "shell": True}
+
+
+def test_output_and_file_metrics_map_onto_text_checks() -> None:
+    ev = {"func": ["check_include_exclude", "file_contains", "exact_match", "is_in_list"],
+          "result": [CAT, VM_FILE, CAT, CAT],
           "expected": [{"type": "rule", "rules": {"include": ["a"], "exclude": ["b"]}},
                        {"type": "rule", "rules": {"expected": ["x", "y"]}},
-                       {"type": "rule", "rules": {"expected": "whole\n"}}]}
+                       {"type": "rule", "rules": {"expected": "whole\n"}},
+                       {"type": "rule", "rules": {"expected": "part"}}]}
     config = [{"type": "execute", "parameters": {"command": "echo -e 'one\\ttwo' > ~/Desktop/in.txt", "shell": True}},
               {"type": "launch", "parameters": {"command": ["gedit", "/home/user/Desktop/in.txt"]}},
               {"type": "sleep", "parameters": {"seconds": 2}}]
@@ -127,10 +131,21 @@ def test_file_metrics_map_onto_text_checks() -> None:
     assert task.initial_state["open"] == {"app": "editor", "path": "/home/user/Desktop/in.txt"}
     assert task.solution is None  # no reference written for it: the CLI keeps it out of the gated suite
     found, expect = checks(task)
-    assert expect == "done" and len(found) == 7
-    assert_text(found[0:3], "/home/user/Desktop/out.txt", contains=["a"], excludes=["b"])
-    assert_text(found[3:5], "/home/user/Desktop/out.txt", contains=["x", "y"])
-    assert_text(found[5:7], "/home/user/Desktop/out.txt", exact="whole\n")
+    assert expect == "done" and len(found) == 6
+    out = "/home/user/Desktop/out.txt"
+    assert_text(found[0:2], out, contains=["a"], excludes=["b"])
+    assert_text(found[2:4], out, contains=["x", "y"], must_exist=True)
+    assert_text(found[4:5], out, exact="whole\n")
+    assert_text(found[5:6], out, contains=["part"])
+
+
+def test_a_text_metric_on_a_vm_file_compares_its_path_in_osworld_and_is_skipped() -> None:
+    for name, expected in (("exact_match", {"expected": "x"}), ("check_include_exclude", {"include": ["x"]})):
+        why = reason(task_with([], {"func": name, "result": VM_FILE, "expected": {"type": "rule", "rules": expected}}))
+        assert why == f"evaluator: {name} on a vm_file (its local path) is not mapped"
+    why = reason(task_with([], {"func": "file_contains", "result": CAT,
+                                "expected": {"type": "rule", "rules": {"expected": ["x"]}}}))
+    assert why == "evaluator: file_contains on a command's output is not mapped"
 
 
 def test_open_and_office_launch_pick_the_app() -> None:
@@ -271,8 +286,8 @@ def test_cli_writes_the_gated_suite_the_rest_and_a_report(tmp_path: Path, capsys
         (tmp_path / "src" / path.relative_to(FIXTURES)).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "src" / path.relative_to(FIXTURES)).write_bytes(path.read_bytes())
     (tmp_path / "src" / "LICENSE").write_text("Apache License\n", encoding="utf-8")
-    no_ref = task_with([], {"func": "exact_match", "result": VM_FILE,
-                            "expected": {"type": "rule", "rules": {"expected": "x"}}}, oid="no-ref")
+    no_ref = task_with([], {"func": "file_contains", "result": VM_FILE,
+                            "expected": {"type": "rule", "rules": {"expected": ["x"]}}}, oid="no-ref")
     (extra / "no-ref.json").write_text(json.dumps(no_ref), encoding="utf-8")
     out = tmp_path / "suite"
     assert osworld.main(["import", str(tmp_path / "src"), "--out", str(out), "--commit", "abc123"]) == 0
@@ -337,13 +352,31 @@ async def test_imported_checks_grade_like_osworld() -> None:
     assert not await grade(infeasible, {}, final="done") and not await grade(infeasible, {}, final=None)
 
 
-async def test_include_exclude_on_a_file_needs_the_file() -> None:
-    task = map_task(task_with([], {"func": "check_include_exclude", "result": VM_FILE,
-                                   "expected": {"type": "rule", "rules": {"include": [], "exclude": ["bad"]}}}))
+async def test_file_contains_needs_the_file_and_cat_output_does_not() -> None:
+    contains = map_task(task_with([], {"func": "file_contains", "result": VM_FILE,
+                                       "expected": {"type": "rule", "rules": {"expected": ["good"]}}}))
     out = "/home/user/Desktop/out.txt"
-    assert await grade(task, {out: b"good"})
-    assert not await grade(task, {out: b"bad"})
-    assert not await grade(task, {})  # OSWorld scores an absent vm_file 0
+    assert await grade(contains, {out: b"all good"})
+    assert not await grade(contains, {out: b"bad"})
+    assert not await grade(contains, {})
+    excluded = map_task(task_with([], {"func": "check_include_exclude", "result": CAT,
+                                       "expected": {"type": "rule", "rules": {"include": [], "exclude": ["bad"]}}}))
+    assert await grade(excluded, {out: b"good"}) and not await grade(excluded, {out: b"bad"})
+    assert await grade(excluded, {})  # cat of an absent file prints nothing: OSWorld passes it too
+
+
+async def test_check_list_and_literal_match_grade_per_line_and_case() -> None:
+    listed = map_task(task_with([], {"func": "check_list", "result": VM_FILE,
+                                     "expected": {"type": "rule", "rules": {"expect": ["^b\\d$", "^a"]}}}))
+    out = "/home/user/Desktop/out.txt"
+    assert await grade(listed, {out: b"zz\nb7\napple\n"})  # each pattern matches some line
+    assert not await grade(listed, {out: b"zz b7\napple\n"})
+    assert reason(task_with([], {"func": "check_list", "result": VM_FILE, "expected": {
+        "type": "rule", "rules": {"expect": ["a"], "unexpect": ["b"]}}})).startswith("evaluator: check_list with")
+    literal = map_task(task_with([], {"func": "literal_match", "result": CAT,
+                                      "expected": {"type": "rule", "rules": {"expected": "Yes"}},
+                                      "options": {"ignore_case": True}}))
+    assert await grade(literal, {out: b"yes\n"}) and not await grade(literal, {out: b"no"})
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -360,21 +393,12 @@ def assert_exists(check: dict[str, Any], path: str, *, folder: bool, present: bo
 
 
 def assert_text(checks_: list[dict[str, Any]], path: str, *, contains: list[str] | None = None,
-                excludes: list[str] | None = None, exact: str | None = None) -> None:
-    exists, *rest = checks_
-    assert exists["get"] == {"kind": "file_exists", "path": path} and exists["metric"]["expected"] is True
-    assert all(c["get"] == {"kind": "file_text", "path": path} for c in rest)
-    metrics = [(c["metric"]["kind"], c["metric"]["expected"]) for c in rest]
+                excludes: list[str] | None = None, exact: str | None = None, must_exist: bool = False) -> None:
+    if must_exist:
+        exists, *checks_ = checks_
+        assert exists["get"] == {"kind": "file_exists", "path": path} and exists["metric"]["expected"] is True
+    assert all(c["get"] == {"kind": "file_text", "path": path} for c in checks_)
+    metrics = [(c["metric"]["kind"], c["metric"]["expected"]) for c in checks_]
     wanted = ([("exact", exact)] if exact is not None else
               ([("include_all", contains)] if contains else []) + ([("exclude_any", excludes)] if excludes else []))
     assert metrics == wanted
-
-
-def test_the_envgym_subcommand_parses_like_the_module(tmp_path: Path) -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="envgym")
-    osworld.add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["osworld", "import", str(FIXTURES), "--out", str(tmp_path / "o"), "--commit", "c1"])
-    assert args.fn(args) == 0
-    assert len(load_tasks(tmp_path / "o" / "tasks.jsonl")) == 4

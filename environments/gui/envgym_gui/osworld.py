@@ -12,10 +12,12 @@ reproduce without a network and without running anything at grading time:
   (``mkdir``, ``touch``, ``echo ... > file``, ``chmod``; ``sudo`` and shell variables understood) ->
   ``initial_state.files``; a pyautogui script that only clicks the screen's centre and sleeps is dropped,
   one that presses ctrl+alt+t opens the terminal; ``sleep`` and ``activate_window`` are dropped.
-* grading: ``infeasible`` -> ``expect: "fail"``; ``vm_file`` and the ``vm_command_line`` forms ``cat P``
-  and ``[ -d P ] && echo A || echo B`` (also ``-f``/``-e``, ``if ...; then ...; else ...; fi``) -> the
-  ``desktop`` verifier's getters; ``exact_match``, ``check_include_exclude``, ``is_in_list``,
-  ``file_contains``, ``check_list``, ``literal_match`` -> its metrics.
+* grading: ``infeasible`` -> ``expect: "fail"``; the ``vm_command_line`` test ``[ -d P ] && echo A || echo
+  B`` (also ``-f``/``-e``, ``if ...; then ...; else ...; fi``) under ``exact_match`` -> a folder/file
+  exists (or not) check; ``cat P``'s output under ``exact_match``, ``check_include_exclude``,
+  ``is_in_list``, ``literal_match`` -> ``file_text`` with ``exact``/``include_all``/``exclude_any``; a
+  ``vm_file`` under ``file_contains``/``check_list`` -> the file must exist and its text match.
+  The desktop verifier trims whitespace for ``exact`` where OSWorld compares the output byte for byte.
 
 Everything else is skipped with a reason that starts with one of :data:`REASONS` (``download`` first:
 a task that fetches data over the network is never imported). Setup paths must lie under ``/home/user``
@@ -465,6 +467,11 @@ def _kind(getter: Any) -> str:
     return repr(getter.get("type")) if isinstance(getter, dict) else type(getter).__name__
 
 
+_ON_OUTPUT = ("exact_match", "check_include_exclude", "is_in_list", "literal_match")
+"""OSWorld metrics that compare a getter's text (a command's output); on a ``vm_file`` they would see its local
+path. The file metrics (``file_contains``, ``check_list``) read the file a ``vm_file`` fetched."""
+
+
 def _metric(name: str, result: Any, expected: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
     getter = _getter(result, name)
     if getter[0] == "exists":
@@ -474,9 +481,12 @@ def _metric(name: str, result: Any, expected: Any, options: dict[str, Any]) -> l
             raise Skip(f"evaluator: {name} on a test command's output is mapped only for exact_match with "
                        f"one of its outputs ({yes!r}, {no!r})")
         return [_exists_check(path, test, want == yes)]
-    path = getter[1]
+    kind, path = getter
+    if (kind == "output") != (name in _ON_OUTPUT):
+        what = "a command's output" if kind == "output" else "a vm_file (its local path)"
+        raise Skip(f"evaluator: {name} on {what} is not mapped")
     if name == "exact_match":
-        return [_file_check(path), _check(path, {"kind": "exact", "expected": _rules(expected, name).get("expected")})]
+        return [_check(path, {"kind": "exact", "expected": _rules(expected, name).get("expected")})]
     if name in ("check_include_exclude", "is_in_list", "file_contains"):
         rules = _rules(expected, name)
         include = rules.get("include", []) if name == "check_include_exclude" else rules.get("expected")
@@ -484,11 +494,13 @@ def _metric(name: str, result: Any, expected: Any, options: dict[str, Any]) -> l
         exclude = rules.get("exclude", []) if name == "check_include_exclude" else []
         if not isinstance(include, list) or not isinstance(exclude, list):
             raise Skip(f"malformed: evaluator: {name} rules must be lists of strings")
-        out = [_file_check(path)]
+        out = [_file_check(path)] if kind == "file" else []
         if include:
             out.append(_check(path, {"kind": "include_all", "expected": [str(s) for s in include]}))
         if exclude:
             out.append(_check(path, {"kind": "exclude_any", "expected": [str(s) for s in exclude]}))
+        if not out:
+            raise Skip(f"evaluator: {name} with nothing to include or exclude")
         return out
     if name == "check_list":
         rules = _rules(expected, name)
@@ -499,8 +511,8 @@ def _metric(name: str, result: Any, expected: Any, options: dict[str, Any]) -> l
     if name == "literal_match":
         if not isinstance(expected, dict) or "rules" not in expected or options.get("type", "str") != "str":
             raise Skip("evaluator: literal_match other than of strings is not mapped")
-        return [_file_check(path), _check(path, {"kind": "exact", "expected": str(expected["rules"].get("expected")),
-                                                 "ignore_case": bool(options.get("ignore_case", False))})]
+        return [_check(path, {"kind": "exact", "expected": str(expected["rules"].get("expected")),
+                              "ignore_case": bool(options.get("ignore_case", False))})]
     raise Skip(f"evaluator: metric {name!r} is not mapped")
 
 
@@ -512,7 +524,8 @@ _EXISTS = [
 
 
 def _getter(result: Any, name: str) -> tuple[Any, ...]:
-    """``("file", path)`` or ``("exists", path, test, yes_output, no_output)`` (test: d, f or e); Skip otherwise."""
+    """``("file", path)`` (a vm_file), ``("output", path)`` (``cat``'s output) or ``("exists", path, test, yes,
+    no)`` (a ``[ -d/-f/-e ]`` test printing one of two lines); Skip otherwise."""
     if not isinstance(result, dict) or not isinstance(result.get("type"), str):
         raise Skip(f"malformed: evaluator: {name}'s result getter must be an object with a 'type'")
     kind = result["type"]
@@ -525,8 +538,8 @@ def _getter(result: Any, name: str) -> tuple[Any, ...]:
         text = command if isinstance(command, str) else shlex.join(map(str, command or []))
         text = text.strip()
         m = re.fullmatch(r"cat\s+(\S+)", text)
-        if m:
-            return ("file", _home_path(_unquote(m[1]), "cat", "evaluator"))
+        if m:  # the command's output is the file's text (empty when it is absent)
+            return ("output", _home_path(_unquote(m[1]), "cat", "evaluator"))
         for pattern in _EXISTS:
             m = pattern.fullmatch(text)
             if m:
