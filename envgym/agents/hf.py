@@ -15,6 +15,12 @@ hold the raw text, so the env answers with an error observation the model can re
 by default (deterministic); each call is seeded with ``seed``. Every call appends to ``token_data`` the
 prompt ids, the completion ids and each generated token's log-probability, for trainers.
 
+A vision-language model (``model_path`` naming a local VLM folder with a processor, e.g. Qwen2-VL-2B-Instruct,
+or ``policy=(model, tokenizer, processor)`` already loaded, e.g. :func:`envgym.rl.models.tiny_vlm`) sees the
+observation's screenshots (:func:`envgym.images.observation_images`, downscaled to ``image_max_pixels``): each
+becomes an image part of the observation's user turn, its placeholder expanded as the processor says, and
+``token_data`` keeps the exact ids, placeholders included.
+
 torch and transformers are imported when the model loads, never by ``import envgym``; a missing extra is
 a :class:`PolicyError` that says to ``pip install 'envgym[hf]'``.
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import io
 import json
 import os
 import re
@@ -34,6 +41,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from envgym.agent import Agent
 from envgym.agents.chat import Transcript, system_prompt
 from envgym.errors import ContextOverflow, PolicyError
+from envgym.images import fit_image, observation_images
 from envgym.types import Action, Observation, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -74,8 +82,10 @@ class HFAgentFactory:
     """Owns the model (loaded once, lazily) and builds :class:`HFAgent`\\ s; see the module docstring."""
 
     def __init__(self, model_path: str | None = None, max_new_tokens: int = 128, seed: int = 0, *,
-                 temperature: float = 0.0) -> None:
+                 temperature: float = 0.0, policy: tuple[Any, ...] | None = None,
+                 image_max_pixels: int | None = 1280 * 720) -> None:
         self.model_path = model_path
+        self.image_max_pixels = image_max_pixels
         self.max_new_tokens = max_new_tokens
         self.seed = seed
         self.temperature = temperature
@@ -86,11 +96,30 @@ class HFAgentFactory:
         self._lock = threading.Lock()
         self._model: Any = None
         self._tokenizer: Any = None
+        self._vision: Any = None
         self._closed = False
+        self._given: str | None = None
+        if policy is not None:
+            self._adopt(*policy)
+            self._given, self.load_s = type(policy[0]).__name__, 0.0
 
     @property
     def model_name(self) -> str:
+        if self._given is not None:
+            return self._given
         return DEFAULT_MODEL if self.model_path is None else str(self.model_path)
+
+    @property
+    def vision(self) -> bool:
+        """Whether the model sees images (known once loaded)."""
+        return self._vision is not None
+
+    def _adopt(self, model: Any, tokenizer: Any, processor: Any = None) -> None:
+        from envgym.rl.vision import VisionProcessor
+
+        model.eval()
+        self._model, self._tokenizer = model, tokenizer
+        self._vision = VisionProcessor.of(processor) if processor is not None else None
 
     def create(self, task: TaskSpec) -> HFAgent:
         return HFAgent(self)
@@ -103,8 +132,8 @@ class HFAgentFactory:
         """Load the model now (otherwise the first step does)."""
         await asyncio.to_thread(self._load)
 
-    async def generate(self, messages: list[dict[str, str]]) -> Generation:
-        return await asyncio.to_thread(self._generate, messages)
+    async def generate(self, messages: list[dict[str, Any]], images: list[Any] | None = None) -> Generation:
+        return await asyncio.to_thread(self._generate, messages, images or [])
 
     async def aclose(self) -> None:
         self._closed = True
@@ -139,15 +168,19 @@ class HFAgentFactory:
 
             started = time.perf_counter()
             try:
-                tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file, local_files_only=True)
-                model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf_file, local_files_only=True)
+                if gguf_file is None and _is_vlm(folder):
+                    from envgym.rl.models import load_vlm
+
+                    self._adopt(*load_vlm(folder))
+                else:
+                    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file, local_files_only=True)
+                    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf_file, local_files_only=True)
+                    self._adopt(model, tokenizer)
             except (OSError, ValueError, RuntimeError) as exc:
                 raise PolicyError(f"cannot load the hf model {self.model_name}: {exc}") from exc
-            model.eval()
-            self._model, self._tokenizer = model, tokenizer
             self.load_s = time.perf_counter() - started
 
-    def _generate(self, messages: list[dict[str, str]]) -> Generation:
+    def _generate(self, messages: list[dict[str, Any]], images: list[Any]) -> Generation:
         self._load()
         import torch
         from transformers import GenerationConfig
@@ -157,12 +190,16 @@ class HFAgentFactory:
             if model is None:
                 raise PolicyError("the hf agent factory is closed")
             try:
-                inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True,
-                                                       return_tensors="pt")
+                if images:
+                    inputs = self._vision_inputs(messages, images)
+                else:
+                    inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True,
+                                                           return_tensors="pt")
             except Exception as exc:  # a template that rejects the turns: the model cannot be prompted
                 raise PolicyError(f"the chat template of {self.model_name} failed: {exc}") from exc
             prompt_len = inputs["input_ids"].shape[1]
-            limit = getattr(model.config, "max_position_embeddings", None)
+            limit = getattr(model.config, "max_position_embeddings", None) or getattr(
+                getattr(model.config, "text_config", None), "max_position_embeddings", None)
             if limit is not None and prompt_len + self.max_new_tokens > limit:
                 raise ContextOverflow(f"the prompt ({prompt_len} tokens) leaves no room for {self.max_new_tokens} "
                                   f"new tokens in the model's {limit}-token context")
@@ -189,6 +226,29 @@ class HFAgentFactory:
                           logprobs=[float(x) for x in logprobs.tolist()], seconds=seconds)
 
 
+    def _vision_inputs(self, messages: list[dict[str, Any]], images: list[Any]) -> dict[str, Any]:
+        """Prompt ids with each image's placeholder expanded, the pixel features and (M-RoPE) token types."""
+        import torch
+
+        vision, tokenizer = self._vision, self._tokenizer
+        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        ids = vision.expand(tokenizer.encode(text, add_special_tokens=False), [vision.tokens_for(i) for i in images])
+        inputs = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones((1, len(ids)), dtype=torch.long),
+                  **vision.features(images)}
+        if hasattr(getattr(self._model, "model", None), "get_rope_index"):
+            inputs["mm_token_type_ids"] = (inputs["input_ids"] == vision.image_token_id).int()
+        return inputs
+
+
+def _is_vlm(folder: str) -> bool:
+    """Whether a local model folder holds a vision-language model (its config names a vision tower)."""
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return "vision_config" in config
+
+
 class HFAgent(Agent):
     """One episode's agent; built by :class:`HFAgentFactory`."""
 
@@ -199,15 +259,22 @@ class HFAgent(Agent):
         self._factory = factory
         self.transcript = Transcript(system_prompt(""))
         self._replies: list[str] = []
+        self._images: list[Any] = []
 
     async def reset(self, observation: Observation, info: dict[str, Any]) -> None:
         tools = info.get("tools") or []
         self.transcript = Transcript(system_prompt(info.get("policy", ""), tool_section(tools)), tools)
         self._replies = []
+        self._images = []
 
     async def act(self, observation: Observation) -> Action:
         self.transcript.observe(observation)
-        out = await self._factory.generate(render(self.transcript.messages, self._replies))
+        if self._factory.vision:
+            found = observation_images(observation)
+            if found:
+                self._images += await asyncio.to_thread(_pictures, found, self._factory.image_max_pixels)
+                self.transcript.attach([{"type": "image"} for _ in found])
+        out = await self._factory.generate(render(self.transcript.messages, self._replies), self._images)
         action = parse_reply(out.text)
         self.transcript.record(action)
         self._replies.append(out.text)
@@ -216,6 +283,16 @@ class HFAgent(Agent):
         self.token_data.append({"prompt_ids": out.prompt_ids, "completion_ids": out.completion_ids,
                                 "logprobs": out.logprobs})
         return action
+
+
+def _pictures(images: list[Any], max_pixels: int | None) -> list[Any]:
+    from PIL import Image
+
+    pictures = []
+    for image in images:
+        with Image.open(io.BytesIO(fit_image(image, max_pixels=max_pixels).data)) as opened:
+            pictures.append(opened.convert("RGB"))
+    return pictures
 
 
 def tool_section(tools: list[dict[str, Any]]) -> str:

@@ -12,7 +12,14 @@ message. Connect errors, timeouts, 429 and 5xx are retried with exponential back
 times, each wait at most ``max_backoff_s``, a numeric ``Retry-After`` honoured within that bound); then
 the step raises :class:`PolicyError` (:class:`PolicyTimeout` when the last try timed out) and the episode
 is an infra error. Any other 4xx raises at once with the server's message. The API key is resolved when
-the factory is built, never sent anywhere but the endpoint, and never described. A keyless endpoint (a local
+the factory is built, never sent anywhere but the endpoint, and never described.
+
+Vision models (``images=True``): every image an observation carries (:func:`envgym.images.observation_images`:
+a web or GUI screenshot, whatever the family) is sent as an ``image_url`` content part of the observation's
+user message, as a data URL. The size budget: each image is downscaled to at most ``image_max_pixels`` and
+re-encoded to at most ``image_max_bytes`` (:func:`envgym.images.fit_image`); with ``max_images``, only the
+last N images of the conversation stay in it and older ones become a text note (that rewrites history, so
+a recording proxy starts a new token segment each turn; leave it unset to train). A keyless endpoint (a local
 vLLM or llama.cpp server) needs nothing: with ``key_required=False`` (what ``envgym eval`` passes unless
 ``--api-key-env`` is given) an unset variable means no ``Authorization`` header at all; a variable named
 on purpose must be set.
@@ -32,6 +39,7 @@ import httpx
 from envgym.agent import Agent
 from envgym.agents.chat import Transcript, system_prompt
 from envgym.errors import ContextOverflow, PolicyError, PolicyTimeout, SpecError
+from envgym.images import ObservedImage, fit_image, observation_images
 from envgym.types import Action, Observation, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -47,13 +55,20 @@ class OpenAIAgentFactory:
     def __init__(self, base_url: str, model: str, api_key: str | None = None, api_key_env: str | None = None,
                  temperature: float = 0.0, max_tokens: int | None = None, timeout_s: float = 60,
                  retries: int = 3, *, backoff_s: float = 0.5, max_backoff_s: float = 8.0,
-                 key_required: bool = True) -> None:
+                 key_required: bool = True, images: bool = False, image_max_pixels: int | None = 1280 * 720,
+                 image_max_bytes: int | None = 1_000_000, max_images: int | None = None) -> None:
         if api_key is None and api_key_env:
             api_key = os.environ.get(api_key_env)
             if not api_key and key_required:
                 raise SpecError(f"the API key variable {api_key_env} is not set", field="api_key_env")
         if retries < 0 or timeout_s <= 0:
             raise SpecError("retries must be >= 0 and timeout_s > 0")
+        if any(v is not None and v < 1 for v in (image_max_pixels, image_max_bytes, max_images)):
+            raise SpecError("image_max_pixels, image_max_bytes and max_images must be positive", field="images")
+        self.images = images
+        self.image_max_pixels = image_max_pixels
+        self.image_max_bytes = image_max_bytes
+        self.max_images = max_images
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.temperature = temperature
@@ -73,7 +88,9 @@ class OpenAIAgentFactory:
     def describe(self) -> dict[str, Any]:
         return {"agent": "openai", "model": self.model, "base_url": self.base_url,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "timeout_s": self.timeout_s, "retries": self.retries}
+                "timeout_s": self.timeout_s, "retries": self.retries,
+                **({"images": True, "image_max_pixels": self.image_max_pixels, "image_max_bytes": self.image_max_bytes,
+                    "max_images": self.max_images} if self.images else {})}
 
     async def aclose(self) -> None:
         self._closed = True
@@ -143,11 +160,43 @@ class OpenAIAgent(Agent):
 
     async def act(self, observation: Observation) -> Action:
         self.transcript.observe(observation)
+        if self._factory.images:
+            await self._attach_images(observation)
         data = await self._factory.complete(self.transcript.messages, self.transcript.tools)
         action, usage = parse_completion(data)
         self.usage = self.usage + usage
         self.transcript.record(action)
         return action
+
+
+    async def _attach_images(self, observation: Observation) -> None:
+        factory = self._factory
+        found = observation_images(observation)
+        if not found:
+            return
+        fitted = await asyncio.to_thread(lambda: [fit_image(image, max_pixels=factory.image_max_pixels,
+                                                            max_bytes=factory.image_max_bytes) for image in found])
+        self.transcript.attach([{"type": "image_url", "image_url": {"url": self.image_url(image)}}
+                                for image in fitted])
+        if factory.max_images is not None:
+            _keep_last_images(self.transcript.messages, factory.max_images)
+
+    def image_url(self, image: ObservedImage) -> str:
+        """How an image travels to the endpoint: a data URL (a recording agent sends a store reference)."""
+        return image.data_url()
+
+
+def _keep_last_images(messages: list[dict[str, Any]], keep: int) -> None:
+    seen = 0
+    for message in reversed(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for i in range(len(content) - 1, -1, -1):
+            if content[i].get("type") == "image_url":
+                seen += 1
+                if seen > keep:
+                    content[i] = {"type": "text", "text": "(an earlier screenshot, omitted)"}
 
 
 def parse_completion(data: Any) -> tuple[Action, Usage]:

@@ -9,6 +9,8 @@
 Each agent opens a fresh session (``agent.session_key``); its ``token_data`` is the session's live list, so
 the rollout copies it into the trajectory as it does for the ``hf`` agent, and the proxy forgets the session
 when the agent closes. Any other OpenAI harness gets the same by using ``proxy.base_url_for(key)``.
+With ``images=True`` the agent sends the observation's screenshots; being in the proxy's process, it puts
+each into ``proxy.images`` and sends only its ``envgym-image:sha256:...`` reference.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from envgym.agents.openai import OpenAIAgent, OpenAIAgentFactory
+from envgym.rl.vision import REF_SCHEME
 
 if TYPE_CHECKING:
+    from envgym.images import ObservedImage
     from envgym.rl.proxy import RecordingProxy
     from envgym.task import TaskSpec
 
@@ -53,6 +57,10 @@ class RecordingAgent(OpenAIAgent):
         self.session_key = key
         self._proxy = proxy
         self.token_data = proxy.session(key).token_data
+
+    def image_url(self, image: ObservedImage) -> str:
+        """The image put straight into the proxy's store; only its reference travels (no base64 round trip)."""
+        return REF_SCHEME + self._proxy.images.put(image.data, image.media_type)
 
     async def close(self) -> None:
         await self._factory.aclose()

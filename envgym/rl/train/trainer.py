@@ -18,7 +18,8 @@ index order. A sample whose oldest model token is older than ``step - max_stalen
 the synchronous one, bit for bit, given batch-invariant generation (``gen_batch=1``; tested).
 
 Outputs in ``out_dir``: ``config.json``, ``metrics.jsonl`` (one line per step, with the config hash),
-``checkpoints/step-NNNNN/`` (model, optimizer, trainer state; the last ``keep_checkpoints``). A run
+``checkpoints/step-NNNNN/`` (model, optimizer, trainer state; the last ``keep_checkpoints``), and for a VLM
+``images/`` (every screenshot the episodes sent, once per content hash: what samples refer to). A run
 started again on the same ``out_dir`` resumes from the newest checkpoint. Cancellation (Ctrl-C) saves a
 checkpoint of the last finished step, then closes the pool, the proxy and the backend.
 """
@@ -48,6 +49,7 @@ from envgym.rl.train.config import TrainConfig
 from envgym.rl.train.learner import Learner
 from envgym.rl.train.loss import group_advantages
 from envgym.rl.train.rollout import Group, GroupRunner, LatencyEnv, call_seed
+from envgym.rl.vision import ImageStore
 from envgym.task import TaskSpec, load_suite
 from envgym.types import Outcome
 
@@ -75,11 +77,11 @@ def select_tasks(config: TrainConfig) -> list[TaskSpec]:
     return tasks
 
 
-def load_policy(config: TrainConfig) -> tuple[Any, Any]:
-    """The model to train and its tokenizer (blocking)."""
+def load_policy(config: TrainConfig) -> tuple[Any, ...]:
+    """The model to train, its tokenizer and, for a VLM, its processor (blocking)."""
     import torch
 
-    from envgym.rl.models import load_smollm2, tiny_policy
+    from envgym.rl.models import load_smollm2, load_vlm, tiny_policy, tiny_vlm
 
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
@@ -87,15 +89,21 @@ def load_policy(config: TrainConfig) -> tuple[Any, Any]:
     if config.model == "tiny":
         model, tokenizer = tiny_policy(seed=config.seed)
         model = model.to(dtype)
+    elif config.model == "tiny-vlm":
+        model, tokenizer, processor = tiny_vlm(seed=config.seed)
+        return model.to(dtype).to(config.device), tokenizer, processor
+    elif config.model == "vlm":
+        return tuple(load_vlm(config.model_path, dtype=dtype, device=config.device))
     else:
         model, tokenizer = load_smollm2(dtype=dtype)
     return model.to(config.device), tokenizer
 
 
 class Trainer:
-    """See the module docstring. ``policy`` (model, tokenizer) and ``tasks`` override what the config names."""
+    """See the module docstring. ``policy`` (model, tokenizer[, processor]) and ``tasks`` override what the
+    config names."""
 
-    def __init__(self, config: TrainConfig, out_dir: str | Path, *, policy: tuple[Any, Any] | None = None,
+    def __init__(self, config: TrainConfig, out_dir: str | Path, *, policy: tuple[Any, ...] | None = None,
                  tasks: list[TaskSpec] | None = None, make_env: Callable[[str], Env] = make,
                  report: Reporter | None = None, resume: bool = True) -> None:
         self.config = config
@@ -116,9 +124,11 @@ class Trainer:
         cfg = self.config
         torch.manual_seed(cfg.seed)
         tasks = self.tasks if self.tasks is not None else select_tasks(cfg)
-        model, tokenizer = self.policy or await asyncio.to_thread(load_policy, cfg)
+        model, tokenizer, *rest = self.policy or await asyncio.to_thread(load_policy, cfg)
+        processor = rest[0] if rest else None
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        learner = Learner(model, cfg)
+        images = ImageStore(self.out_dir / "images") if processor is not None else None
+        learner = Learner(model, cfg, processor=processor, images=images)
         learner.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         start = 0
         found = latest_checkpoint(self.out_dir) if self.resume else None
@@ -130,13 +140,14 @@ class Trainer:
         await asyncio.to_thread(self._write_config)
         infer_model = copy.deepcopy(model).eval()
         backend = TransformersBackend(infer_model, tokenizer, max_batch=cfg.gen_batch, policy_version=start,
-                                      prefix_cache=cfg.prefix_cache)
+                                      prefix_cache=cfg.prefix_cache, processor=processor)
         sampling = Sampling(temperature=cfg.temperature, top_p=1.0, max_tokens=cfg.max_new_tokens)
-        proxy = RecordingProxy(backend, sampling=sampling, model_name=f"envgym-{cfg.model}", seed_for=call_seed)
+        proxy = RecordingProxy(backend, sampling=sampling, model_name=f"envgym-{cfg.model}", seed_for=call_seed,
+                               images=images)
         latency = cfg.env_latency_s
 
         def build_env(env_id: str) -> Env:
-            env = self.make_env(env_id)
+            env = self.make_env(env_id, **cfg.env_kwargs) if cfg.env_kwargs else self.make_env(env_id)
             return LatencyEnv(env, latency) if latency else env
 
         from envgym.vector.pool import EpisodePool
