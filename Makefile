@@ -11,7 +11,8 @@ TOOL_SUITES := --suite tool-retail --suite tool-assistant --suite tool-codes
 TIMED_SUITES := --suite timed-assistant --suite timed-backoffice --suite timed-kitchen
 WEB_SUITES := --suite web-shop --suite web-forum --suite web-miniwob
 SWE_SUITES := --suite swe-toolz --suite swe-parse --suite swe-inflection --suite swe-boltons
-SUITES := $(TOOL_SUITES) $(TIMED_SUITES) $(WEB_SUITES) $(SWE_SUITES)
+GUI_SUITES := --suite gui-calc --suite gui-writer --suite gui-files --suite gui-osworld
+SUITES := $(TOOL_SUITES) $(TIMED_SUITES) $(WEB_SUITES) $(SWE_SUITES) $(GUI_SUITES)
 HF_SUITES := $(TOOL_SUITES) --suite timed-assistant --suite web-shop --suite swe-toolz
 DEMO_LIMIT ?= 4
 RANDOM_RUNS ?= 2
@@ -35,10 +36,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 # host-setup: Debian's chromium (+ headless shell), docker.io, dockerd and the base image. Then the SWE images:
-# swe-python and one per bundled repository (repositories rebuilt from their pinned PyPI sdists when absent).
+# swe-python and one per bundled repository (repositories rebuilt from their pinned PyPI sdists when absent);
+# the GUI family's desktop image (Debian's apps resolved on the host against the base image, installed offline).
 setup: $(VENV)/.installed
 	bash sandboxes/host-setup.sh
 	$(BIN)/envgym swe build --all
+	$(BIN)/envgym sandbox build desktop
 
 # Budget of `make demo` after setup: each command timed alone (`time envgym eval ...` into a fresh --out,
 # DEMO_LIMIT=4, CONCURRENCY=2, 2 cores), with the load average (/proc/loadavg, before -> after) in brackets:

@@ -9,6 +9,7 @@ format, :mod:`envgym_gui.osworld`). The verifier kind ``desktop`` (:mod:`envgym_
 from __future__ import annotations
 
 SUITES = ("gui-calc", "gui-writer", "gui-files")
+"""The first-party suites of ``gui/desktop-v1``."""
 
 
 def register_all() -> None:
@@ -19,4 +20,7 @@ def register_all() -> None:
     envgym.register("gui/desktop-v1", "envgym_gui.env:DesktopEnv", suites=SUITES, max_episode_steps=30,
                     description="Desktop apps (LibreOffice Calc/Writer, editor, files, terminal, image editor) "
                                 "in a container; graded on the files and state the apps leave.")
+    envgym.register("gui/osworld-v1", "envgym_gui.env:DesktopEnv", suites=("gui-osworld",), max_episode_steps=30,
+                    description="OSWorld tasks imported by envgym_gui.osworld (the ones that need no download), "
+                                "on the same desktop; OSWorld's Apache-2.0 licence.")
     verify.register()

@@ -83,13 +83,10 @@ def render(goal: str, *, size: tuple[int, int], shot: Screenshot | None, windows
     return "\n".join(lines)
 
 
+
 def render_tree(elements: list[Any], *, max_lines: int = 400) -> str:
-    """The accessibility tree as text: ``[id] role "name" (states)``, indented by depth."""
-    lines = []
-    for element in elements[:max_lines]:
-        name = f' "{element.name[:120]}"' if element.name else ""
-        states = f" ({', '.join(element.states)})" if element.states else ""
-        lines.append(f"{'  ' * min(element.depth, 12)}[{element.id}] {element.role}{name}{states}")
+    """The accessibility tree as text, one element a line (:meth:`envgym_gui.desktop.Element.line`)."""
+    lines = [element.line() for element in elements[:max_lines]]
     if len(elements) > max_lines:
         lines.append(f"… ({len(elements) - max_lines} more elements)")
     return "\n".join(lines)
