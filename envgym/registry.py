@@ -154,7 +154,9 @@ def spec(env_id: str) -> EnvSpec:
         _load_plugins(family)
     if env_id in _registry:
         return _registry[env_id]
-    _load_plugins()
+    _load_plugins()  # a plug-in's entry point need not be named after the family it registers
+    if env_id in _registry:
+        return _registry[env_id]
     known = sorted(_registry)
     same_name = [k for k in known if k.rsplit("-v", 1)[0] == f"{family}/{name}"]
     if same_name:
