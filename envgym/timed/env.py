@@ -252,6 +252,7 @@ class TimedWorldEnv(Env):
         self._watched = {path: object() for path in goal_paths(chosen)}
         self._watch()
         world.scheduler.on_fired(lambda _fired: self._watch())
+        world.wake()
         world.scheduler.run_until(0.0)
         self._initial = WorldState(world.snapshot())
         self.task = chosen
@@ -462,6 +463,7 @@ class TimedWorldEnv(Env):
             body.update({"error": draft.error} if draft.error is not None else {"result": result})
             world.notify("tool_result", draft.handle, dumps(body), completes=True)
         world.scheduler.poke()
+        world.wake()
         self._watch()
         return content
 

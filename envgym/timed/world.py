@@ -11,7 +11,10 @@ The kernel owns time and bookkeeping; the subclass owns state. What the kernel k
 - ``calls`` (:class:`CallDraft`), ``notifications``, ``events`` (world events the timeline shows, which
   verifiers may reference), ``finished_sources`` (handles and jobs that have finished), ``rng`` (seeded);
 - per-step effects (:meth:`start_process`): effects that advance one step per tick while their condition
-  holds and *pause* while it does not (cooking advances only while the pot is on the stove).
+  holds and *pause* while it does not (cooking advances only while the pot is on the stove);
+- an engine's own per-step work: while :meth:`ticking` says so, the kernel calls :meth:`on_tick` once per
+  tick (a turn-based simulator's ``step()`` with its own delayed effects sits here). The env calls
+  :meth:`wake` after every call, so an engine that starts ticking because of an action is ticked.
 
 What a subclass provides: :meth:`snapshot` (the state as tables of rows with an ``id``, what
 ``final_state`` checks and state views read), optionally :meth:`value` (a faster ``table.id.field``
@@ -123,6 +126,13 @@ class TimedWorld:
         """The latency distribution of a slow tool (:mod:`envgym.timed.latency`); instant by default."""
         return INSTANT
 
+    def ticking(self) -> bool:
+        """Whether the engine has per-step work pending (then :meth:`on_tick` runs at the next tick)."""
+        return False
+
+    def on_tick(self) -> None:
+        """The engine's work for one tick (before the kernel's processes advance)."""
+
     # -- time ----------------------------------------------------------------------------------------
     @property
     def now(self) -> float:
@@ -176,7 +186,7 @@ class TimedWorld:
         if process.steps == 0:
             self._finish(process)
         else:
-            self._arm_ticker()
+            self.wake()
         return process
 
     def cancel_process(self, id: str) -> bool:
@@ -189,14 +199,17 @@ class TimedWorld:
     def _live(self) -> list[Process]:
         return [p for p in self.processes.values() if p.state in ("running", "paused")]
 
-    def _arm_ticker(self) -> None:
-        if self._ticker is not None:
+    def wake(self) -> None:
+        """Arm the next tick if a process is live or the engine is ticking (the env calls it after each call)."""
+        if self._ticker is not None or not (self._live() or self.ticking()):
             return
         next_tick = (math.floor(self.now / self.tick + 1e-9) + 1) * self.tick
         self._ticker = self.scheduler.schedule(at=round(next_tick, 9), action=self._on_tick)
 
     def _on_tick(self, _event: Event) -> None:
         self._ticker = None
+        if self.ticking():
+            self.on_tick()
         for process in self._live():  # in start order: dicts keep insertion order
             if process.active is None or process.active():
                 process.state = "running"
@@ -205,8 +218,7 @@ class TimedWorld:
                     self._finish(process)
             else:
                 process.state = "paused"
-        if self._live():
-            self._arm_ticker()
+        self.wake()
 
     def _finish(self, process: Process) -> None:
         process.state = "done"
