@@ -1,0 +1,192 @@
+"""The Ray backend on a local cluster of three simulated hosts (a head with no CPUs, three nodes of 8 slots).
+
+One cluster serves the module (starting one costs 10-40 s on two cores); a test that removes a node adds
+one back. Envs are built on the hosts from ``ray_fakes`` (sent by value) or from the installed families.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections import Counter
+
+import pytest
+
+pytest.importorskip("ray")
+
+import ray
+import ray_fakes
+from ray import cloudpickle
+
+from envgym.agents import NullConfig, OracleConfig
+from envgym.eval import EvalConfig, evaluate
+from envgym.record import read_records
+from envgym.types import Outcome
+from envgym.vector import Job
+from envgym.vector.ray import HOST_RESOURCE, HostLost, NoHosts, RayEpisodePool, local_cluster
+
+pytestmark = pytest.mark.slow
+cloudpickle.register_pickle_by_value(ray_fakes)  # the hosts cannot import this test folder
+
+HOSTS, SLOTS = 3, 8
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with local_cluster(HOSTS, slots=SLOTS) as local:
+        yield local
+
+
+@pytest.fixture
+def hosts(cluster):
+    """The cluster with its three hosts, restored after a test that removed one."""
+    yield cluster
+    while len(cluster.nodes) < HOSTS:
+        cluster.add_host()
+    cluster.cluster.wait_for_nodes()
+
+
+def _pool(**kwargs):
+    return RayEpisodePool(OracleConfig(), make_env=kwargs.pop("make_env", ray_fakes.make_sleepy), **kwargs)
+
+
+def test_the_cluster_listens_on_loopback_only(cluster):
+    nodes = [n for n in ray.nodes() if n["Alive"]]
+    assert {n["NodeManagerAddress"] for n in nodes} == {"127.0.0.1"}
+    assert sorted(n["Resources"].get(HOST_RESOURCE, 0) for n in nodes) == [0, SLOTS, SLOTS, SLOTS]
+    assert cluster.address.startswith("127.0.0.1:")
+
+
+async def test_every_job_streams_back_once_from_the_least_loaded_hosts(hosts):
+    tasks = ray_fakes.sleepy_tasks(120, sleep=0.02)
+    async with _pool() as pool:
+        assert len(pool.live_hosts) == HOSTS and pool.slots == HOSTS * SLOTS
+        jobs = [Job(task, seed=i, key=i) for i, task in enumerate(tasks)]
+        seen = [(done.job.key, done.trajectory) async for done in pool.run_jobs(jobs)]
+        final = await pool.aclose()
+    assert sorted(key for key, _ in seen) == list(range(120))
+    assert all(t.outcome is Outcome.SUCCESS and t.reward == 1.0 and t.task_id == tasks[k].id for k, t in seen)
+    per_host = Counter(t.host for _, t in seen)
+    assert len(per_host) == HOSTS and min(per_host.values()) >= 120 // HOSTS // 3  # the work is spread
+    assert all(label.startswith(socket.gethostname() + ":") for label in per_host)
+    assert sorted(final) == sorted(per_host) and all(s["open_envs"] == 0 for s in final.values())
+
+
+async def test_a_node_removed_mid_run_costs_only_its_in_flight_episodes(hosts):
+    tasks = ray_fakes.sleepy_tasks(300, sleep=0.1)
+    keys: list[int] = []
+    async with _pool() as pool:
+        victim = pool.live_hosts[0]
+        async for done in pool.run_jobs(Job(task, key=i) for i, task in enumerate(tasks)):
+            keys.append(done.job.key)
+            assert done.trajectory.outcome is Outcome.SUCCESS, done.trajectory.error
+            if len(keys) == 60:
+                index = next(i for i, n in enumerate(hosts.nodes) if n.node_id == victim.node_id)
+                await asyncio.to_thread(hosts.remove_host, index)
+        assert pool.lost == [victim.label] and not victim.alive
+        assert pool.redispatched >= 1  # its in-flight episodes ran again elsewhere
+    assert sorted(keys) == list(range(300))  # exactly once each
+
+
+async def test_attempts_run_out_into_infra_error_and_the_node_gets_a_new_actor(hosts):
+    tasks = ray_fakes.sleepy_tasks(60, sleep=0.3)
+    results = {}
+    async with _pool(max_attempts=1) as pool:
+        victim = pool.live_hosts[0]
+        async for done in pool.run_jobs(Job(task, key=i) for i, task in enumerate(tasks)):
+            results[done.job.key] = done.trajectory
+            if len(results) == 10:
+                ray.kill(victim.actor)
+        assert not victim.alive and pool.redispatched == 0
+        lost = [t for t in results.values() if t.outcome is Outcome.INFRA_ERROR]
+        assert lost and all(t.error_type == HostLost.__name__ and t.host == victim.label for t in lost)
+        assert "1 attempt(s) of at most 1" in lost[0].error
+        assert len(lost) <= SLOTS + pool.prefetch  # only what was in flight there
+        for _ in range(100):  # the node lives: the pool starts a new actor on it
+            if len(pool.live_hosts) == HOSTS:
+                break
+            await asyncio.sleep(0.1)
+        assert len(pool.live_hosts) == HOSTS
+    assert sorted(results) == list(range(60))
+
+
+async def test_a_slow_host_does_not_stall_the_others(hosts):
+    slow = hosts.nodes[0].node_id
+    tasks = ray_fakes.sleepy_tasks(96, sleep=0.05)
+    async with _pool(make_env=ray_fakes.SlowOn(slow, 30.0), prefetch=0) as pool:
+        by_host = Counter()
+        async for done in pool.run_jobs(tasks):
+            by_host[done.trajectory.host] += 1
+        slow_label = next(h.label for h in pool.live_hosts if h.node_id == slow)
+    fast = [n for label, n in by_host.items() if label != slow_label]
+    # a slow episode takes 30x as long: the slow host runs about its first round of 8 while the others do the rest
+    assert by_host[slow_label] <= 2 * SLOTS and min(fast) >= 30
+
+
+async def test_cancelling_the_run_cancels_every_hosts_episodes(hosts):
+    tasks = ray_fakes.sleepy_tasks(100, sleep=30)
+    pool = _pool()
+    await pool.start()
+
+    async def consume():
+        async for _ in pool.run(tasks):
+            pass
+
+    run = asyncio.create_task(consume())
+    for _ in range(200):
+        stats = await pool.host_stats()
+        if sum(s["in_flight"] for s in stats.values()) == HOSTS * SLOTS:
+            break
+        await asyncio.sleep(0.1)
+    assert all(s["in_flight"] == SLOTS for s in stats.values())
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    stats = await pool.host_stats()
+    assert all(s["in_flight"] == 0 and s["active"] == 0 for s in stats.values()), stats
+    final = await pool.aclose()
+    assert len(final) == HOSTS and all(s["open_envs"] == 0 for s in final.values())
+
+
+async def test_no_hosts_is_a_clear_error(cluster):
+    with pytest.raises(NoHosts, match="envgym_missing"):
+        await RayEpisodePool(OracleConfig(), resource="envgym_missing").start()
+
+
+def _verdicts(run_dir):
+    records, _ = read_records(run_dir / "records.jsonl")
+    return {(r.task_id, r.run_index): (r.outcome, r.score, r.passed, r.steps, r.seed) for r in records}, records
+
+
+@pytest.mark.parametrize("agent", [OracleConfig(), NullConfig()], ids=["oracle", "null"])
+async def test_a_tool_suite_gives_the_local_pools_verdicts(hosts, tmp_path, agent):
+    config = EvalConfig(suites=("tool-retail",), agent=agent, limit=6, runs=2)
+    await evaluate(config, tmp_path / "local", concurrency=4)
+    summary = await evaluate(config, tmp_path / "ray", ray="auto")
+    local, _ = _verdicts(tmp_path / "local")
+    remote, records = _verdicts(tmp_path / "ray")
+    assert summary.ran == 12 and remote == local
+    assert all(r.host for r in records) and len({r.host for r in records}) > 1  # spread, each names its host
+
+
+async def test_an_interrupted_ray_run_resumes_without_duplicates(hosts, tmp_path):
+    config = EvalConfig(suites=("tool-retail",), agent=OracleConfig(), limit=10, runs=3)
+    seen, five = [], asyncio.Event()
+
+    def on_record(record):
+        seen.append(record)
+        if len(seen) == 5:
+            five.set()
+
+    run = asyncio.create_task(evaluate(config, tmp_path / "run", ray="auto", on_record=on_record))
+    await five.wait()
+    run.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await run
+    partial, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert 5 <= len(partial) < 30
+    summary = await evaluate(config, tmp_path / "run", ray="auto")
+    records, _ = read_records(tmp_path / "run" / "records.jsonl")
+    assert summary.skipped == len(partial) and summary.ran == 30 - len(partial)
+    assert len(records) == 30 and len({r.key for r in records}) == 30
