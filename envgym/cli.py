@@ -208,7 +208,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         if skipped and not args.quiet:
             console.print(f"resuming: {skipped} of {planned} episodes already recorded")
 
-    run = evaluate(config, args.out, concurrency=args.concurrency, on_plan=on_plan, progress=progress)
+    run = evaluate(config, args.out, concurrency=args.concurrency, on_plan=on_plan, progress=progress, ray=args.ray)
     try:
         summary = asyncio.run(run if args.quiet else _with_progress(run, progress, f"eval {args.agent}",
                                                                     args.progress_interval))
@@ -390,6 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-url", help="OpenAI-compatible endpoint for LLM-judge criteria (default: no judge)")
     p.add_argument("--judge-model", default="judge", help="model name sent to --judge-url")
     p.add_argument("--out", required=True, help="run directory (rerun the same command to resume)")
+    p.add_argument("--ray", metavar="ADDRESS|auto",
+                   help="run the episodes on a Ray cluster's envgym hosts (nodes started with --resources "
+                   "'{\"envgym_host\": SLOTS}'; their slots replace --concurrency); needs envgym[ray]")
     p.add_argument("--max-infra-errors", type=fraction, default=0.5, metavar="FRACTION",
                    help=f"exit {EXIT_INFRA} when more than this share of the run's episodes (or all of them) "
                         "ended as infra_error")
