@@ -210,8 +210,11 @@ class RayEpisodePool:
             return
         ray = _ray()
         if not ray.is_initialized():
-            await asyncio.to_thread(ray.init, address=self.address or "auto", logging_level=logging.WARNING,
-                                    configure_logging=False)
+            try:
+                await asyncio.to_thread(ray.init, address=self.address or "auto", logging_level=logging.WARNING,
+                                        configure_logging=False)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                raise NoHosts(f"cannot join the Ray cluster at {self.address or 'auto'}: {exc}") from exc
             self._owns_ray = True
         self._started = True
         await self._discover()
