@@ -12,7 +12,8 @@ bytes: fixed zip timestamps and order, no generator dates), one spec per path, e
 
 ODS cells are numbers, booleans, strings, None (empty), or formulas: a string starting with ``=`` in the
 spreadsheet notation a user types (``=SUM(B2:B5)``, ``=ROUND(A1,2)``, ``=Sheet2!A1``), written as an
-OpenFormula ``of:=SUM([.B2:.B5])`` without a cached result, so LibreOffice computes it on load. Documents
+OpenFormula ``of:=SUM([.B2:.B5])`` without a cached result, so LibreOffice computes it on load (a cell
+``{"formula": "=SUM(B2:B5)", "value": 42}`` carries its result, as a file LibreOffice saved does). Documents
 are real ODF packages (``mimetype`` first and stored, a manifest, ``content.xml``, ``styles.xml``).
 
 The readers (:func:`read_ods`, :func:`read_odt`, :func:`read_ini`, :func:`read_json`, :func:`read_kv`)
@@ -229,11 +230,18 @@ def _ods_cell(value: Any) -> str:
             raise ValueError(f"cell value {value!r} is not a finite number")
         n = _number(value)
         return f'<table:table-cell office:value-type="float" office:value="{n}"><text:p>{n}</text:p></table:table-cell>'
+    if isinstance(value, dict):  # a formula with its cached result, as LibreOffice saves one
+        formula, result = value.get("formula"), value.get("value")
+        if set(value) != {"formula", "value"} or not isinstance(formula, str) or not isinstance(result, int | float):
+            raise ValueError("a cell object is {formula: '=...', value: number}")
+        n = _number(result)
+        return (f"<table:table-cell table:formula={quoteattr(formula_to_odf(formula))} office:value-type=\"float\" "
+                f'office:value="{n}"><text:p>{n}</text:p></table:table-cell>')
     if isinstance(value, str):
         if value.startswith("="):
             return f"<table:table-cell table:formula={quoteattr(formula_to_odf(value))}/>"
         return f'<table:table-cell office:value-type="string"><text:p>{escape(value)}</text:p></table:table-cell>'
-    raise TypeError(f"a cell is a number, boolean, string or null, not {type(value).__name__}")
+    raise TypeError(f"a cell is a number, boolean, string, null or {{formula, value}}, not {type(value).__name__}")
 
 
 def _ods(body: Any) -> bytes:
