@@ -26,7 +26,9 @@ def add_parser(subparsers: Any) -> None:
     actions = mcp.add_subparsers(dest="mcp_command", required=True)
     p = actions.add_parser("serve", help="serve one episode of ENV_ID as an MCP server (stdio or HTTP on 127.0.0.1)")
     p.add_argument("env_id", metavar="ENV_ID")
-    p.add_argument("--task", help="task id in the env's suites (default: drawn with --seed)")
+    p.add_argument("--task", help="task id in the env's suites or in --tasks (default: drawn with --seed)")
+    p.add_argument("--tasks", type=Path, metavar="FILE", help="a JSONL task file to take the task from (default: "
+                   "the env's suites)")
     p.add_argument("--seed", type=int, default=0, help="seed of the draw when no --task is named")
     p.add_argument("--transport", choices=("http", "stdio"), default="http")
     p.add_argument("--port", type=int, default=0, help="HTTP port on 127.0.0.1 (default: a free one)")
@@ -39,9 +41,28 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from envgym.mcp.serve import EpisodeServer
+    try:
+        from envgym.mcp.serve import EpisodeServer
+    except ImportError as exc:  # the extra is missing (or an older SDK without mcp_types)
+        from envgym.errors import EnvgymError
 
-    async with EpisodeServer(args.env_id, task=args.task, seed=args.seed) as episode:
+        raise EnvgymError("envgym mcp serve needs the mcp extra (mcp>=2.3): "
+                          f"pip install 'envgym[mcp]' ({exc})") from None
+
+    task: Any = args.task
+    if args.tasks is not None:
+        import random
+
+        from envgym.errors import SpecError
+        from envgym.task import load_tasks
+
+        tasks = [t for t in load_tasks(args.tasks) if t.env_id == args.env_id]
+        chosen = [t for t in tasks if args.task in (None, t.id)]
+        if not chosen:
+            raise SpecError(f"no task {args.task or ''} for {args.env_id} in the file".replace("  ", " "),
+                            path=str(args.tasks))
+        task = chosen[0] if args.task else random.Random(args.seed).choice(chosen)
+    async with EpisodeServer(args.env_id, task=task, seed=args.seed) as episode:
         task_id = episode.info.get("task_id")
         if args.transport == "stdio":
             verdict = await episode.serve_stdio()

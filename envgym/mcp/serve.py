@@ -151,7 +151,7 @@ class EpisodeServer:
             return JSONResponse(verdict.model_dump(mode="json"))
 
         return self.server().streamable_http_app(
-            streamable_http_path=f"/{self.token}/mcp", host="127.0.0.1",
+            streamable_http_path=f"/{self.token}/mcp", host="127.0.0.1", json_response=True,
             custom_starlette_routes=[Route(f"/{self.token}/finish", finish, methods=["POST"])])
 
     def url(self, port: int) -> str:
@@ -181,10 +181,8 @@ class EpisodeServer:
 
     async def serve_stdio(self) -> Verdict:
         """Serve on stdin/stdout until the client closes stdin, then grade."""
-        from mcp.server.stdio import stdio_server
-
         server = self.server()
-        async with stdio_server() as (read, write):
+        async with _stdio_streams() as (read, write):
             await server.run(read, write, server.create_initialization_options())
         return await self.finish()
 
@@ -198,3 +196,71 @@ class EpisodeServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+@contextlib.asynccontextmanager
+async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
+    """MCP's stdio transport on asyncio pipes: one JSON-RPC message per line, no thread per line.
+
+    The SDK's ``stdio_server`` reads and writes through worker threads (two hops per message, most of a
+    call's cost); this reads fd 0 and writes fd 1 on the event loop. As in the SDK, fd 1 points at stderr and
+    fd 0 at the null device while serving, so stray prints never reach the wire. Where stdin is not a pipe
+    or socket (a file), the SDK's transport serves instead.
+    """
+    import os
+    import stat
+
+    import anyio
+    from mcp.shared.message import SessionMessage
+
+    if not (stat.S_ISFIFO(os.fstat(0).st_mode) or stat.S_ISSOCK(os.fstat(0).st_mode)):
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as streams:
+            yield streams
+        return
+    loop = asyncio.get_running_loop()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    reader = asyncio.StreamReader(limit=64 << 20)
+    read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                     os.fdopen(wire_in, "rb", 0))
+    write_transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                              os.fdopen(wire_out, "wb", 0))
+    writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+    to_server, from_wire = anyio.create_memory_object_stream[Any](16)
+    to_wire, from_server = anyio.create_memory_object_stream[Any](16)
+
+    async def pump_in() -> None:
+        async with to_server:
+            while line := await reader.readline():
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # the SDK's contract: a bad line is delivered as the exception
+                    await to_server.send(exc)
+                    continue
+                await to_server.send(SessionMessage(message))
+
+    async def pump_out() -> None:
+        async with from_server:
+            async for message in from_server:
+                writer.write(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+                await writer.drain()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump_in)
+            group.start_soon(pump_out)
+            yield from_wire, to_wire
+            group.cancel_scope.cancel()
+    finally:
+        read_transport.close()
+        write_transport.close()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
