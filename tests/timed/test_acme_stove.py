@@ -82,6 +82,7 @@ def test_eval_with_a_virtual_time_budget_then_the_leaderboard_efficiency(stove, 
     mean = sum(e["virtual_time_s"] for e in efficiency) / 6
     assert oracle["efficiency"]["mean_virtual_time"] == pytest.approx(mean, abs=1e-3)
     assert "Virtual time (steps)" in (board / "leaderboard.md").read_text()
+    assert 'class="board efficiency"' in (board / "index.html").read_text()
 
 
 async def test_cooking_pauses_off_the_burner_and_resumes_where_it_stopped(stove):

@@ -210,3 +210,19 @@ async def test_created_calendar_ids_are_never_reused():
         ids.append(content(obs)["event_id"])
         await env.step(call("cancel_event", event_id=ids[-1]))
     assert len({"ev1", *ids}) == 3
+
+
+async def test_the_kitchen_says_when_waiting_wasted_an_opportunity():
+    world = {**KITCHEN, "dishes": {"plate": {"id": "plate", "needs": ["fish"], "status": "pending"}}}
+    env = TimedEnv("kitchen", thinking="none")
+    await env.reset(task=timed_task("kitchen", world=world))
+    await env.step(call("wait", seconds=60))                       # the fish could have gone on: 60 s wasted
+    await env.step(call("start_job", job="fish"))
+    await env.step(call("wait_for_notification", timeout=3600, source="fish"))  # nothing else to do: 480 s
+    await env.step(call("wait", seconds=30))                       # the fish is ready to collect: 30 s wasted
+    metrics = env.timeline().metrics()
+    assert metrics["waiting_s"] == 570 and metrics["opportunity_idle_s"] == 90
+    backoffice = TimedEnv("backoffice", thinking="none")           # a scenario that cannot say
+    await backoffice.reset(task=timed_task("backoffice", world=BACKOFFICE_WORLD))
+    await backoffice.step(call("wait", seconds=60))
+    assert backoffice.timeline().metrics()["opportunity_idle_s"] is None
