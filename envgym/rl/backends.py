@@ -29,6 +29,7 @@ docstring for the server flags it needs.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import queue
 import random
@@ -438,6 +439,14 @@ class VLLMBackend:
     vLLM's dev-mode ``/collective_rpc`` works the same with ``update_path="/collective_rpc"`` and a server-side
     ``reload_weights`` worker extension), then ``POST {reset_cache_path}`` (vLLM's ``/reset_prefix_cache``,
     served with ``VLLM_SERVER_DEV_MODE=1``) so no prefix-cached keys/values of the old weights are reused.
+
+    Images (a VLM): vLLM's ``/v1/completions`` takes token ids or images, not both, so a prompt with images
+    goes the way vLLM's scale-out API (``--enable-scale-out``, vLLM >= 0.30) offers: ``POST
+    /v1/chat/completions/render`` with the images alone returns their processed ``features``, then ``POST
+    /inference/v1/generate`` with the prompt's token ids (placeholders already expanded by the proxy) and
+    those features samples the completion. The server's processor settings (e.g. ``max_pixels``, via
+    ``--mm-processor-kwargs``) must be the proxy's processor's, or the placeholder counts disagree and the
+    server refuses the request.
     """
 
     def __init__(self, base_url: str, model: str, tokenizer: Any, *, policy_version: int = 0,
@@ -459,12 +468,15 @@ class VLLMBackend:
 
     async def generate(self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float = 1.0,
                        top_p: float = 1.0, seed: int | None = None,
-                       stop: Sequence[str] | None = None) -> Completion:
+                       stop: Sequence[str] | None = None, images: Sequence[bytes] | None = None) -> Completion:
         async with self._updating:  # a weight update in progress holds new requests back
             self._in_flight += 1
             self._idle.clear()
         try:
             version = self.policy_version
+            if images:
+                return await self._generate_with_images(prompt_ids, images, max_new_tokens, temperature, top_p,
+                                                        seed, stop, version)
             body: dict[str, Any] = {"model": self.model, "prompt": list(prompt_ids), "max_tokens": max_new_tokens,
                                     "temperature": temperature, "top_p": top_p, "logprobs": 0,
                                     "return_token_ids": True, "return_tokens_as_token_ids": True,
@@ -492,6 +504,38 @@ class VLLMBackend:
             self._in_flight -= 1
             if not self._in_flight:
                 self._idle.set()
+
+    async def _generate_with_images(self, prompt_ids: list[int], images: Sequence[bytes], max_new_tokens: int,
+                                    temperature: float, top_p: float, seed: int | None, stop: Sequence[str] | None,
+                                    version: int) -> Completion:
+        parts = [{"type": "image_url", "image_url": {"url": f"data:{_media_type(data)};base64,"
+                                                           f"{base64.b64encode(data).decode('ascii')}"}}
+                 for data in images]
+        rendered = await self._post("/v1/chat/completions/render", {
+            "model": self.model, "messages": [{"role": "user", "content": parts}], "max_tokens": 1})
+        if not isinstance(rendered, dict) or "features" not in rendered:
+            raise BackendError(f"{self.base_url}/v1/chat/completions/render returned no image features: "
+                               f"{str(rendered)[:200]} (serve vLLM with --enable-scale-out)")
+        sampling: dict[str, Any] = {"max_tokens": max_new_tokens, "temperature": temperature, "top_p": top_p,
+                                    "logprobs": 0, "skip_special_tokens": False, "include_stop_str_in_output": True,
+                                    "output_kind": 2}  # FINAL_ONLY
+        if seed is not None:
+            sampling["seed"] = seed
+        if stop:
+            sampling["stop"] = list(stop)
+        data = await self._post("/inference/v1/generate", {
+            "request_id": f"envgym-{random.getrandbits(64):016x}", "model": self.model,
+            "token_ids": list(prompt_ids), "features": rendered["features"], "sampling_params": sampling})
+        try:
+            choice = data["choices"][0]
+            ids = [int(i) for i in choice["token_ids"]]
+            logprobs = [float(entry["logprob"]) for entry in choice["logprobs"]["content"]]
+            finish = choice.get("finish_reason") or "stop"
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise BackendError(f"malformed vLLM generation ({type(exc).__name__}: {exc}): {str(data)[:300]}") from exc
+        if len(ids) != len(logprobs):
+            raise BackendError(f"vLLM returned {len(ids)} tokens but {len(logprobs)} logprobs")
+        return Completion(ids, logprobs, "length" if finish == "length" else "stop", version)
 
     async def update_weights(self, state_dict_or_path: Mapping[str, Any] | str | Path, version: int) -> None:
         async with self._updating:
@@ -523,6 +567,14 @@ class VLLMBackend:
             return response.json() if response.content else {}
         except ValueError as exc:
             raise BackendError(f"{url} answered with a body that is not JSON: {response.text[:200]!r}") from exc
+
+
+def _media_type(data: bytes) -> str:
+    if data[:3] == b"\xff\xd8\xff":
+        return "image/jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return "image/png"
 
 
 def _save_state(state: dict[str, Any], path: Path) -> None:
