@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import socket
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -190,3 +191,89 @@ async def test_an_interrupted_ray_run_resumes_without_duplicates(hosts, tmp_path
     records, _ = read_records(tmp_path / "run" / "records.jsonl")
     assert summary.skipped == len(partial) and summary.ran == 30 - len(partial)
     assert len(records) == 30 and len({r.key for r in records}) == 30
+
+
+@pytest.mark.docker
+async def test_a_swe_suite_gives_the_local_pools_verdicts_in_containers(hosts, tmp_path):
+    for agent in (OracleConfig(), NullConfig()):
+        config = EvalConfig(suites=("swe-toolz",), agent=agent, limit=2)
+        await evaluate(config, tmp_path / f"local-{agent.type}", concurrency=2)
+        await evaluate(config, tmp_path / f"ray-{agent.type}", ray="auto")
+        local, _ = _verdicts(tmp_path / f"local-{agent.type}")
+        remote, records = _verdicts(tmp_path / f"ray-{agent.type}")
+        assert remote == local and len(remote) == 2 and all(r.host for r in records)
+        assert {outcome for outcome, *_ in remote.values()} == (
+            {Outcome.SUCCESS} if agent.type == "oracle" else {Outcome.FAILURE})
+
+
+def _host_containers(client) -> set[str]:
+    """Ids of envgym containers whose owner is a Ray worker (a host actor) of this machine."""
+    from envgym.sandbox.reaper import OWNER_PID
+
+    found = set()
+    for c in client.containers(all=True, filters={"label": "envgym.managed=1"}):
+        pid = c["Labels"].get(OWNER_PID, "")
+        with contextlib.suppress(OSError):
+            if pid.isdigit() and Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::"):
+                found.add(c["Id"])
+    return found
+
+
+@pytest.mark.docker
+def test_ctrl_c_on_the_driver_leaves_no_container_on_any_host(hosts, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from envgym.sandbox.docker import connect
+
+    client = connect()
+    before = _host_containers(client)
+    cmd = [sys.executable, "-m", "envgym.cli", "eval", "--suite", "swe-toolz", "--agent", "oracle", "--limit", "6",
+           "--runs", "2", "--ray", hosts.address, "--out", str(tmp_path / "run"), "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 240
+        while not (_host_containers(client) - before) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+        started = _host_containers(client) - before
+        assert started, "no container started on a host"
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=180)[0].decode(errors="replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output[-2000:]
+    left = {c["Id"] for c in client.containers(all=True)} & started
+    assert not left, f"{len(left)} of the {len(started)} containers the hosts started are still there"
+    client.close()
+
+
+async def test_train_rollouts_from_ray_hosts_are_the_local_runs(hosts, tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    from envgym.rl.models import tiny_policy
+    from envgym.rl.train.config import recipe
+    from envgym.rl.train.trainer import Trainer
+    from envgym.vector import ray as ray_backend
+
+    closed = []
+    aclose = ray_backend.RayEpisodePool.aclose
+
+    async def recording_aclose(self):
+        final = await aclose(self)
+        closed.append(final)
+        return final
+
+    monkeypatch.setattr(ray_backend.RayEpisodePool, "aclose", recording_aclose)
+    config = recipe("tiny", steps=2, gen_batch=1, prefix_cache=0)  # batch-invariant generation: bitwise runs
+    local = await Trainer(config, tmp_path / "local", policy=tiny_policy(seed=0)).run()
+    remote = await Trainer(config, tmp_path / "ray", policy=tiny_policy(seed=0), ray="auto").run()
+    timing = {"wait_s", "train_s", "step_s", "wall_s", "samples_per_s", "tokens_per_s"}
+    assert [{k: v for k, v in line.items() if k not in timing} for line in remote.metrics] == [
+        {k: v for k, v in line.items() if k not in timing} for line in local.metrics]
+    assert sum(line["samples"] for line in remote.metrics) > 0 and all(line["infra_errors"] == 0
+                                                                        for line in remote.metrics)
+    episodes = sum(s["episodes"] for s in closed[-1].values())
+    assert episodes == config.steps * config.episodes_per_step  # every rollout ran on a host

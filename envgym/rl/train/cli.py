@@ -5,6 +5,7 @@
     envgym train --recipe cpu-smollm2 --mode both --out out/train/cpu      # sync, then async (staleness 2), + plot
     envgym train --config my.json --set lr=1e-5 --set steps=50 --out DIR    # any TrainConfig field
     envgym train --plot sync=out/train/sync async=out/train/async --out out/train/curves
+    envgym train --recipe cpu-smollm2 --ray auto --proxy-host 10.0.0.5 --out DIR   # rollouts on Ray hosts
 
 Rerunning a command on the same ``--out`` resumes from its newest checkpoint (``--fresh`` starts over).
 Ctrl-C saves a checkpoint of the last finished step and exits 130. A bad config prints one line naming
@@ -63,7 +64,8 @@ def resolve_config(args: argparse.Namespace, **forced: Any) -> Any:
     return build_config(values)
 
 
-def _train(config: Any, out: Path, *, quiet: bool, fresh: bool, label: str = "") -> Any:
+def _train(config: Any, out: Path, *, quiet: bool, fresh: bool, label: str = "", ray: str | None = None,
+           proxy_host: str = "127.0.0.1") -> Any:
     from envgym.rl.train.trainer import Trainer
 
     if fresh and out.exists():
@@ -82,7 +84,7 @@ def _train(config: Any, out: Path, *, quiet: bool, fresh: bool, label: str = "")
             progress.console.print(f"step {line['step']:>4}  {info}  ({line['step_s']:.1f}s)")
 
     with progress:
-        return asyncio.run(Trainer(config, out, report=report).run())
+        return asyncio.run(Trainer(config, out, report=report, ray=ray, proxy_host=proxy_host).run())
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -99,14 +101,15 @@ def _cmd_train(args: argparse.Namespace) -> int:
             folders = {}
             for (label, config), name in zip(runs.items(), ("sync", "async"), strict=True):
                 folders[label] = out / name
-                _train(config, out / name, quiet=args.quiet, fresh=args.fresh, label=name)
+                _train(config, out / name, quiet=args.quiet, fresh=args.fresh, label=name, ray=args.ray,
+                       proxy_host=args.proxy_host)
             from envgym.rl.train.plot import write_curves
 
             csv_path, png_path = write_curves(folders, out / "curves")
             console.print(f"wrote {csv_path} and {png_path}")
         else:
             config = resolve_config(args)
-            result = _train(config, out, quiet=args.quiet, fresh=args.fresh)
+            result = _train(config, out, quiet=args.quiet, fresh=args.fresh, ray=args.ray, proxy_host=args.proxy_host)
             console.print(f"trained {result.steps_done} step(s); metrics in {out / 'metrics.jsonl'}")
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/]: the last finished step is checkpointed in {out / 'checkpoints'}")
@@ -143,5 +146,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--fresh", action="store_true", help="delete --out first instead of resuming")
     p.add_argument("--plot", nargs="+", metavar="[LABEL=]RUN_DIR", help="only plot these runs' reward curves")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--ray", metavar="ADDRESS|auto", help="play the rollouts on a Ray cluster's envgym hosts "
+                   "(README: Run on many hosts); the policy stays here behind the recording proxy")
+    p.add_argument("--proxy-host", default="127.0.0.1", help="address the recording proxy listens on: one the "
+                   "Ray hosts reach (loopback suits only a one-machine cluster)")
     p.set_defaults(fn=_cmd_train)
     return p

@@ -10,6 +10,12 @@ envgym ``openai`` agent talking to the :class:`~envgym.rl.RecordingProxy` over l
 exactly what any OpenAI harness would produce), in its own session; the proxy records the token ids,
 logprobs and policy version, and the trajectory carries them into :func:`~envgym.rl.samples_from_episode`.
 
+On a Ray cluster (a :class:`~envgym.vector.ray.RayEpisodePool`) the episodes run on the hosts: each member's
+agent is a plain ``openai`` agent sent with its job, talking over HTTP to the proxy's session URL (so the proxy
+must listen where the hosts reach it), and the driver copies the session's token data into the trajectory
+when it comes back. A lost host's episode is not re-sent by the pool (its session already holds the lost
+attempt's calls) but retried here as a fresh session, like any infra error.
+
 A member whose episode ends in ``infra_error`` is played again in a fresh session (the pool replaces its
 env) up to ``max_retries`` times, so a flaky environment does not shrink its group; a member that still
 fails is kept with ``status="infra_error"`` and excluded from the loss and from its group's baseline.
@@ -18,13 +24,13 @@ fails is kept with ``status="infra_error"`` and excluded from the loss and from 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envgym.agents.openai import OpenAIAgentFactory
+from envgym.agents.openai import OpenAIAgent, OpenAIAgentFactory
 from envgym.env import Env, StepResult
 from envgym.rl.agents import RecordingAgent
 from envgym.rl.proxy import RecordingProxy, SessionRecord
@@ -36,6 +42,9 @@ from envgym.types import Action, Outcome
 from envgym.vector.pool import EpisodePool, Job
 from envgym.wrappers import Wrapper
 
+if TYPE_CHECKING:
+    from envgym.vector.ray import RayEpisodePool
+
 
 def derive_seed(*parts: Any) -> int:
     """A stable 63-bit seed from any printable parts (not Python's salted ``hash``)."""
@@ -46,6 +55,29 @@ def derive_seed(*parts: Any) -> int:
 def call_seed(session: SessionRecord) -> int:
     """The proxy's ``seed_for``: a call's seed from its session key and its index in the session."""
     return derive_seed("call", session.key, len(session.calls))
+
+
+class EnvBuilder:
+    """``make_env`` of the trainer's pool: ``make_env(env_id, **kwargs)``, behind a :class:`LatencyEnv` when
+    ``latency_s``.
+    A class rather than a closure so that it pickles (Ray hosts build their envs with it)."""
+
+    def __init__(self, make_env: Callable[..., Env], latency_s: float = 0.0, kwargs: dict[str, Any] | None = None
+                 ) -> None:
+        self.make_env, self.latency_s, self.kwargs = make_env, latency_s, dict(kwargs or {})
+
+    def __call__(self, env_id: str) -> Env:
+        env = self.make_env(env_id, **self.kwargs) if self.kwargs else self.make_env(env_id)
+        return LatencyEnv(env, self.latency_s) if self.latency_s else env
+
+
+class SessionAgent(OpenAIAgent):
+    """An ``openai`` agent that owns its factory (closed with it): one sent to a Ray host with its job."""
+
+    name = "recording-openai"
+
+    async def close(self) -> None:
+        await self._factory.aclose()
 
 
 class LatencyEnv(Wrapper):
@@ -100,8 +132,8 @@ class Group:
 class GroupRunner:
     """Plays GRPO groups on an :class:`EpisodePool` through a proxy; see the module docstring."""
 
-    def __init__(self, pool: EpisodePool, proxy: RecordingProxy, config: TrainConfig, tasks: list[TaskSpec], *,
-                 run_id: str = "run") -> None:
+    def __init__(self, pool: EpisodePool | RayEpisodePool, proxy: RecordingProxy, config: TrainConfig,
+                 tasks: list[TaskSpec], *, run_id: str = "run") -> None:
         if not tasks:
             raise ValueError("no tasks to train on")
         self.pool = pool
@@ -138,18 +170,21 @@ class GroupRunner:
                                          temperature=cfg.temperature, max_tokens=cfg.max_new_tokens,
                                          timeout_s=600, retries=0, images=cfg.images,
                                          image_max_pixels=cfg.image_max_pixels)
-            agent = RecordingAgent(factory, self.proxy, key)
-            job = Job(task, seed=env_seed, key=key, agent=agent, max_steps=self.config.max_turns)
-            trajectory = await _run_one(self.pool, job)
+            if isinstance(self.pool, EpisodePool):
+                agent = RecordingAgent(factory, self.proxy, key)
+                job = Job(task, seed=env_seed, key=key, agent=agent, max_steps=self.config.max_turns)
+                trajectory = await self.pool.run_one(job)
+            else:  # a Ray host plays it; the session's calls are recorded here
+                session = self.proxy.session(key)
+                job = Job(task, seed=env_seed, key=key, agent=SessionAgent(factory), max_steps=self.config.max_turns)
+                try:
+                    trajectory = await self.pool.run_one(job)
+                    trajectory = trajectory.model_copy(update={"token_data": list(session.token_data)})
+                finally:
+                    self.proxy.close_session(key)
             if trajectory.outcome is not Outcome.INFRA_ERROR or attempt > cfg.max_retries:
                 break
             attempt += 1
         samples = samples_from_episode(trajectory, group_id=group_id, episode_id=key) if trajectory.token_data else []
         return Member(trajectory, samples, attempt)
 
-
-async def _run_one(pool: EpisodePool, job: Job) -> Trajectory:
-    async with contextlib.aclosing(pool.run_jobs([job])) as stream:
-        async for done in stream:
-            return done.trajectory
-    raise RuntimeError("the episode pool yielded nothing for a job")  # the pool promises one result per job

@@ -17,6 +17,12 @@ index order. A sample whose oldest model token is older than ``step - max_stalen
 ``max_staleness=0`` the producer starts step ``s``'s groups exactly when the sync loop would, so the run is
 the synchronous one, bit for bit, given batch-invariant generation (``gen_batch=1``; tested).
 
+``Trainer(..., ray="auto" | ADDRESS)`` plays the rollouts on a Ray cluster's envgym hosts
+(:mod:`envgym.vector.ray`; ``envgym train --ray``): the envs run there, the policy stays here behind the proxy,
+which then listens on ``proxy_host`` (an address the hosts reach; loopback only suits a one-machine cluster).
+The run is the same as a local one for the same config and seeds: a member's env seed, session key and
+sampling seeds do not depend on where it ran.
+
 Outputs in ``out_dir``: ``config.json``, ``metrics.jsonl`` (one line per step, with the config hash),
 ``checkpoints/step-NNNNN/`` (model, optimizer, trainer state; the last ``keep_checkpoints``), and for a VLM
 ``images/`` (every screenshot the episodes sent, once per content hash: what samples refer to). A run
@@ -48,7 +54,7 @@ from envgym.rl.train.checkpoint import latest_checkpoint, load_checkpoint, save_
 from envgym.rl.train.config import TrainConfig
 from envgym.rl.train.learner import Learner
 from envgym.rl.train.loss import group_advantages
-from envgym.rl.train.rollout import Group, GroupRunner, LatencyEnv, call_seed
+from envgym.rl.train.rollout import EnvBuilder, Group, GroupRunner, call_seed
 from envgym.rl.vision import ImageStore
 from envgym.task import TaskSpec, load_suite
 from envgym.types import Outcome
@@ -105,7 +111,8 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, out_dir: str | Path, *, policy: tuple[Any, ...] | None = None,
                  tasks: list[TaskSpec] | None = None, make_env: Callable[[str], Env] = make,
-                 report: Reporter | None = None, resume: bool = True) -> None:
+                 report: Reporter | None = None, resume: bool = True, ray: str | None = None,
+                 proxy_host: str = "127.0.0.1") -> None:
         self.config = config
         self.out_dir = Path(out_dir)
         self.policy = policy
@@ -113,6 +120,7 @@ class Trainer:
         self.make_env = make_env
         self.report = report or (lambda line: None)
         self.resume = resume
+        self.ray, self.proxy_host = ray, proxy_host
         self.metrics: list[dict[str, Any]] = []
         self._version = asyncio.Condition()
 
@@ -142,17 +150,17 @@ class Trainer:
         backend = TransformersBackend(infer_model, tokenizer, max_batch=cfg.gen_batch, policy_version=start,
                                       prefix_cache=cfg.prefix_cache, processor=processor)
         sampling = Sampling(temperature=cfg.temperature, top_p=1.0, max_tokens=cfg.max_new_tokens)
-        proxy = RecordingProxy(backend, sampling=sampling, model_name=f"envgym-{cfg.model}", seed_for=call_seed,
-                               images=images)
-        latency = cfg.env_latency_s
+        proxy = RecordingProxy(backend, host=self.proxy_host, sampling=sampling, model_name=f"envgym-{cfg.model}",
+                               seed_for=call_seed, images=images)
+        build_env = EnvBuilder(self.make_env, cfg.env_latency_s, cfg.env_kwargs)
+        if self.ray is None:
+            from envgym.vector.pool import EpisodePool
 
-        def build_env(env_id: str) -> Env:
-            env = self.make_env(env_id, **cfg.env_kwargs) if cfg.env_kwargs else self.make_env(env_id)
-            return LatencyEnv(env, latency) if latency else env
+            pool: Any = EpisodePool(concurrency=cfg.concurrency, make_env=build_env)
+        else:  # the hosts' slots bound the episodes; a lost host's episode is retried by the runner
+            from envgym.vector.ray import RayEpisodePool
 
-        from envgym.vector.pool import EpisodePool
-
-        pool = EpisodePool(concurrency=cfg.concurrency, make_env=build_env)
+            pool = RayEpisodePool(address=self.ray, make_env=build_env, max_attempts=1)
         # A resumed run continues its clock and counters from the metrics of the step it resumes at.
         before = [line for line in read_metrics(self.out_dir) if line["step"] <= start] if start else []
         self._t0 = time.perf_counter() - (before[-1]["wall_s"] if before else 0.0)
