@@ -308,3 +308,26 @@ def test_the_runs_budget_is_in_the_config_only_when_set_and_refused_by_an_env_of
         with pytest.raises(SpecError, match="test/tick-v1 is time-evolving but not a TimedWorldEnv"):
             plan(budget)
         assert len(plan(plain)) == 1
+
+
+async def test_a_failing_preparation_is_the_infrastructures_and_is_retried():
+    class Broken(OvenEnv):
+        def prepare_task(self, task: TaskSpec) -> Any:
+            raise OSError("the goal image could not be built")
+
+    task = oven_task(id="oven-broken", solution=(Action(text="done"),))
+    trajectory = await run_episode(Broken(), OracleAgent(task), task, seed=0)
+    assert trajectory.outcome is Outcome.INFRA_ERROR and "could not be built" in (trajectory.error or "")
+
+
+def test_per_step_effects_on_a_seconds_clock_tick_every_tick_seconds():
+    class Minutes(TimedWorld):
+        tick = 60.0
+
+    world = Minutes(horizon=3600)
+    world.scheduler.run_until(30)
+    world.start_process("stew", 3)  # ticks at 60, 120, 180
+    world.scheduler.run_until(1000)
+    assert world.events[0].id == "stew" and world.events[0].time == 180 and world.clock(180) == "00:03:00"
+    with pytest.raises(ValueError, match="non-negative"):
+        world.start_process("bad", -1)
