@@ -38,8 +38,10 @@ timeline.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import itertools
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -97,8 +99,6 @@ class _Accounting:
 
 def dumps(value: Any) -> str:
     """Tool results as the agent sees them: compact, key-sorted JSON."""
-    import json
-
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
@@ -176,12 +176,20 @@ class TimedWorldEnv(Env):
     def controls(self) -> dict[str, TimedTool]:
         return control_tools(self.unit)
 
-    @property
+    @functools.cached_property
+    def _by_name(self) -> dict[str, TimedTool]:
+        found = {t.name: t for t in self.tools}
+        if len(found) != len(self.tools) or set(found) & set(self.controls):
+            raise EnvError(f"{type(self).__name__}: tool names must be unique and not wait/wait_for_notification")
+        return {**found, **self.controls}
+
+    @functools.cached_property
     def tool_schemas(self) -> list[dict[str, Any]]:
-        return [*(t.schema() for t in self.tools), *(t.schema() for t in self.controls.values())]
+        """The OpenAI function schemas of the engine's tools, then the wait tools."""
+        return [t.schema() for t in self._by_name.values()]
 
     def _tool(self, name: str) -> TimedTool | None:
-        return next((t for t in self.tools if t.name == name), None) or self.controls.get(name)
+        return self._by_name.get(name)
 
     # -- episode fields ------------------------------------------------------------------------------
     def _reset_episode_fields(self) -> None:
@@ -408,7 +416,7 @@ class TimedWorldEnv(Env):
 
         spec = self._tool(call.name)
         if spec is None:
-            names = sorted({*(t.name for t in self.tools), *self.controls})
+            names = sorted(self._by_name)
             return reject("unknown", None, f"unknown tool {call.name!r}; available: {', '.join(names)}")
         try:
             raw, args = parse_arguments(call.name, call.arguments, spec.args_model)
