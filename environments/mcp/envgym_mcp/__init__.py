@@ -1,0 +1,17 @@
+"""envgym's MCP family: envs whose tools are an MCP server's (a plug-in through ``envgym.environments``).
+
+:class:`envgym_mcp.env.McpToolEnv` runs an MCP server inside a sandbox and serves its tools as an envgym
+tool env, graded on the server's state (:mod:`envgym_mcp.env`); :mod:`envgym_mcp.client` is the small MCP
+client it needs (no SDK); ``envgym_mcp/servers/kanban.py`` is the example server written here, whose tasks
+are the ``mcp-kanban`` suite (``envgym_mcp.authoring``). Serving an envgym env *as* an MCP server is the
+kernel's ``envgym mcp serve`` (:mod:`envgym.mcp`).
+"""
+
+from __future__ import annotations
+
+
+def register_all() -> None:
+    from envgym.registry import register
+
+    register("mcp/kanban-v1", "envgym_mcp.env:McpToolEnv", kwargs={"server": "kanban"}, suites=("mcp-kanban",),
+             max_episode_steps=30, description="A team's kanban board, an MCP server (stdio) in a sandbox.")

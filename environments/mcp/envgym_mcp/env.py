@@ -1,0 +1,269 @@
+"""An envgym tool env whose tools are an MCP server's, started inside a sandbox.
+
+:class:`McpToolEnv` takes an :class:`McpServerSpec`: the server's command (run in the sandbox's work
+directory, with ``{state}`` and ``{init}`` standing for the state file and the initial-rows file), the files
+to copy in, and the sandbox backend (``local``: a host directory, for development; ``docker``: a container
+of the named image, the server behind ``bridge.py`` on a sandbox channel). Nothing leaves the sandbox but
+the server's stdio, so the server needs no network, and gets none in Docker.
+
+Each episode runs in a fresh sandbox: ``reset`` starts it, writes the task's ``initial_state`` as JSON to
+``{init}``, starts the server, does the MCP handshake and lists its tools; ``info["tools"]`` are those tools
+as OpenAI function schemas (a tool annotated ``readOnlyHint`` is a ``read`` tool, any other a ``write``:
+the write-action verifier counts it). A step sends each tool call as ``tools/call``; a result with
+``isError`` (or arguments that are not a JSON object) is an error observation and a failed call record. A
+message without tool calls ends the episode, as in :class:`envgym.tools.ToolEnv`.
+
+The server's state is a SQLite file (``{state}``): verifiers read it, never the agent. Grading copies it
+out of the sandbox (``state``), and compares it with the state the reference solution leaves, replayed on a
+second server process started from the same initial rows in the same sandbox (``expected_state``, cached
+per task with ``initial_state``). Grading thus never runs where the agent could write: the agent only ever
+spoke to the server. ``envgym check`` runs the kernel's tampering agents on it like any tool env.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+from collections import OrderedDict
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from envgym.env import Env, StepResult
+from envgym.errors import EnvError, SpecError
+from envgym.tools import FrozenState, store
+from envgym.types import Action, FrozenModel, Observation, ToolResult
+from envgym.verify.context import CallRecord, VerifyContext
+from envgym_mcp.client import ChannelTransport, McpClient, ProcessTransport
+
+__all__ = ["SERVERS", "McpServerSpec", "McpToolEnv"]
+
+WORKDIR = "/work"
+
+
+class McpServerSpec(FrozenModel):
+    """How to run one MCP server in a sandbox (see the module docstring)."""
+
+    name: str = Field(pattern=r"^[a-z0-9_\-]+$")
+    """Unique among the servers a process runs: with the task hash it keys the cached states."""
+    command: tuple[str, ...] = Field(min_length=1)
+    """argv, run in the work directory; ``{state}`` and ``{init}`` are replaced by those files' names."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """Sandbox path -> host file (or ``package:resource``), copied in before the server starts."""
+    sandbox: Literal["local", "docker"] = "local"
+    image: str | None = None
+    """The Docker image (a tag, or the name of an image recipe under ``sandboxes/``); docker only."""
+    timeout_s: float = Field(default=30.0, gt=0)
+    """How long one request may take."""
+
+
+SERVERS: dict[str, McpServerSpec] = {
+    "kanban": McpServerSpec(name="kanban", command=("python3", "kanban.py", "--db", "{state}", "--init", "{init}"),
+                            files={f"{WORKDIR}/kanban.py": "envgym_mcp.servers:kanban.py"}),
+}
+"""The servers written here, by name (``McpToolEnv(server="kanban")``)."""
+
+_Cached = tuple[dict[str, list[dict[str, Any]]], dict[str, tuple[str, ...]]]
+
+
+def _host_file(ref: str) -> bytes:
+    package, sep, name = ref.partition(":")
+    if sep and not Path(ref).exists():
+        return resources.files(package).joinpath(name).read_bytes()
+    return Path(ref).read_bytes()
+
+
+class McpToolEnv(Env):
+    """An env over an MCP server's tools (see the module docstring)."""
+
+    has_write_actions: ClassVar[bool] = True
+    needs_sandbox: ClassVar[bool] = True
+    _states: ClassVar[OrderedDict[tuple[str, str, str], _Cached]] = OrderedDict()
+
+    def __init__(self, server: McpServerSpec | dict[str, Any] | str, *, sandbox: str | None = None,
+                 image: str | None = None, clock: Any = None) -> None:
+        super().__init__(clock=clock)
+        if isinstance(server, str):
+            if server not in SERVERS:
+                raise SpecError(f"unknown MCP server {server!r} (bundled: {', '.join(SERVERS)}); pass an "
+                                "McpServerSpec for your own", field="server")
+            server = SERVERS[server]
+        spec = server if isinstance(server, McpServerSpec) else McpServerSpec.model_validate(server)
+        overrides = {k: v for k, v in (("sandbox", sandbox), ("image", image)) if v is not None}
+        self.server = spec.model_copy(update=overrides) if overrides else spec
+        if self.server.sandbox == "docker" and not self.server.image:
+            raise SpecError("an MCP server in a docker sandbox needs an image", field="image")
+        self._sandbox: Any = None
+        self._client: McpClient | None = None
+        self._tools: dict[str, str] = {}
+        self._calls: list[CallRecord] = []
+        self._final: str | None = None
+        self._replays = 0
+        self.tool_schemas: list[dict[str, Any]] = []
+
+    # -- the sandbox and the server ----------------------------------------------------------------------------
+    async def _new_sandbox(self) -> Any:
+        if self.server.sandbox == "local":
+            import warnings
+
+            from envgym.sandbox import InsecureSandboxWarning, LocalSandbox
+
+            sandbox = LocalSandbox()
+            with warnings.catch_warnings():  # said once in the docs: the local backend is for development
+                warnings.simplefilter("ignore", InsecureSandboxWarning)
+                await sandbox.start()
+        else:
+            from envgym.sandbox import DockerSandbox
+            from envgym.sandbox.images import recipes, tag_for
+
+            image = self.server.image or ""
+            sandbox = DockerSandbox(tag_for(image) if image in recipes() else image)
+            await sandbox.start()
+        try:
+            for path, ref in self.server.files.items():
+                await sandbox.write(path, await asyncio.to_thread(_host_file, ref))
+        except BaseException:
+            await sandbox.stop()
+            raise
+        return sandbox
+
+    async def _start_server(self, state: str, init: str) -> McpClient:
+        argv = [part.replace("{state}", state).replace("{init}", init) for part in self.server.command]
+        if self.server.sandbox == "local":
+            transport: Any = await ProcessTransport.start(argv, cwd=str(self._sandbox.root / WORKDIR.lstrip("/")))
+        else:
+            bridge = (resources.files("envgym_mcp") / "bridge.py").read_bytes()
+            await self._sandbox.write(f"{WORKDIR}/.envgym_mcp_bridge.py", bridge)
+            channel = await self._sandbox.channel(["python3", f"{WORKDIR}/.envgym_mcp_bridge.py", *argv], cwd=WORKDIR)
+            transport = ChannelTransport(channel)
+        client = McpClient(transport, timeout=self.server.timeout_s)
+        try:
+            await client.initialize()
+        except BaseException:
+            await client.close()
+            raise
+        return client
+
+    async def _release(self) -> None:
+        client, sandbox = self._client, self._sandbox
+        self._client = self._sandbox = None
+        try:
+            if client is not None:
+                await client.close()
+        finally:
+            if sandbox is not None:
+                await sandbox.stop()
+
+    # -- the episode -------------------------------------------------------------------------------------------
+    async def reset(self, *, task: Any = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        chosen = self.choose_task(task, seed, options)
+        await self._release()
+        self._sandbox = await self._new_sandbox()
+        self._replays = 0
+        await self._sandbox.write(f"{WORKDIR}/init.json", json.dumps(chosen.initial_state))
+        self._client = await self._start_server("state.sqlite", "init.json")
+        tools = await self._client.list_tools()
+        self._tools = {t["name"]: "read" if (t.get("annotations") or {}).get("readOnlyHint") else "write"
+                       for t in tools}
+        self.tool_schemas = [{"type": "function", "function": {
+            "name": t["name"], "description": f"[{self._tools[t['name']]}] {t.get('description') or ''}".strip(),
+            "parameters": t.get("inputSchema") or {"type": "object", "properties": {}}}} for t in tools]
+        self.task = chosen
+        self._calls, self._final = [], None
+        info = {"tools": self.tool_schemas, "policy": "", "task_id": chosen.id, "task_hash": chosen.hash,
+                "env_id": chosen.env_id, "split": chosen.split, "mcp_server": self._client.server_info}
+        return Observation(text=chosen.instruction), info
+
+    async def step(self, action: Action) -> StepResult:
+        if self._client is None or self.task is None:
+            raise EnvError("step() without an open episode")
+        if not action.tool_calls:
+            if action.text is None:
+                return StepResult(Observation(last_action_error="empty action: send tool calls or a final message"),
+                                  0.0, False, False, {})
+            self._final = action.text
+            return StepResult(Observation(text="Episode finished."), 0.0, True, False, {})
+        results = [await self._call(self._client, self._calls, call.name, call.arguments, call.id)
+                   for call in action.tool_calls]
+        errors = [f"{r.name}: {r.error}" for r in results if r.error]
+        obs = Observation(tool_results=tuple(results), last_action_error="; ".join(errors) or None)
+        return StepResult(obs, 0.0, False, False, {})
+
+    async def _call(self, client: McpClient, calls: list[CallRecord], name: str, raw: str,
+                    call_id: str) -> ToolResult:
+        kind = self._tools.get(name, "unknown")
+        try:
+            arguments = json.loads(raw or "{}")
+        except ValueError as exc:
+            arguments, error = None, f"arguments are not valid JSON: {exc}"
+        else:
+            error = None if isinstance(arguments, dict) else "arguments must be a JSON object"
+        if error is None and kind == "unknown":
+            error = f"unknown tool {name!r}; available: {', '.join(sorted(self._tools))}"
+        if error is not None:
+            calls.append(CallRecord(index=len(calls), name=name, kind=kind, arguments=None, ok=False, error=error))
+            return ToolResult(call_id=call_id, name=name, content=error, error=error)
+        text, is_error = await client.call_tool(name, arguments)
+        calls.append(CallRecord(index=len(calls), name=name, kind=kind, arguments=arguments, ok=not is_error,
+                                error=text if is_error else None))
+        return ToolResult(call_id=call_id, name=name, content=text, error=text if is_error else None)
+
+    # -- grading -----------------------------------------------------------------------------------------------
+    async def _read_state(self, path: str) -> _Cached:
+        data = await self._sandbox.read(f"{WORKDIR}/{path}")
+        return await asyncio.to_thread(_snapshot, data)
+
+    async def _replayed(self, kind: str, actions: tuple[Action, ...]) -> _Cached:
+        """The state a fresh server (same initial rows, same sandbox) is left in by ``actions``."""
+        assert self.task is not None
+        key = (self.server.name, self.task.hash, kind)
+        cached = self._states.get(key)
+        if cached is None:
+            self._replays += 1
+            state = f"replay-{self._replays}.sqlite"
+            client = await self._start_server(state, "init.json")
+            try:
+                calls: list[CallRecord] = []
+                for action in actions:
+                    for call in action.tool_calls:
+                        await self._call(client, calls, call.name, call.arguments, call.id)
+            finally:
+                await client.close()
+            cached = self._states[key] = await self._read_state(state)
+            while len(self._states) > 512:
+                self._states.popitem(last=False)
+        return cached
+
+    async def verify_context(self) -> VerifyContext:
+        if self._sandbox is None or self.task is None:
+            raise EnvError("verify() without an open episode")
+        tables, columns = await self._read_state("state.sqlite")
+        initial = await self._replayed("initial", ())
+        expected = await self._replayed("expected", self.task.solution) if self.task.solution is not None else None
+        return VerifyContext(calls=list(self._calls), final_answer=self._final, state=FrozenState(tables, columns),
+                             initial_state=FrozenState(*initial),
+                             expected_state=FrozenState(*expected) if expected is not None else None, task=self.task)
+
+    async def close(self) -> None:
+        await self._release()
+
+
+def _snapshot(data: bytes) -> _Cached:
+    """Tables and columns of a SQLite database given as bytes (every table but SQLite's own)."""
+    folder = Path(tempfile.mkdtemp(prefix="envgym-mcp-state-"))
+    try:
+        path = folder / "state.sqlite"
+        path.write_bytes(data)
+        conn = store.connect(path)
+        try:
+            view = store.SqliteState(conn)
+            return view.snapshot(), view.columns()
+        finally:
+            conn.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""MCP servers written here, run inside sandboxes by :class:`envgym_mcp.env.McpToolEnv` (standard library only)."""
