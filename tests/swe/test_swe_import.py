@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -74,15 +75,15 @@ def test_import_builds_one_image_skips_a_stale_gold_patch_and_hides_the_tests(tm
     assert not missing.tasks and "--repo demo/calc=PATH" in missing.skipped[0][1]
 
 
-def test_cli_reports_bad_instances_and_exits_2(tmp_path, capsys):
+def test_cli_skips_bad_instances_with_each_field_named_and_exits_1_when_none_is_left(tmp_path, capsys):
     from envgym.cli import main
 
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"instance_id": "x-1", "repo": "a/b", "base_commit": "zz", "patch": "p",
-                                "problem_statement": "s", "FAIL_TO_PASS": []}) + "\n")
-    (tmp_path / "repo" / ".git").mkdir(parents=True)
-    assert main(["swe", "import", str(path), "--repo", f"a/b={tmp_path / 'repo'}", "--out", str(tmp_path / "o")]) == 2
+                                "problem_statement": "s", "FAIL_TO_PASS": 3}) + "\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    assert main(["swe", "import", str(path), "--repo", f"a/b={tmp_path / 'repo'}", "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr()
     text = " ".join((err.out + err.err).split())
-    assert "instance 'x-1': field 'base_commit'" in text and "instance 'x-1': field 'FAIL_TO_PASS'" in text
+    assert "skipped x-1: field 'base_commit'" in text and "field 'FAIL_TO_PASS'" in text
     assert not (tmp_path / "o").exists()

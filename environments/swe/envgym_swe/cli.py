@@ -33,6 +33,8 @@ from envgym.cli import positive_int, positive_seconds
 from envgym.errors import EnvgymError, SpecError
 
 out = Console(soft_wrap=True)
+CANDIDATES, LABELLED = "candidates.swebench.json", "instances.swebench.json"
+"""What ``mine`` writes beside the suite's ``tasks.jsonl`` (JSON lists: every ``*.jsonl`` of a suite is tasks)."""
 
 
 def _is_git(path: Path) -> bool:
@@ -72,7 +74,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if path.suffix == ".json":  # beside a suite's tasks.jsonl: a JSON list, as bundled suites keep instances
+        path.write_text(json.dumps(rows, indent=1) + "\n")
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 def _print_label(report) -> None:
@@ -116,7 +121,7 @@ def _cmd_mine(args: argparse.Namespace) -> int:
         raise SpecError(f"{args.repo_path} is not a git repository")
     mined = mine_repository(path, repo=args.repo_name, since=args.since, limit=args.limit, log=log)
     out_dir = Path(args.out) if args.out else suites_dir() / args.suite
-    _write_jsonl(out_dir / "candidates.jsonl", mined.candidates)
+    _write_jsonl(out_dir / CANDIDATES, mined.candidates)
     for commit, why in mined.skipped:
         out.print(f"[yellow]not a candidate[/] {commit[:12]}: {why}")
     for r in mined.ranges:
@@ -126,14 +131,14 @@ def _cmd_mine(args: argparse.Namespace) -> int:
                   f"requirements: {', '.join(env.requirements) or 'none'}")
     mine_s = time.monotonic() - started
     out.print(f"{mined.commits_seen} commits read, {len(mined.candidates)} candidates ({mine_s:.1f}s) -> "
-              f"{out_dir / 'candidates.jsonl'}")
+              f"{out_dir / CANDIDATES}")
     if args.no_label or not mined.candidates:
         return 0 if mined.candidates else 1
     repos = {mined.repo: path}
     labelled = asyncio.run(label_instances(mined.candidates, repos, runs=args.runs, concurrency=args.concurrency,
                                            test_timeout_s=args.test_timeout, log=log))
     _print_label(labelled)
-    _write_jsonl(out_dir / "instances.jsonl", labelled.rows)
+    _write_jsonl(out_dir / LABELLED, labelled.rows)
     label_s = time.monotonic() - started - mine_s
     out.print(f"{len(labelled.rows)} of {len(mined.candidates)} candidates labelled ({label_s:.1f}s)")
     if not labelled.rows:
@@ -268,7 +273,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     m.add_argument("--runs", type=positive_int, default=2, help="test runs before and after the fix (default 2)")
     m.add_argument("--concurrency", type=positive_int, default=2, help="test runs at once")
     m.add_argument("--test-timeout", type=positive_seconds, default=300.0, help="seconds one test run may take")
-    m.add_argument("--no-label", action="store_true", help="stop after writing candidates.jsonl")
+    m.add_argument("--no-label", action="store_true", help="stop after writing candidates.swebench.json")
     m.add_argument("--no-validate", action="store_true", help="skip grading gold and empty patches after import")
     m.add_argument("--verbose", "-v", action="store_true", help="show each candidate, run and image build")
     m.set_defaults(fn=_cmd_mine)

@@ -201,7 +201,7 @@ def infer_environment(repo: Path, commit: str) -> Environment:
         except InvalidSpecifier:
             problem = f"requires-python {python!r} is not a version specifier"
     if layout == "src" and not packaged:
-        problem = problem or "a src/ layout without packaging files: nothing installs the package"
+        problem = problem or "a src/ layout without packaging files: nothing installs it"
     install = DEFAULT_INSTALL if packaged else NO_INSTALL
     return Environment(layout=layout, python=python, install=install, requirements=requirements, problem=problem)
 

@@ -73,7 +73,7 @@ class LabelReport:
         return [(r.instance_id, r.reason) for r in self.results if r.reason is not None]
 
 
-def test_files(test_patch: str) -> list[str]:
+def runnable_test_files(test_patch: str) -> list[str]:
     """The test files a test patch adds or changes (``.py``, named as tests; deleted ones left out)."""
     deleted = set()
     for block in test_patch.split("diff --git ")[1:]:
@@ -104,7 +104,7 @@ async def label_one(inst: Instance, image: str, *, runs: int, semaphore: asyncio
                     test_timeout_s: float) -> LabelResult:
     started = time.monotonic()
     result = LabelResult(inst.instance_id)
-    files = test_files(inst.test_patch)
+    files = runnable_test_files(inst.test_patch)
     if not files:
         result.reason = "the test patch adds or changes no test file to run"
         return result
@@ -131,8 +131,10 @@ async def label_one(inst: Instance, image: str, *, runs: int, semaphore: asyncio
 
 async def label_instances(instances: Iterable[Instance | dict[str, Any]], repos: Mapping[str, str | Path], *,
                           runs: int = 2, concurrency: int = 2, build: bool = True, test_timeout_s: float = 300.0,
+                          images: Mapping[str, ImageSpec] | None = None,
                           log: Callable[[str], None] = lambda _: None) -> LabelReport:
-    """Label every instance (see the module docstring); the rows keep every field they came with."""
+    """Label every instance (see the module docstring); the rows keep every field they came with. ``images``:
+    instance_id -> the image spec to run it in (e.g. a bundled task's), as ``import_instances`` takes it."""
     if runs < 1:
         raise EnvgymError("runs must be at least 1")
     rows = list(instances)
@@ -142,7 +144,7 @@ async def label_instances(instances: Iterable[Instance | dict[str, Any]], repos:
         parsed, skipped = sort_instances(rows)
         paths = {name: Path(p).expanduser().resolve() for name, p in repos.items()}
         accepted, problems = check_instances(parsed, paths, need_labels=False)
-        return paths, accepted, skipped + problems, image_groups(accepted, paths)
+        return paths, accepted, skipped + problems, image_groups(accepted, paths, given=images)
 
     paths, accepted, unusable, groups = await asyncio.to_thread(prepare)  # git on the host: off the loop
     report = LabelReport(results=[LabelResult(i, reason=why) for i, why in unusable])

@@ -253,3 +253,26 @@ def patch_paths(patch: str) -> list[str]:
             if path not in paths:
                 paths.append(path)
     return paths
+
+
+def build_fix_history(lib: Library, instances: Sequence[Mapping[str, object]], dest: Path, *,
+                      cache: Path = CACHE) -> Path:
+    """A repository whose history fixes each instance's bug, the input ``envgym swe mine`` needs.
+
+    Linear from the clean commit: per instance, a commit that brings the bug in (the gold patch reversed, the
+    hidden test files removed), then one that fixes it (the gold patch and the test patch, back to the clean
+    tree) with the instance's problem statement as its message. Mining it must find one candidate per instance.
+    """
+    repo, _ = build_repo(lib, dest, cache=cache)
+    for inst in instances:
+        iid, patch, test_patch = str(inst["instance_id"]), str(inst["patch"]), str(inst["test_patch"])
+        git(repo, "apply", "--reverse", "--whitespace=nowarn", "-", stdin=patch)
+        removed = patch_paths(test_patch)
+        git(repo, "rm", "-q", "--", *removed)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--no-verify", "-m", f"Change {iid.rsplit('-', 1)[-1]} (brings a bug in)")
+        git(repo, "apply", "--whitespace=nowarn", "-", stdin=patch)
+        git(repo, "apply", "--whitespace=nowarn", "-", stdin=test_patch)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--no-verify", "-m", str(inst["problem_statement"]))
+    return repo

@@ -6,7 +6,10 @@
     python -m envgym_swe.inject import --lib toolz                    # rebuild repo from sdist, image, tasks.jsonl
     python -m envgym_swe.inject validate --suite swe-toolz --sample 5 # CI: ids + bug/fix re-checked in containers
     python -m envgym_swe.inject restate --lib toolz                   # rewrite problem statements only
+    python -m envgym_swe.inject history --lib toolz DEST             # a repo whose history fixes each bug
     python -m envgym_swe.inject libraries                             # the pinned libraries
+
+``history`` is the bundled suites as ``envgym swe mine`` input (:func:`envgym_swe.sources.build_fix_history`).
 
 Exit status: 0 when everything asked for held, 1 otherwise.
 """
@@ -79,8 +82,22 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("restate", help="rewrite the stored problem statements from a fresh run of each bug")
     r.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
     r.add_argument("--image")
+    h = sub.add_parser("history", help="a repository whose history fixes each bundled bug (envgym swe mine input)")
+    h.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
+    h.add_argument("dest", help="folder for the repository (replaced)")
     sub.add_parser("libraries", help="list the pinned libraries")
     args = parser.parse_args(argv)
+
+    if args.cmd == "history":
+        from pathlib import Path
+
+        from envgym_swe.inject.build import load_instances
+        from envgym_swe.sources import build_fix_history
+
+        lib = library(args.lib)
+        repo = build_fix_history(lib, load_instances(lib), Path(args.dest))
+        print(f"envgym swe mine {repo} --suite swe-{lib.name}-mined --repo-name {lib.repo}")
+        return 0
 
     if args.cmd == "libraries":
         for lib in LIBRARIES.values():
