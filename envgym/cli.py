@@ -80,6 +80,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number > 0 (a budget in seconds or steps, a factor)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
 def fraction(text: str) -> float:
     """An argparse type: a number in [0, 1]."""
     try:
@@ -197,7 +208,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         config = EvalConfig(suites=tuple(args.suite), split=None if args.split == "all" else args.split,
                             agent=agent, runs=args.runs, seed=args.seed, limit=args.limit, judge=judge,
                             max_steps=args.max_steps, step_timeout_s=args.step_timeout,
-                            user=_user(args), max_virtual_time=args.max_virtual_time)
+                            user=_user(args), max_virtual_time=args.max_virtual_time,
+                            virtual_time_factor=args.virtual_time_factor)
     except ValidationError as exc:  # the flags' types catch the ranges first; this names whatever is left
         first = exc.errors()[0]
         raise EnvgymError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
@@ -380,9 +392,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=positive_int, help="cap every task's step limit (default: the tasks')")
     p.add_argument("--step-timeout", type=positive_seconds,
                    help="per-step deadline in seconds, finite and > 0 (default: the tasks')")
-    p.add_argument("--max-virtual-time", type=positive_seconds, metavar="BUDGET",
+    p.add_argument("--max-virtual-time", type=positive_number, metavar="BUDGET",
                    help="cap every timed task's budget of virtual time (seconds, or steps on a step clock); "
                         "the episode is truncated when its world's clock reaches it (default: the tasks')")
+    p.add_argument("--virtual-time-factor", type=positive_number, metavar="FACTOR",
+                   help="also cap it at FACTOR times the virtual time the task's reference solution takes "
+                        "(1.0: an optimal agent's time)")
     p.add_argument("--user", help="simulated user of conversational suites (tool-telecom): scripted (default) | "
                    "openai:MODEL | hf[:MODEL_PATH] (hf alone: the embedded SmolLM2)")
     p.add_argument("--user-base-url", help="OpenAI-compatible endpoint of --user openai:MODEL")

@@ -63,6 +63,10 @@ class JudgeSettings(FrozenModel):
     api_key_env: str | None = None
 
 
+_BUDGET_KEYS = ("max_virtual_time", "virtual_time_factor")
+"""EvalConfig's virtual-time budget fields: handed to timed envs, in the config only when set."""
+
+
 class EvalConfig(FrozenModel):
     """Everything that decides an evaluation's results (its hash goes into every record)."""
 
@@ -84,12 +88,16 @@ class EvalConfig(FrozenModel):
     max_virtual_time: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Cap every timed task's virtual-time budget (seconds, or steps on a step clock; see
     :mod:`envgym.timed.env`); other envs have no virtual time. In the config (and its hash) only when set."""
+    virtual_time_factor: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Cap it also at this many times the virtual time the task's reference solution takes (1.0: an optimal
+    agent's time). In the config (and its hash) only when set."""
 
     @model_serializer(mode="wrap")
-    def _omit_unset_budget(self, handler: Any) -> Any:  # runs made before it existed keep their hash
+    def _omit_unset_budget(self, handler: Any) -> Any:  # runs made before they existed keep their hash
         data = handler(self)
-        if isinstance(data, dict) and data.get("max_virtual_time") is None:
-            data.pop("max_virtual_time", None)
+        for key in _BUDGET_KEYS:
+            if isinstance(data, dict) and data.get(key) is None:
+                data.pop(key, None)
         return data
 
     @property
@@ -197,19 +205,30 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
 
 
 def _budget_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
-    """``{"max_virtual_time": ...}`` for a timed env (a :class:`~envgym.timed.env.TimedWorldEnv`); {} for others."""
-    if config.max_virtual_time is None:
+    """The run's virtual-time budget as constructor keywords of a timed env (a
+    :class:`~envgym.timed.env.TimedWorldEnv`); {} for other envs, which have no virtual time."""
+    wanted = {key: value for key in _BUDGET_KEYS if (value := getattr(config, key)) is not None}
+    if not wanted:
         return {}
+    import inspect
+
     from envgym.registry import load_entry_point
     from envgym.timed.env import TimedWorldEnv
 
     factory = load_entry_point(spec(env_id).entry_point)
-    if isinstance(factory, type) and issubclass(factory, TimedWorldEnv):
-        return {"max_virtual_time": config.max_virtual_time}
-    if getattr(factory, "time_evolving", False):
-        raise SpecError(f"--max-virtual-time: {env_id} is time-evolving but not a TimedWorldEnv, so it takes no "
-                        "virtual-time budget", field="max_virtual_time")
-    return {}
+    flag = "--" + next(iter(wanted)).replace("_", "-")
+    if not (isinstance(factory, type) and issubclass(factory, TimedWorldEnv)):
+        if getattr(factory, "time_evolving", False):
+            raise SpecError(f"{flag}: {env_id} is time-evolving but not a TimedWorldEnv, so it takes no "
+                            "virtual-time budget", field=next(iter(wanted)))
+        return {}
+    params = inspect.signature(factory).parameters.values()
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        missing = sorted(set(wanted) - {p.name for p in params})
+        if missing:
+            raise SpecError(f"{env_id}'s constructor takes no {', '.join(missing)} (a TimedWorldEnv subclass "
+                            "should pass its budget keywords on to TimedWorldEnv)", field=missing[0])
+    return wanted
 
 
 def _user_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
