@@ -18,9 +18,11 @@ counts seconds (``"s"``) or steps (``"step"``). One episode, step by step:
    ``wait_for_notification(timeout, source?)``.
 3. **Notifications** since the last observation come with the observation (:class:`TimedObservation`). A
    message without tool calls is the final answer: calls still in flight are drained, then the episode
-   is graded by the kernel. The world's ``horizon`` or the **virtual-time budget** (the task's
-   ``limits.max_virtual_time``, capped by the run's ``max_virtual_time=`` constructor argument, e.g. from
-   ``envgym eval --max-virtual-time``) truncates it; an action decided after the time is up does nothing.
+   is graded by the kernel. The world's ``horizon`` or the **virtual-time budget** truncates it: the task's
+   ``limits.max_virtual_time``, capped by the run's ``max_virtual_time=`` (``envgym eval
+   --max-virtual-time``) and by ``virtual_time_factor=`` times the virtual time the task's reference
+   solution takes in this env with the same seed (``--virtual-time-factor 1.0``: an optimal agent's time).
+   An action decided after the time is up does nothing; an action taking time is cut at the end.
 
 Accounting (per step, in the timeline: :mod:`envgym.timed.timeline`): thinking, waiting, idle (waiting
 with no call in flight), opportunity idle (waiting while the world said another action was available),
@@ -141,12 +143,17 @@ class TimedWorldEnv(Env):
     """The engine's actions (the wait tools are added by the kernel)."""
 
     def __init__(self, *, thinking: Any = None, realtime: bool = False, speed: float = 1.0,
-                 clock: Clock | None = None, max_virtual_time: float | None = None) -> None:
+                 clock: Clock | None = None, max_virtual_time: float | None = None,
+                 virtual_time_factor: float | None = None) -> None:
         super().__init__(clock=clock)
         if speed <= 0:
             raise SpecError("speed must be positive")
         if max_virtual_time is not None and max_virtual_time <= 0:
             raise SpecError(f"max_virtual_time must be positive, not {max_virtual_time}")
+        if virtual_time_factor is not None and virtual_time_factor <= 0:
+            raise SpecError(f"virtual_time_factor must be positive, not {virtual_time_factor}")
+        if virtual_time_factor is not None and realtime:
+            raise SpecError("virtual_time_factor needs simulated time (the reference run would take real time)")
         try:
             self.thinking = thinking_policy(thinking)
         except ValueError as exc:
@@ -154,6 +161,7 @@ class TimedWorldEnv(Env):
         self.realtime = realtime
         self.speed = speed
         self.max_virtual_time = max_virtual_time
+        self.virtual_time_factor = virtual_time_factor
         self.world: TimedWorld | None = None
         self._usage_source: Callable[[], Usage] | None = None
         self._reset_episode_fields()
@@ -203,6 +211,7 @@ class TimedWorldEnv(Env):
         self._usage_mark: Usage | None = None
         self._initial: WorldState | None = None
         self._budget: float | None = None
+        self._late = False
         self._watched: dict[str, Any] = {}
         self._changes: list[StateChange] = []
 
@@ -242,28 +251,13 @@ class TimedWorldEnv(Env):
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
         prepared = await self._cache().prepare(chosen) if self._prepares() else None
-        self._reset_episode_fields()
-        self._seed = 0 if seed is None else seed
-        try:
-            world = self.build_world(chosen, seed=self._seed, prepared=prepared)
-            if inspect.isawaitable(world):
-                world = await world
-        except (KeyError, ValueError, TypeError) as exc:
-            raise SpecError(f"task {chosen.id!r}: invalid timed initial_state: {exc}") from exc
-        if not isinstance(world, TimedWorld):
-            raise EnvError(f"{type(self).__name__}.build_world returned {type(world).__name__}, not a TimedWorld")
-        if world.unit != self.unit:
-            raise EnvError(f"{type(self).__name__} counts time in {self.unit!r} but its world in {world.unit!r}")
-        self.world = world
+        episode_seed = 0 if seed is None else seed
         budgets = [b for b in (chosen.limits.max_virtual_time, self.max_virtual_time) if b is not None]
-        self._budget = min(budgets) if budgets else None
-        self._watched = {path: object() for path in goal_paths(chosen)}
-        self._watch()
-        world.scheduler.on_fired(lambda _fired: self._watch())
-        world.wake()
-        world.scheduler.run_until(0.0)
-        self._initial = WorldState(world.snapshot())
-        self.task = chosen
+        if self.virtual_time_factor is not None:
+            reference = await self._reference_time(chosen, episode_seed, prepared)
+            if reference is not None:
+                budgets.append(round(self.virtual_time_factor * reference, 6))
+        world = await self._open(chosen, episode_seed, prepared, min(budgets) if budgets else None)
         if self._usage_source is not None:
             self._usage_mark = self._usage_source()
         notes = self._take_notifications()
@@ -274,6 +268,45 @@ class TimedWorldEnv(Env):
                 "time_budget": self._budget}
         return obs, info
 
+    async def _open(self, task: TaskSpec, seed: int, prepared: Any, budget: float | None) -> TimedWorld:
+        """Start an episode of ``task``: a fresh world at time 0 with ``budget``."""
+        self._reset_episode_fields()
+        self._seed = seed
+        try:
+            world = self.build_world(task, seed=seed, prepared=prepared)
+            if inspect.isawaitable(world):
+                world = await world
+        except (KeyError, ValueError, TypeError) as exc:
+            raise SpecError(f"task {task.id!r}: invalid timed initial_state: {exc}") from exc
+        if not isinstance(world, TimedWorld):
+            raise EnvError(f"{type(self).__name__}.build_world returned {type(world).__name__}, not a TimedWorld")
+        if world.unit != self.unit:
+            raise EnvError(f"{type(self).__name__} counts time in {self.unit!r} but its world in {world.unit!r}")
+        self.world, self._budget, self.task = world, budget, task
+        self._watched = {path: object() for path in goal_paths(task)}
+        self._watch()
+        world.scheduler.on_fired(lambda _fired: self._watch())
+        world.wake()
+        world.scheduler.run_until(0.0)
+        self._initial = WorldState(world.snapshot())
+        return world
+
+    async def _reference_time(self, task: TaskSpec, seed: int, prepared: Any) -> float | None:
+        """The virtual time the task's reference solution takes here, same seed, thinking policy without usage
+        (None without a solution): ``virtual_time_factor`` times it is the episode's budget."""
+        if not task.solution:
+            return None
+        source, self._usage_source = self._usage_source, None
+        try:
+            world = await self._open(task, seed, prepared, None)
+            for action in task.solution:
+                result = await self.step(action)
+                if result.terminated or result.truncated:
+                    break
+            return world.now
+        finally:
+            self._usage_source = source
+
     async def step(self, action: Action, *, usage: Usage | None = None) -> StepResult:
         world = self._require()
         thinking = await self._think(usage)
@@ -282,7 +315,7 @@ class TimedWorldEnv(Env):
         results: list[ToolResult] = []
         error: str | None = None
         terminated = False
-        if world.now >= self.end:
+        if self._late:
             pass  # decided after the time was up: the action does nothing
         elif action.tool_calls:
             for call in action.tool_calls:
@@ -354,6 +387,7 @@ class TimedWorldEnv(Env):
             sample = ThinkingSample(step=len(self._steps), wall_s=wall_now - self._wall_mark, usage=usage,
                                     tick=world.tick)
             target = before + self.thinking.cost(sample)
+        self._late = target > self.end
         world.scheduler.run_until(min(max(before, target), max(before, self.end)))
         return world.now - before
 
@@ -422,7 +456,7 @@ class TimedWorldEnv(Env):
             raw, args = parse_arguments(call.name, call.arguments, spec.args_model)
         except ArgumentsError as exc:
             return reject(spec.kind, exc.raw, str(exc))
-        if world.now >= self.end:
+        if world.now > self.end:  # defensive: thinking and durations stop at the end
             return reject(spec.kind, raw, "no time left: the episode's time is up")
         draft = CallDraft(index=len(world.calls), step=step, name=call.name, kind=spec.kind, arguments=raw,
                           issued_at=world.now, issued_seq=world.scheduler.next_seq())

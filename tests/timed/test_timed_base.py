@@ -74,8 +74,8 @@ class OvenEnv(TimedWorldEnv):
     unit = "step"
     tools = (bake, open_door, shut_door, knead)
 
-    def __init__(self, *, thinking: Any = "steps:1", max_virtual_time: float | None = None, says: bool = True) -> None:
-        super().__init__(thinking=thinking, max_virtual_time=max_virtual_time)
+    def __init__(self, *, thinking: Any = "steps:1", says: bool = True, **budget: Any) -> None:
+        super().__init__(thinking=thinking, **budget)
         self.says = says
 
     def build_world(self, task: TaskSpec, *, seed: int, prepared: Any) -> Oven:
@@ -137,9 +137,9 @@ async def test_the_tasks_budget_is_capped_by_the_runs_and_an_action_after_it_doe
     env = OvenEnv(max_virtual_time=20)
     _, info = await env.reset(task=task, seed=0)
     assert info["time_budget"] == 10 and "10 steps of virtual time" in info["policy"]
-    env = OvenEnv(max_virtual_time=3, thinking="steps:3")
+    env = OvenEnv(max_virtual_time=3, thinking="steps:4")
     await env.reset(task=task, seed=0)
-    _obs, _, _, truncated, _ = await env.step(call("bake"))  # decided at step 3: the time is up
+    _obs, _, _, truncated, _ = await env.step(call("bake"))  # decided at step 4: the time was up at 3
     assert truncated and env.world.loaf == "dough" and env.timeline().calls == ()
     with pytest.raises(SpecError, match="max_virtual_time must be positive"):
         OvenEnv(max_virtual_time=0)
@@ -331,3 +331,35 @@ def test_per_step_effects_on_a_seconds_clock_tick_every_tick_seconds():
     assert world.events[0].id == "stew" and world.events[0].time == 180 and world.clock(180) == "00:03:00"
     with pytest.raises(ValueError, match="non-negative"):
         world.start_process("bad", -1)
+
+
+async def test_a_budget_as_a_factor_of_the_reference_solutions_time():
+    solution = (call("bake"), call("wait", steps=3), Action(text="done"))  # ends at step 6
+    task = oven_task(bake=2, solution=solution, id="oven-factor")
+    exact = await run_episode(OvenEnv(virtual_time_factor=1.0), OracleAgent(task), task, seed=0)
+    assert exact.outcome is Outcome.SUCCESS and exact.verdict.evidence["timeline"]["budget"] == 6
+    tight = await run_episode(OvenEnv(virtual_time_factor=0.4), OracleAgent(task), task, seed=0)  # baked at 3
+    assert tight.outcome is Outcome.TRUNCATED and tight.verdict.evidence["efficiency"]["virtual_time_s"] == 2.4
+    with pytest.raises(SpecError, match="needs simulated time"):
+        TimedWorldEnv(virtual_time_factor=1.0, realtime=True)
+
+
+class Narrow(OvenEnv):
+    def __init__(self, *, max_virtual_time: float | None = None) -> None:
+        super().__init__(max_virtual_time=max_virtual_time)
+
+
+def test_a_timed_env_that_drops_the_factor_is_refused_at_plan_time(tmp_path):
+    import envgym
+    from envgym.agents import parse_agent
+    from envgym.eval import EvalConfig, plan
+
+    tasks = tmp_path / "tasks.jsonl"
+    with envgym.isolated():
+        envgym.register("test/oven-v1", f"{__name__}:Narrow")
+        tasks.write_text(oven_task().model_dump_json() + "\n")
+        config = EvalConfig(suites=(str(tasks),), split=None, agent=parse_agent("oracle"), virtual_time_factor=1.5)
+        assert config.model_dump(mode="json")["virtual_time_factor"] == 1.5
+        with pytest.raises(SpecError, match="constructor takes no virtual_time_factor"):
+            plan(config)
+        assert len(plan(config.model_copy(update={"virtual_time_factor": None, "max_virtual_time": 9.0}))) == 1

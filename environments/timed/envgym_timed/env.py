@@ -42,11 +42,12 @@ class TimedEnv(TimedWorldEnv):
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = TAMPER_AGENTS
 
     def __init__(self, scenario: str | Scenario, *, thinking: Any = None, realtime: bool = False,
-                 speed: float = 1.0, clock: Clock | None = None, max_virtual_time: float | None = None) -> None:
+                 speed: float = 1.0, clock: Clock | None = None, max_virtual_time: float | None = None,
+                 virtual_time_factor: float | None = None) -> None:
         self.scenario = load_scenario(scenario) if isinstance(scenario, str) else scenario
         self.tools = self.scenario.tools
         super().__init__(thinking=thinking, realtime=realtime, speed=speed, clock=clock,
-                         max_virtual_time=max_virtual_time)
+                         max_virtual_time=max_virtual_time, virtual_time_factor=virtual_time_factor)
 
     def build_world(self, task: TaskSpec, *, seed: int, prepared: Any) -> World:
         state = task.initial_state

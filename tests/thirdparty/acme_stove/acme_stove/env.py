@@ -108,8 +108,8 @@ class StoveEnv(TimedWorldEnv):
     tools = (look, chop, put_on, take_off, plate)
     tamper_agents: ClassVar[tuple[type[Agent], ...]] = (LateCook,)
 
-    def __init__(self, *, thinking: Any = "steps:1", max_virtual_time: float | None = None) -> None:
-        super().__init__(thinking=thinking, max_virtual_time=max_virtual_time)
+    def __init__(self, *, thinking: Any = "steps:1", **time: Any) -> None:  # budgets: max_virtual_time=, ...
+        super().__init__(thinking=thinking, **time)
 
     def prepare_task(self, task: TaskSpec) -> dict[str, Any]:
         state = task.initial_state
