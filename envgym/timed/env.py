@@ -5,7 +5,9 @@
 ``build_world(task, *, seed, prepared)``, returning a :class:`~envgym.timed.world.TimedWorld` subclass that
 wraps its engine; optionally ``world_policy()`` (what the agent is told about the world) and
 ``prepare_task(task)`` (heavy per-task work, see below). The class variable ``unit`` says whether its clock
-counts seconds (``"s"``) or steps (``"step"``). One episode, step by step:
+counts seconds (``"s"``) or steps (``"step"``). The world's delayed effects are events on its scheduler,
+per-step processes that pause, or the engine's own turn (``TimedWorld.on_tick``, run once per step by the
+kernel while the engine says it is ticking). One episode, step by step:
 
 1. **Thinking costs time.** Before an action takes effect the world runs for the charge of the env's
    thinking policy (:mod:`envgym.timed.thinking`; default 2 units a step; ``steps:N`` charges ticks). In
