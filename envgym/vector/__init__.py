@@ -11,6 +11,9 @@ Three ways to run many episodes, one module each:
 - **channel** (:class:`Channel`): send/recv for trainers that own the policy. Episodes run
   independently; ``recv`` returns whichever are waiting for an action, ``send`` answers them by id.
   Use it to batch model calls across episodes without lockstep's wait for the slowest.
+
+On many hosts, :class:`envgym.vector.ray.RayEpisodePool` (``envgym[ray]``; imported from its module, since
+Ray is optional) is the pool's interface over a Ray cluster: one actor per host runs that host's pool.
 """
 
 from __future__ import annotations

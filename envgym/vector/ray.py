@@ -23,7 +23,8 @@ its host's label (``hostname:node-id``). Guarantees, beyond the local pool's:
 - **A lost host costs its in-flight episodes only.** When a host's actor dies (its node removed, the
   actor killed), each of its in-flight jobs is sent again to another host; after ``max_attempts`` sends
   the job ends as an ``infra_error`` trajectory (:class:`HostLost`). Every job still yields exactly one
-  trajectory. Nodes that join later (or come back) get an actor and take work.
+  trajectory. Nodes that join later (or come back) get an actor and take work (looked for every
+  :data:`DISCOVER_EVERY_S` seconds of a run, and at once when a host is lost).
 - **A slow host stalls nobody**: it holds only its own slots; the others keep pulling jobs.
 - **Cancellation** (Ctrl-C, leaving ``async with``, closing the stream early) cancels every in-flight
   episode on every host; ``aclose`` then closes each host's pool (every env, so every container) and ends
@@ -58,6 +59,9 @@ log = logging.getLogger(__name__)
 
 HOST_RESOURCE = "envgym_host"
 """The custom resource that makes a Ray node an envgym host; its amount is the host's episode slots."""
+
+DISCOVER_EVERY_S = 10.0
+"""How often a run looks for nodes that joined (a lost host triggers a look at once)."""
 
 AgentSource = Any
 """What hosts build their agents from: an ``AgentConfig``, a picklable ``AgentFactory``, a zero-argument
@@ -271,6 +275,8 @@ class RayEpisodePool:
         if host.alive:
             host.alive = False
             self.lost.append(host.label)
+            with contextlib.suppress(Exception):  # an actor only unreachable for a while must not run on unseen
+                _ray().kill(host.actor)
             log.warning("envgym host %s lost (%s); its in-flight episodes go to other hosts", host.label,
                         type(exc).__name__)
             self._rediscover()
@@ -313,8 +319,12 @@ class RayEpisodePool:
         pull: asyncio.Task[Job | None] | None = None
         exhausted = False
         hostless_since: float | None = None
+        discovered = time.monotonic()
         try:
             while True:
+                if time.monotonic() - discovered > DISCOVER_EVERY_S:  # nodes that joined since take work
+                    discovered = time.monotonic()
+                    self._rediscover()
                 # Fill every free slot: lost jobs first, then new ones (a pending pull is waited on below).
                 while pull is None and (host := self._least_loaded()) is not None:
                     if retry:
