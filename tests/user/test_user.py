@@ -22,6 +22,7 @@ from envgym.task import load_suite
 from envgym.types import Action, Outcome
 from envgym.user import (
     STOP,
+    HFUserConfig,
     OpenAIUserConfig,
     ScriptedUser,
     ScriptedUserConfig,
@@ -193,3 +194,25 @@ async def test_eval_runs_the_configured_user_and_records_it(tmp_path: Any, llm_u
     records, _ = read_records(tmp_path / "run" / "records.jsonl")
     assert records[0].verdict.evidence["user"]["model"] == "user-model"
     assert json.loads((tmp_path / "run" / "run.json").read_text())["config"]["user"]["type"] == "openai"
+
+
+@pytest.mark.model
+@pytest.mark.slow
+async def test_the_embedded_smollm2_plays_the_user() -> None:
+    task = _telecom("plan")
+    async with envgym.make("tool/telecom-v1", user=HFUserConfig(max_new_tokens=24)) as env:
+        await env.reset(task=task)
+        obs, *_ = await env.step(Action.say("Hello! Could you tell me your phone number and PIN?"))
+        verdict = await env.verify()
+    assert obs.text.strip() and STOP not in obs.text  # the model's words reach the agent, without the marker
+    user = verdict.evidence["user"]
+    assert user["type"] == "hf" and user["model_path"] is None and user["turns"] == 1
+    assert user["usage"]["calls"] == 1 and user["usage"]["completion_tokens"] > 0
+
+
+def test_eval_refuses_an_unknown_user_on_the_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    from envgym.cli import main
+
+    code = main(["eval", "--suite", "tool-telecom", "--agent", "oracle", "--user", "robot", "--out",
+                 str(tmp_path / "run")])
+    assert code != 0 and "unknown user 'robot'" in capsys.readouterr().err
