@@ -14,7 +14,8 @@ The kernel owns time and bookkeeping; the subclass owns state. What the kernel k
   holds and *pause* while it does not (cooking advances only while the pot is on the stove);
 - an engine's own per-step work: while :meth:`ticking` says so, the kernel calls :meth:`on_tick` once per
   tick (a turn-based simulator's ``step()`` with its own delayed effects sits here). The env calls
-  :meth:`wake` after every call, so an engine that starts ticking because of an action is ticked.
+  :meth:`wake` after every call, so an engine that starts ticking because of an action is ticked; a
+  scheduled event that sets the engine going calls it itself.
 
 What a subclass provides: :meth:`snapshot` (the state as tables of rows with an ``id``, what
 ``final_state`` checks and state views read), optionally :meth:`value` (a faster ``table.id.field``
