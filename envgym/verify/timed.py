@@ -183,6 +183,11 @@ async def verify_timed(spec: TimedWriteSpec, ctx: VerifyContext) -> Verdict:
     timeline = getattr(ctx, "timeline", None)
     if timeline is None:
         raise VerifierError("a timed_write verifier needs a timed environment's timeline")
+    if timeline.unit == "step":
+        clocks = [t for item in (*spec.expected, *spec.forbidden) for t in (item.not_before, item.not_after)
+                  if isinstance(t, str)] + ([spec.finish_by] if isinstance(spec.finish_by, str) else [])
+        if clocks:
+            raise VerifierError(f"a step clock has no time of day: {clocks[0]!r} (give a step number)")
     done = [c for c in timeline.calls if c.ok and c.done_seq is not None]
     local = {e.id for e in spec.expected if e.id}
     candidates: list[list[TimedCall]] = []

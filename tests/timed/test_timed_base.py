@@ -363,3 +363,15 @@ def test_a_timed_env_that_drops_the_factor_is_refused_at_plan_time(tmp_path):
         with pytest.raises(SpecError, match="constructor takes no virtual_time_factor"):
             plan(config)
         assert len(plan(config.model_copy(update={"virtual_time_factor": None, "max_virtual_time": 9.0}))) == 1
+
+
+async def test_a_time_of_day_on_a_step_clock_is_a_verifier_error():
+    from envgym.errors import VerifierError
+
+    task = TaskSpec(id="oven-clock", env_id="test/oven-v1", instruction="Bake by half past nine.",
+                    initial_state={"bake": 2},
+                    verifiers=({"type": "timed_write", "expected": [{"tool": "bake", "not_after": "09:30"}]},))
+    env = OvenEnv()
+    await env.reset(task=task, seed=0)
+    with pytest.raises(VerifierError, match="step clock has no time of day: '09:30'"):
+        await env.verify()
