@@ -375,3 +375,19 @@ async def test_a_time_of_day_on_a_step_clock_is_a_verifier_error():
     await env.reset(task=task, seed=0)
     with pytest.raises(VerifierError, match="step clock has no time of day: '09:30'"):
         await env.verify()
+
+
+async def test_a_run_cut_by_the_runs_budget_regrades_the_same():
+    from envgym.timed.replay import regrade
+
+    solution = (call("bake"), call("wait", steps=3), Action(text="done"))
+    task = oven_task(bake=4, solution=solution, id="oven-regrade")
+    trajectory = await run_episode(OvenEnv(max_virtual_time=4), OracleAgent(task), task, seed=2)
+    assert trajectory.outcome is Outcome.TRUNCATED
+    again = await regrade(task, trajectory, env=OvenEnv)  # the budget comes back from the recorded timeline
+    def same(timeline: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in timeline.items() if k != "thinking_policy"}  # replayed as "recorded" charges
+
+    assert not again.passed and same(again.evidence["timeline"]) == same(trajectory.verdict.evidence["timeline"])
+    unbounded = await regrade(task, trajectory.model_copy(update={"verdict": None}), env=OvenEnv)
+    assert unbounded.evidence["timeline"]["budget"] is None  # charges from the observations, no budget known
