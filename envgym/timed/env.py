@@ -240,19 +240,19 @@ class TimedWorldEnv(Env):
     def _cache(self) -> TaskCache:
         cache = _CACHES.get(type(self))
         if cache is None:
-            cache = _CACHES[type(self)] = TaskCache(self.prepare_task, max_entries=self.cache_entries)
+            cache = _CACHES[type(self)] = TaskCache(max_entries=self.cache_entries)  # shared: no instance bound
         return cache
 
     async def prepare(self, task: TaskSpec) -> None:
         """Run ``prepare_task`` for ``task`` in a thread, unless its result is cached (keyed by the task hash)."""
         if self._prepares():
-            await self._cache().prepare(task)
+            await self._cache().prepare(task, self.prepare_task)
 
     # -- episode -------------------------------------------------------------------------------------
     async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
-        prepared = await self._cache().prepare(chosen) if self._prepares() else None
+        prepared = await self._cache().prepare(chosen, self.prepare_task) if self._prepares() else None
         episode_seed = 0 if seed is None else seed
         budgets = [b for b in (chosen.limits.max_virtual_time, self.max_virtual_time) if b is not None]
         if self.virtual_time_factor is not None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 class TaskCache:
     """Results of ``build(task)`` keyed by task hash (see the module docstring)."""
 
-    def __init__(self, build: Callable[[TaskSpec], Any], *, max_entries: int = 8) -> None:
+    def __init__(self, build: Callable[[TaskSpec], Any] | None = None, *, max_entries: int = 8) -> None:
         if max_entries < 1:
             raise ValueError("a task cache holds at least one entry")
         self.build = build
@@ -45,8 +45,12 @@ class TaskCache:
         self._done.move_to_end(task.hash)
         return value
 
-    async def prepare(self, task: TaskSpec) -> Any:
-        """The result for ``task``: from the cache, from the build in progress, or built now in a thread."""
+    async def prepare(self, task: TaskSpec, build: Callable[[TaskSpec], Any] | None = None) -> Any:
+        """The result for ``task``: from the cache, from the build in progress, or built now in a thread by
+        ``build`` (default: the cache's). A result must depend on the task alone: it is shared by hash."""
+        build = build or self.build
+        if build is None:
+            raise TypeError("TaskCache.prepare needs a build function (none was given to the cache)")
         key = task.hash
         if key in self._done:
             return self.get(task)
@@ -57,7 +61,7 @@ class TaskCache:
         self._building[key] = future
         try:
             self.builds += 1
-            value = await asyncio.to_thread(self.build, task)
+            value = await asyncio.to_thread(build, task)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError):
                 future.cancel()
