@@ -16,13 +16,15 @@ message without tool calls ends the episode, as in :class:`envgym.tools.ToolEnv`
 The server's state is a SQLite file (``{state}``): verifiers read it, never the agent. Grading copies it
 out of the sandbox (``state``), and compares it with the state the reference solution leaves, replayed on a
 second server process started from the same initial rows in the same sandbox (``expected_state``, cached
-per task with ``initial_state``). Grading thus never runs where the agent could write: the agent only ever
+per task; ``initial_state`` is the file as the server left it at start, before any call, or replayed too
+when the server creates it later). Grading thus never runs where the agent could write: the agent only ever
 spoke to the server. ``envgym check`` runs the kernel's tampering agents on it like any tool env.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import tempfile
@@ -167,6 +169,12 @@ class McpToolEnv(Env):
         self._replays = 0
         await self._sandbox.write(f"{WORKDIR}/init.json", json.dumps(chosen.initial_state))
         self._client = await self._start_server("state.sqlite", "init.json")
+        initial = (self.server.name, chosen.hash, "initial")
+        if initial not in self._states:  # the state before any call: read now, not replayed at grading
+            from envgym.sandbox import SandboxFileNotFound
+
+            with contextlib.suppress(SandboxFileNotFound):  # not there yet: grading replays it
+                self._states[initial] = await self._read_state("state.sqlite")
         tools = await self._client.list_tools()
         self._tools = {t["name"]: "read" if (t.get("annotations") or {}).get("readOnlyHint") else "write"
                        for t in tools}
