@@ -57,12 +57,13 @@ class RecordedEpisode:
 async def run_recorded_episode(proxy: RecordingProxy, task: TaskSpec, *, group_id: str, seed: int | None = None,
                                temperature: float = 1.0, max_tokens: int | None = 256,
                                make_env: Callable[[str], Env] = make,
-                               episode_id: str | None = None) -> RecordedEpisode:
-    """Play ``task`` with the proxy's policy and return the trajectory and its training samples."""
+                               episode_id: str | None = None, images: bool = False) -> RecordedEpisode:
+    """Play ``task`` with the proxy's policy and return the trajectory and its training samples; with
+    ``images`` the agent sends the observations' screenshots (the proxy's backend must be a VLM's)."""
     from envgym.rl.agents import RecordingAgentFactory
     from envgym.rl.samples import samples_from_episode
 
-    agent = RecordingAgentFactory(proxy, temperature=temperature, max_tokens=max_tokens).create(task)
+    agent = RecordingAgentFactory(proxy, temperature=temperature, max_tokens=max_tokens, images=images).create(task)
     try:
         env = make_env(task.env_id)
     except Exception as exc:  # an env that cannot be built is an infra error, as in the pool

@@ -37,6 +37,13 @@ The policy is the trainer's own model by default: an in-process
 ``update_weights`` whenever the step moves; for a vLLM server that TRL already syncs (``use_vllm``) pass
 ``backend=VLLMBackend(...), sync_weights=False``. Episodes run concurrently on an
 event loop in a background thread (TRL's loop is synchronous); call :meth:`EnvgymRollout.close` at the end.
+
+Screenshots: **not supported by TRL's rollout path**, and refused plainly. TRL 1.16 computes a VLM's pixel
+inputs only from the dataset's ``image``/``images`` column (images known before the episode starts) with its
+own processor over the dataset prompt; a ``rollout_func`` cannot hand it the images an env produces during
+an episode, so a policy that saw screenshots would be trained on the right tokens with the wrong (or no)
+pixels. With a VLM backend the rollout raises a :class:`~envgym.errors.SpecError` instead; train on
+screenshots with ``envgym train`` (``model="tiny-vlm"`` / ``"vlm"``, ``images=True``) or the verl adapter.
 """
 
 from __future__ import annotations
@@ -170,6 +177,10 @@ class EnvgymRollout:
 
             if self._backend is None:
                 self._backend = self._backend_factory(trainer)
+            if getattr(self._backend, "processor", None) is not None:
+                raise SpecError("TRL's rollout_func cannot pass the screenshots of an episode to GRPOTrainer (it "
+                                "builds pixel inputs from the dataset's image column only); train VLMs on envgym "
+                                "screenshots with 'envgym train' or the verl adapter (envgym/rl/adapters/README.md)")
             proxy = RecordingProxy(self._backend)
             await proxy.__aenter__()
             self._proxy = proxy

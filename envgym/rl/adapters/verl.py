@@ -19,6 +19,13 @@ outcome, task id and segment count in ``extra_fields``. An episode that fails (`
 with a fresh env ``retries`` times before it is returned with reward 0. Like TRL, verl trains one sequence
 per sample: an episode with several token segments contributes its last, whose prompt holds the whole
 conversation.
+
+Screenshots (a VLM actor: verl hands the loop its ``processor``): the agent sends the observations' images,
+the proxy expands their placeholders with that processor, the server manager generates with
+``image_data=[PIL images]`` (verl's own multimodal generation path), and the output carries
+``multi_modal_data={"images": [...]}`` (the sample's images, read back from the proxy's store), from which
+verl recomputes the actor's pixel inputs over the whole sequence. Images whose placeholders fall beyond a
+truncated response are left out with them.
 """
 
 from __future__ import annotations
@@ -59,16 +66,18 @@ class ServerManagerBackend:
     """
 
     def __init__(self, server_manager: Any, tokenizer: Any, sampling_params: dict[str, Any] | None = None, *,
-                 policy_version: int = 0) -> None:
+                 policy_version: int = 0, processor: Any = None) -> None:
         self.server_manager = server_manager
         self.tokenizer = tokenizer
+        self.processor = processor
         self.sampling_params = dict(sampling_params or {})
         self.policy_version = policy_version
         eos = tokenizer.eos_token_id
         self._eos = {eos} if isinstance(eos, int) else set(eos or ())
 
     async def generate(self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float = 1.0,
-                       top_p: float = 1.0, seed: int | None = None, stop: Sequence[str] | None = None) -> Completion:
+                       top_p: float = 1.0, seed: int | None = None, stop: Sequence[str] | None = None,
+                       images: Sequence[bytes] | None = None) -> Completion:
         params = {**self.sampling_params, "temperature": temperature, "top_p": top_p, "logprobs": True,
                   "max_tokens": max_new_tokens}
         if stop:
@@ -76,8 +85,9 @@ class ServerManagerBackend:
         if seed is not None:
             params["seed"] = seed
         version = self.policy_version
+        extra = {"image_data": [_pil(data) for data in images]} if images else {}
         output = await self.server_manager.generate(uuid.uuid4().hex, prompt_ids=list(prompt_ids),
-                                                    sampling_params=params)
+                                                    sampling_params=params, **extra)
         ids = [int(t) for t in output.token_ids]
         logprobs = [float(x) for x in (output.log_probs or [])]
         if len(logprobs) != len(ids):
@@ -101,14 +111,25 @@ _PROXIES: weakref.WeakKeyDictionary[Any, dict[asyncio.AbstractEventLoop, tuple[A
     weakref.WeakKeyDictionary()
 
 
-async def _proxy_for(server_manager: Any, tokenizer: Any, sampling_params: dict[str, Any]) -> Any:
+def _pil(data: bytes) -> Any:
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        return image.convert("RGB")
+
+
+async def _proxy_for(server_manager: Any, tokenizer: Any, sampling_params: dict[str, Any],
+                     processor: Any = None) -> Any:
     from envgym.rl.proxy import RecordingProxy
 
     loop = asyncio.get_running_loop()
     per_loop = _PROXIES.setdefault(server_manager, {})
     entry = per_loop.get(loop)
     if entry is None:
-        proxy = RecordingProxy(ServerManagerBackend(server_manager, tokenizer, sampling_params))
+        vision = processor if getattr(processor, "image_processor", None) is not None else None  # a VLM's only
+        proxy = RecordingProxy(ServerManagerBackend(server_manager, tokenizer, sampling_params, processor=vision))
         entry = per_loop[loop] = (proxy, asyncio.ensure_future(proxy.start()))
     proxy, started = entry
     await asyncio.shield(started)
@@ -145,13 +166,15 @@ class EnvgymAgentLoop(AgentLoopBase):
         if raw is None:
             raise ValueError("an envgym_agent row needs extra_info.envgym_task (see envgym.rl.adapters.verl.verl_rows)")
         task = TaskSpec.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
-        proxy = await _proxy_for(self.server_manager, self.tokenizer, sampling_params)
+        proxy = await _proxy_for(self.server_manager, self.tokenizer, sampling_params,
+                                 getattr(self, "processor", None))
         started = time.perf_counter()
         group = str(kwargs.get("uid") or kwargs.get("index") or task.id)
         for _attempt in range(self.retries + 1):  # a failed episode is replayed with a fresh env, not dropped
             episode = await run_recorded_episode(
                 proxy, task, group_id=group, seed=extra.get("seed"),
-                temperature=float(sampling_params.get("temperature", 1.0)), max_tokens=self.response_length)
+                temperature=float(sampling_params.get("temperature", 1.0)), max_tokens=self.response_length,
+                images=proxy.vision is not None)
             if episode.trajectory.outcome is not Outcome.INFRA_ERROR and episode.samples:
                 break
         metrics = AgentLoopMetrics(generate_sequences=time.perf_counter() - started)
@@ -168,8 +191,19 @@ class EnvgymAgentLoop(AgentLoopBase):
                                    metrics=metrics, extra_fields=extra_fields)
         sample = episode.samples[-1]
         n = self.response_length
+        media: dict[str, Any] = {}
+        if sample.images:
+            kept = _whole_images(list(sample.prompt_ids) + list(sample.completion_ids)[:n],
+                                 proxy.vision.image_token_id, cut=len(sample.completion_ids) > n)
+            media["multi_modal_data"] = {"images": [proxy.images.pil(ref) for ref in sample.images[:kept]]}
         return AgentLoopOutput(
             prompt_ids=list(sample.prompt_ids), response_ids=list(sample.completion_ids)[:n],
             response_mask=list(sample.loss_mask)[:n], response_logprobs=list(sample.logprobs)[:n],
             reward_score=0.0 if failed else float(trajectory.reward), num_turns=2 * len(trajectory.steps) + 1,
-            metrics=metrics, extra_fields=extra_fields)
+            metrics=metrics, extra_fields=extra_fields, **media)
+
+
+def _whole_images(ids: list[int], image_token_id: int, *, cut: bool) -> int:
+    """Placeholder runs in ``ids``; when the sequence was cut inside a run, that run does not count."""
+    runs = sum(1 for i, t in enumerate(ids) if t == image_token_id and (i == 0 or ids[i - 1] != image_token_id))
+    return runs - 1 if cut and ids and ids[-1] == image_token_id else runs
