@@ -201,7 +201,7 @@ def save_copy(rng: random.Random, i: int, index: int) -> TaskSpec:
                    f"as a new file {copy} (OpenDocument spreadsheet). budget.ods itself must stay unchanged.")
     verifier = desktop([check(get("ods_table", path=copy), "table_equal", "copy", expected=after)], [path])
     solution = [wait(3), key(_goto(place, 1)), typed(f"{new}\n"), key("ctrl+shift+s"), wait(2),
-                key("ctrl+a"), typed(f"{copy}\n"), wait(3), done()]
+                key("ctrl+a"), typed(copy), key("Return"), wait(3), done()]
     tid = f"calc-saveas-{i:02d}"
     EXPECTED[tid] = {"files": {copy: _ods(after)}}
     return task(SUITE, tid, index, instruction, files={path: _ods(rows)}, open_app=_open(path), solution=solution,
@@ -219,7 +219,7 @@ def other_file(rng: random.Random, i: int, index: int) -> TaskSpec:
     instruction = (f"Calc shows last year's budget. In this year's file, {target}, set the cost of "
                    f"{rows[place][0]} to {new} and save it. Do not change budget-2025.ods.")
     verifier = desktop([check(get("ods_table", path=target), "table_equal", "this year", expected=after)], [shown])
-    solution = [wait(3), key("ctrl+o"), wait(2), typed(f"{target}\n"), wait(4), key(_goto(place, 1)),
+    solution = [wait(3), key("ctrl+o"), wait(2), typed(target), key("Return"), wait(4), key(_goto(place, 1)),
                 typed(f"{new}\n"), *_save(), done()]
     tid = f"calc-otherfile-{i:02d}"
     EXPECTED[tid] = {"files": {target: _ods(after)}}

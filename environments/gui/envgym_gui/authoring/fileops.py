@@ -250,7 +250,7 @@ def new_folder(rng: random.Random, i: int, index: int) -> TaskSpec:
               check(get("dir_listing", path=f"{folder}/{name}"), "exact", "empty", expected=[])]
     tid = f"files-mkdir-{i:02d}"
     EXPECTED[tid] = {"files": {}, "dirs": [f"{folder}/{name}"]}
-    solution = [wait(2), key("ctrl+shift+n"), wait(1), key("ctrl+a"), typed(f"{name}\n"), wait(1), done()]
+    solution = [wait(2), key("ctrl+shift+n"), wait(1), key("ctrl+a"), typed(name), key("Return"), wait(1), done()]
     return task(SUITE, tid, index, instruction, files=files, open_app={"app": "files", "path": folder,
                                                                        "title": "Projects"},
                 solution=solution, verifier=desktop(checks, sorted(files)), tags=("file-manager",))

@@ -192,7 +192,7 @@ def save_copy(rng: random.Random, i: int, index: int) -> TaskSpec:
     checks = [check(_para(copy, title, "align"), "exact", "title centred", expected="center"),
               check(get("odt_paragraphs", path=copy), "exact", "text", expected=[title, *body])]
     solution = [wait(3), key("ctrl+Home"), key("ctrl+e"), key("ctrl+shift+s"), wait(2), key("ctrl+a"),
-                typed(f"{copy}\n"), wait(3), done()]
+                typed(copy), key("Return"), wait(3), done()]
     tid = f"writer-saveas-{i:02d}"
     paragraphs = [{"text": title, "style": {"bold": True, "size": 16, "align": "center"}}, *body]
     EXPECTED[tid] = {"files": {copy: {"odt": {"paragraphs": paragraphs}}}}
