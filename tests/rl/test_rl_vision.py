@@ -266,3 +266,13 @@ def test_shot_fixture_is_what_the_web_family_sends():
     # The fake screenshot has the web family's field names (a drift here would make these tests moot).
     web = pytest.importorskip("envgym_web.observe")
     assert set(web.Screenshot.model_fields) == set(Shot.model_fields)
+
+
+async def test_the_trl_adapter_refuses_a_vlm_plainly(vlm):
+    from envgym.errors import SpecError
+    from envgym.rl.adapters.trl import EnvgymRollout
+
+    model, tokenizer, processor = vlm
+    rollout = EnvgymRollout([], backend=TransformersBackend(model, tokenizer, processor=processor))
+    with pytest.raises(SpecError, match="cannot pass the screenshots"):
+        await rollout._ensure_proxy(None)
