@@ -31,6 +31,11 @@ from envgym.errors import PolicyError
 _FIELDS = (("jpeg_base64", "image/jpeg"), ("png_base64", "image/png"))
 
 
+class ImageError(ValueError):
+    """An image (or image URL) that cannot be used: bad base64, an unknown reference, a remote URL, a
+    placeholder count that does not match the images (a client's error: the proxy answers HTTP 400)."""
+
+
 @dataclass(frozen=True)
 class ObservedImage:
     """One image: its base64 text as the observation holds it, its media type and (when known) its size."""

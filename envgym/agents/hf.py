@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from envgym.agent import Agent
 from envgym.agents.chat import Transcript, system_prompt
+from envgym.agents.vision import VisionProcessor, load_vlm
 from envgym.errors import ContextOverflow, PolicyError
 from envgym.images import fit_image, observation_images
 from envgym.types import Action, Observation, ToolCall, Usage
@@ -115,8 +116,6 @@ class HFAgentFactory:
         return self._vision is not None
 
     def _adopt(self, model: Any, tokenizer: Any, processor: Any = None) -> None:
-        from envgym.rl.vision import VisionProcessor
-
         model.eval()
         self._model, self._tokenizer = model, tokenizer
         self._vision = VisionProcessor.of(processor) if processor is not None else None
@@ -169,8 +168,6 @@ class HFAgentFactory:
             started = time.perf_counter()
             try:
                 if gguf_file is None and _is_vlm(folder):
-                    from envgym.rl.models import load_vlm
-
                     self._adopt(*load_vlm(folder))
                 else:
                     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file, local_files_only=True)

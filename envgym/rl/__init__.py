@@ -2,6 +2,7 @@
 
 ``envgym.rl.models`` loads SmolLM2 and the tiny test policy (torch is imported only there and in the
 backends' worker); see ``envgym/rl/README.md`` for the whole picture. All RL code lives in this package:
+Screenshots travel as image parts (:mod:`envgym.rl.vision`: the content-addressed :class:`ImageStore`).
 ``envgym.rl.adapters`` (TRL, verifiers / prime-rl, verl) and ``envgym.rl.train`` (the bundled trainer,
 ``envgym train``) build on the modules here; this package imports neither.
 """
@@ -17,11 +18,13 @@ from envgym.rl.backends import (
 )
 from envgym.rl.proxy import CallRecord, RecordingProxy, Sampling, SessionRecord
 from envgym.rl.samples import Segment, TrainingSample, read_samples, samples_from_episode, segments_of, write_samples
+from envgym.rl.vision import ImageStore
 
 __all__ = [
     "BackendError",
     "CallRecord",
     "Completion",
+    "ImageStore",
     "InferenceBackend",
     "PromptTooLong",
     "RecordingAgent",

@@ -205,14 +205,6 @@ def tiny_vlm(seed: int = 0, layers: int = 2, hidden: int = 64, *, heads: int = 4
 def load_vlm(path: str, dtype: Any = None, device: str | None = None) -> VisionPolicy:
     """A real VLM from a local transformers folder (``AutoModelForImageTextToText`` + ``AutoProcessor``),
     offline; e.g. a downloaded Qwen2-VL-2B-Instruct or Qwen2.5-VL-3B-Instruct (see ``envgym/rl/README.md``)."""
-    import torch
-    from transformers import AutoModelForImageTextToText, AutoProcessor
+    from envgym.agents.vision import load_vlm as load
 
-    if not Path(path).is_dir():
-        raise FileNotFoundError(f"no VLM folder at {path} (download one first; envgym loads local files only)")
-    processor = AutoProcessor.from_pretrained(path, local_files_only=True)
-    model = AutoModelForImageTextToText.from_pretrained(path, local_files_only=True, dtype=dtype or torch.float32)
-    if device is not None:
-        model = model.to(device)
-    model.eval()
-    return VisionPolicy(model, processor.tokenizer, processor)
+    return VisionPolicy(*load(path, dtype=dtype, device=device))

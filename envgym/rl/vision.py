@@ -1,13 +1,10 @@
-"""Images on the RL path: a content-addressed image store and the vision side of a VLM's processor.
+"""Images on the RL path: a content-addressed image store (and :class:`VisionProcessor`, re-exported).
 
     store = ImageStore("run/images")                # or ImageStore() in memory
     ref = store.put(jpeg_bytes, "image/jpeg")       # "sha256:<hex>": what calls and samples record
     store.get(ref), store.pil(ref)
 
-    vision = VisionProcessor.of(processor)          # an HF processor (AutoProcessor) or tiny_vlm()'s
-    vision.image_token_id, vision.tokens_for(pil)   # the placeholder id, and how many the image expands to
-    vision.features([pil, ...])                     # {"pixel_values": ..., "image_grid_thw": ...}
-    vision.positions(model, ids, attention, features)   # M-RoPE position ids (Qwen2-VL family), else None
+    VisionProcessor.of(processor)                   # the VLM side (envgym.agents.vision, re-exported here)
 
 Samples never hold pixels: a call records the reference of each image of its prompt, in order, and the
 learner rebuilds the pixel values from the store with the same processor, so the model sees the same
@@ -30,16 +27,16 @@ import hashlib
 import io
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from envgym.agents.vision import VisionProcessor
+from envgym.images import ImageError
+
+__all__ = ["REF_SCHEME", "ImageError", "ImageStore", "VisionProcessor"]
+
 REF_SCHEME = "envgym-image:"
 _EXTENSIONS = {"image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp", "image/gif": ".gif"}
-
-
-class ImageError(ValueError):
-    """An image URL or image the proxy cannot use (a client error: HTTP 400)."""
 
 
 class ImageStore:
@@ -143,80 +140,3 @@ class ImageStore:
             return None
         found = list(self.folder.glob(ref[7:] + ".*"))
         return next((p for p in found if not p.name.endswith(".tmp")), None)
-
-
-class VisionProcessor:
-    """The image half of a VLM's processor: placeholder token, token counts, pixel features, positions.
-
-    Built from an HF processor (``AutoProcessor.from_pretrained`` of a VLM, or :func:`envgym.rl.models.tiny_vlm`'s)
-    with :meth:`of`. Supported: processors whose image processor returns one grid per image
-    (``image_grid_thw``: the Qwen2-VL / Qwen2.5-VL / Qwen3-VL families) or a fixed token count per image
-    (``num_image_tokens`` / ``image_seq_length``: LLaVA-style). Others raise a :class:`ValueError` naming them.
-    """
-
-    def __init__(self, image_processor: Any, image_token_id: int, *, fixed_tokens: int | None = None) -> None:
-        self.image_processor = image_processor
-        self.image_token_id = int(image_token_id)
-        self.fixed_tokens = fixed_tokens
-        self.merge = int(getattr(image_processor, "merge_size", 1) or 1)
-
-    @classmethod
-    def of(cls, processor: Any) -> VisionProcessor:
-        if isinstance(processor, VisionProcessor):
-            return processor
-        image_processor = getattr(processor, "image_processor", None)
-        token_id = getattr(processor, "image_token_id", None)
-        if token_id is None and getattr(processor, "image_token", None) is not None:
-            token_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
-        if image_processor is None or token_id is None:
-            raise ValueError(f"{type(processor).__name__} has no image processor or image token: not a VLM processor")
-        fixed = getattr(processor, "num_image_tokens", None) or getattr(processor, "image_seq_length", None)
-        if fixed is None and not hasattr(image_processor, "merge_size"):
-            raise ValueError(f"{type(processor).__name__}: unsupported VLM processor (neither per-image grids nor "
-                             f"a fixed number of image tokens)")
-        return cls(image_processor, token_id, fixed_tokens=fixed)
-
-    def tokens_for(self, image: Any) -> int:
-        """How many placeholder tokens the image takes in the prompt (``image``: a PIL image or anything with
-        ``width`` and ``height``)."""
-        if self.fixed_tokens is not None:
-            return int(self.fixed_tokens)
-        count = getattr(self.image_processor, "get_number_of_image_patches", None)
-        if count is not None:  # from the size alone: no pixels are processed
-            return int(count(image.height, image.width, {})) // self.merge**2
-        grid = self.features([image])["image_grid_thw"][0]
-        return int(grid.prod()) // self.merge**2
-
-    def features(self, images: Sequence[Any]) -> dict[str, Any]:
-        """The model's image inputs for these images, in order (tensors)."""
-        return dict(self.image_processor(images=list(images), return_tensors="pt"))
-
-    def expand(self, ids: list[int], counts: Sequence[int]) -> list[int]:
-        """``ids`` with the i-th placeholder token repeated ``counts[i]`` times (one placeholder per image)."""
-        if not counts:
-            return ids
-        out: list[int] = []
-        it = iter(counts)
-        for token in ids:
-            if token == self.image_token_id:
-                n = next(it, None)
-                if n is None:
-                    raise ImageError("the rendered prompt has more image placeholders than images")
-                out.extend([token] * n)
-            else:
-                out.append(token)
-        if next(it, None) is not None:
-            raise ImageError("the chat template dropped an image: fewer placeholders than images")
-        return out
-
-    def positions(self, model: Any, ids: Any, attention: Any, features: dict[str, Any]) -> tuple[Any, Any] | None:
-        """``(position_ids [3, B, L], deltas [B, 1])`` for an M-RoPE model (Qwen2-VL family), else ``None``.
-
-        Decoding continues at ``(real tokens so far) + delta`` on all three axes."""
-        inner = getattr(model, "model", model)
-        if not hasattr(inner, "get_rope_index"):
-            return None
-        types = (ids == self.image_token_id).int()
-        return inner.get_rope_index(ids, mm_token_type_ids=types, image_grid_thw=features.get("image_grid_thw"),
-                                    attention_mask=attention)
-
