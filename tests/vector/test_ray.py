@@ -122,7 +122,7 @@ async def test_a_slow_host_does_not_stall_the_others(hosts):
         slow_label = next(h.label for h in pool.live_hosts if h.node_id == slow)
     fast = [n for label, n in by_host.items() if label != slow_label]
     # a slow episode takes 30x as long: the slow host runs about its first round of 8 while the others do the rest
-    assert by_host[slow_label] <= 2 * SLOTS and min(fast) >= 30
+    assert len(fast) == HOSTS - 1 and by_host[slow_label] <= 2 * SLOTS and sum(fast) >= 96 - 2 * SLOTS
 
 
 async def test_cancelling_the_run_cancels_every_hosts_episodes(hosts):
@@ -172,12 +172,12 @@ async def test_a_tool_suite_gives_the_local_pools_verdicts(hosts, tmp_path, agen
 
 
 async def test_an_interrupted_ray_run_resumes_without_duplicates(hosts, tmp_path):
-    config = EvalConfig(suites=("tool-retail",), agent=OracleConfig(), limit=10, runs=3)
+    config = EvalConfig(suites=("tool-retail",), agent=OracleConfig(), limit=6, runs=2)
     seen, five = [], asyncio.Event()
 
     def on_record(record):
         seen.append(record)
-        if len(seen) == 5:
+        if len(seen) == 3:
             five.set()
 
     run = asyncio.create_task(evaluate(config, tmp_path / "run", ray="auto", on_record=on_record))
@@ -186,22 +186,22 @@ async def test_an_interrupted_ray_run_resumes_without_duplicates(hosts, tmp_path
     with contextlib.suppress(asyncio.CancelledError):
         await run
     partial, _ = read_records(tmp_path / "run" / "records.jsonl")
-    assert 5 <= len(partial) < 30
+    assert 3 <= len(partial) < 12
     summary = await evaluate(config, tmp_path / "run", ray="auto")
     records, _ = read_records(tmp_path / "run" / "records.jsonl")
-    assert summary.skipped == len(partial) and summary.ran == 30 - len(partial)
-    assert len(records) == 30 and len({r.key for r in records}) == 30
+    assert summary.skipped == len(partial) and summary.ran == 12 - len(partial)
+    assert len(records) == 12 and len({r.key for r in records}) == 12
 
 
 @pytest.mark.docker
 async def test_a_swe_suite_gives_the_local_pools_verdicts_in_containers(hosts, tmp_path):
-    for agent in (OracleConfig(), NullConfig()):
-        config = EvalConfig(suites=("swe-toolz",), agent=agent, limit=2)
-        await evaluate(config, tmp_path / f"local-{agent.type}", concurrency=2)
-        await evaluate(config, tmp_path / f"ray-{agent.type}", ray="auto")
+    for agent, limit in ((OracleConfig(), 2), (NullConfig(), 1)):
+        config = EvalConfig(suites=("swe-toolz",), agent=agent, limit=limit)
+        await asyncio.gather(evaluate(config, tmp_path / f"local-{agent.type}", concurrency=2),
+                             evaluate(config, tmp_path / f"ray-{agent.type}", ray="auto"))
         local, _ = _verdicts(tmp_path / f"local-{agent.type}")
         remote, records = _verdicts(tmp_path / f"ray-{agent.type}")
-        assert remote == local and len(remote) == 2 and all(r.host for r in records)
+        assert remote == local and len(remote) == limit and all(r.host for r in records)
         assert {outcome for outcome, *_ in remote.values()} == (
             {Outcome.SUCCESS} if agent.type == "oracle" else {Outcome.FAILURE})
 
@@ -231,8 +231,8 @@ def test_ctrl_c_on_the_driver_leaves_no_container_on_any_host(hosts, tmp_path):
 
     client = connect()
     before = _host_containers(client)
-    cmd = [sys.executable, "-m", "envgym.cli", "eval", "--suite", "swe-toolz", "--agent", "oracle", "--limit", "6",
-           "--runs", "2", "--ray", hosts.address, "--out", str(tmp_path / "run"), "--quiet"]
+    cmd = [sys.executable, "-m", "envgym.cli", "eval", "--suite", "swe-toolz", "--agent", "oracle", "--limit", "4",
+           "--ray", hosts.address, "--out", str(tmp_path / "run"), "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
     try:
         deadline = time.monotonic() + 240
