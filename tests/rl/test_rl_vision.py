@@ -262,10 +262,18 @@ async def test_vllm_backend_sends_images_as_features_with_the_token_ids(tokenize
     assert generate["sampling_params"]["seed"] == 4 and generate["sampling_params"]["logprobs"] == 0
 
 
-def test_shot_fixture_is_what_the_web_family_sends():
-    # The fake screenshot has the web family's field names (a drift here would make these tests moot).
+def test_the_families_real_screenshots_are_found():
+    # The web and GUI families' own observation classes (tests may import families; the kernel may not).
     web = pytest.importorskip("envgym_web.observe")
-    assert set(web.Screenshot.model_fields) == set(Shot.model_fields)
+    assert set(web.Screenshot.model_fields) == set(Shot.model_fields)  # the fake above is the web shape
+    shot = web.Screenshot(width=64, height=48, jpeg_base64=base64.b64encode(jpeg((1, 2, 3), (64, 48))).decode())
+    [found] = observation_images(web.WebObservation(text="page", screenshot=shot))
+    assert found.media_type == "image/jpeg" and (found.width, found.height) == (64, 48)
+    gui = pytest.importorskip("envgym_gui.observe")
+    desktop = gui.GuiObservation(text="desk", screenshot=gui.Screenshot(
+        width=64, height=48, png_base64=base64.b64encode(png((9, 9, 9))).decode()))
+    [found] = observation_images(desktop)
+    assert found.media_type == "image/png" and found.data == desktop.screenshot.png()
 
 
 async def test_the_trl_adapter_refuses_a_vlm_plainly(vlm):
