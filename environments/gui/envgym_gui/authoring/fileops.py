@@ -49,7 +49,7 @@ def _editor_save() -> list:
 
 def setting(rng: random.Random, i: int, index: int) -> TaskSpec:
     app = ["player", "viewer", "backup", "mailer"][i % 4]
-    folder = f"{HOME}/.config/{app}"
+    folder = f"{HOME}/.{app}"  # not under ~/.config: the session makes that 0700, unreadable to grading
     path, bak = f"{folder}/{app}.conf", f"{folder}/{app}.conf.bak"
     names = rng.sample(sorted(SETTINGS), 4)
     values = {n: rng.randrange(*SETTINGS[n]) for n in names}
@@ -73,7 +73,7 @@ def setting(rng: random.Random, i: int, index: int) -> TaskSpec:
 
 
 def ini_setting(rng: random.Random, i: int, index: int) -> TaskSpec:
-    path = f"{HOME}/.config/notes/notes.ini"
+    path = f"{HOME}/.notes/notes.ini"
     sections = {"window": {"width": rng.randrange(640, 1920), "height": rng.randrange(480, 1080)},
                 "editor": {"font_size": rng.randrange(9, 14), "tab_width": rng.choice([2, 4, 8])},
                 "sync": {"interval": rng.randrange(5, 60), "retries": rng.randrange(1, 9)}}
@@ -92,7 +92,7 @@ def ini_setting(rng: random.Random, i: int, index: int) -> TaskSpec:
     checks = [check(get("config_key", path=path, format="ini", section=section, key=name), "exact", name,
                     expected=str(new)),
               check(get("file_text", path=path), "exact", "other lines kept", expected="\n".join(after))]
-    other = f"{HOME}/.config/notes/notes-default.ini"
+    other = f"{HOME}/.notes/notes-default.ini"
     solution = [wait(2), key(f"{_line_keys(k)} shift+End"), typed(f"{name} = {new}"), *_editor_save(), done()]
     tid = f"files-ini-{i:02d}"
     EXPECTED[tid] = {"files": {path: _text("\n".join(after))}}
