@@ -51,7 +51,7 @@ def test_one_command_mines_labels_imports_and_validates(mined):
     assert mined["code"] == 0, out
     assert "7 commits read, 3 candidates" in out
     assert "3 of 3 candidates labelled" in out and "gold resolved 3/3, empty resolved 0/3" in out
-    assert f"flaky (left out): {FLAKY}" in out
+    assert f"flaky (left out): {FLAKY}" in out and "min per candidate" in out
     assert mined["indexed"] == {"swe-shop": str(mined["folder"].resolve())}  # the user data dir, remembered
     labels = {t: (s.fail_to_pass, s.pass_to_pass) for t, s in
               ((title, grade.tests_spec(task)) for title, task in mined["tasks"].items())}

@@ -158,7 +158,8 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     if valid:
         summary += (f"; gold resolved {sum(v.gold_resolved for v in valid)}/{len(valid)}, empty resolved "
                     f"{sum(v.empty_resolved for v in valid)}/{len(valid)}")
-    out.print(summary + f"; {total / 60:.1f} min ({total / 60 / len(mined.candidates):.2f} min per candidate)")
+    per = (mine_s + label_s) / 60 / len(mined.candidates)
+    out.print(summary + f"; {total / 60:.1f} min in all, mining + labelling {per:.2f} min per candidate")
     return 0 if report.tasks and all(v.ok for v in valid) else 1
 
 

@@ -17,7 +17,8 @@ with the reason.
 
 The ``problem_statement`` comes from what the history says about the change, never from its diff: the
 commit message (trailers such as ``Signed-off-by`` dropped), the message of the merge commit that brought it
-in (a pull request's title and description, when the history has merges) and any ``git notes``. Each
+into the first-parent line (a pull request's title and description, when the history has merges) and any
+``git notes``; a commit with none of these is skipped. Each
 candidate's environment is :func:`envgym_swe.environment.infer_environment` at its base commit; its
 ``version`` names the environment, so the importer builds one image per environment.
 """
@@ -76,20 +77,19 @@ def default_repo_name(repo: Path) -> str:
     return "local/" + (re.sub(r"[^A-Za-z0-9_.\-]+", "-", repo.resolve().name).strip("-.") or "repo")
 
 
-def statement(repo: Path, commit: str) -> str:
-    """The problem statement of ``commit`` (see the module docstring)."""
+def statement(repo: Path, commit: str, mainline: set[str] | None = None, rev: str = "HEAD") -> str:
+    """The problem statement of ``commit`` (see the module docstring). ``mainline``: the commits of ``rev``'s
+    first-parent chain (computed when not given); a commit off it came in through a merge on it."""
     message = _git(repo, "log", "-1", "--format=%B", commit)
     parts = ["\n".join(line for line in message.strip().splitlines() if not _TRAILER.match(line)).strip()]
-    merges = _git(repo, "rev-list", "--merges", "--ancestry-path", "--reverse", f"{commit}..HEAD").split()
-    for merge in merges[:50]:
-        parents = _git(repo, "log", "-1", "--format=%P", merge).split()
-        inside = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", commit, parents[0]],
-                                capture_output=True).returncode == 0
-        if not inside:  # the first merge whose merged side (not its mainline) holds the commit
-            text = _git(repo, "log", "-1", "--format=%B", merge).strip()
-            if text:
-                parts.append("Merged as:\n" + text)
-            break
+    if mainline is None:
+        mainline = set(_git(repo, "rev-list", "--first-parent", rev).split())
+    if commit not in mainline:  # the oldest mainline merge above it is the one that brought it in
+        merges = _git(repo, "rev-list", "--merges", "--ancestry-path", "--reverse", f"{commit}..{rev}").split()
+        merge = next((m for m in merges if m in mainline), None)
+        text = _git(repo, "log", "-1", "--format=%B", merge).strip() if merge else ""
+        if text:
+            parts.append("Merged as:\n" + text)
     notes = subprocess.run(["git", "-C", str(repo), "notes", "show", commit], capture_output=True, text=True)
     if notes.returncode == 0 and notes.stdout.strip():
         parts.append("Notes:\n" + notes.stdout.strip())
@@ -124,6 +124,7 @@ def mine_repository(path: str | Path, *, repo: str | None = None, since: str | N
     args = ["log", "--no-merges", "--format=%H %P", *([f"--since={since}"] if since else []), rev]
     owner_name = name.replace("/", "__")
     envs: dict[str, Environment] = {}
+    mainline = set(_git(path, "rev-list", "--first-parent", rev).split())
     for line in _git(path, *args).splitlines():
         if limit is not None and len(report.candidates) >= limit:
             break
@@ -151,9 +152,13 @@ def mine_repository(path: str | Path, *, repo: str | None = None, since: str | N
         if env.problem:
             report.skipped.append((commit, f"environment at {parent[:12]}: {env.problem}"))
             continue
+        problem = statement(path, commit, mainline, rev)
+        if not problem:
+            report.skipped.append((commit, "no commit message to state the problem"))
+            continue
         report.candidates.append({
             "instance_id": f"{owner_name}-{commit[:10]}", "repo": name, "base_commit": parent,
-            "patch": patch, "test_patch": test_patch, "problem_statement": statement(path, commit),
+            "patch": patch, "test_patch": test_patch, "problem_statement": problem,
             "FAIL_TO_PASS": [], "PASS_TO_PASS": [], "version": env.version, "install": env.install,
             "requirements": list(env.requirements),
             "created_at": _git(path, "log", "-1", "--format=%aI", commit).strip(),
