@@ -25,7 +25,7 @@ from envgym_swe.env import task_image
 from envgym_swe.images import ImageSpec
 from envgym_swe.label import gold_patch, label_instances
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 FLAKY = "tests/test_cart.py::test_checkout_is_flaky"
 
 

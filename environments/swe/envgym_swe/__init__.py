@@ -1,9 +1,11 @@
 """The SWE family: repositories in containers, graded by hidden tests (SWE-bench format in and out).
 
-Every suite folder ``tasks/swe-<name>/`` registers ``swe/<name>-v1`` (and suites imported elsewhere with
-``envgym swe import --out DIR`` register the same way, from ``~/.cache/envgym/swe/suites.json``). See
-``README.md`` beside this file: the env (:mod:`envgym_swe.env`), images (:mod:`envgym_swe.images`), import
-(:mod:`envgym_swe.importer`), grading of predictions (:mod:`envgym_swe.grade`) and the CLI.
+Every suite folder ``tasks/swe-<name>/`` registers ``swe/<name>-v1`` (and suites written by ``envgym swe
+import`` or ``envgym swe mine``, in the user data directory by default, register the same way from
+``~/.cache/envgym/swe/suites.json`` until ``envgym swe forget``). See ``README.md`` beside this file: the env
+(:mod:`envgym_swe.env`), images (:mod:`envgym_swe.images`), import (:mod:`envgym_swe.importer`), mining and
+labelling a repository's history (:mod:`envgym_swe.mine`, :mod:`envgym_swe.environment`,
+:mod:`envgym_swe.label`), grading of predictions (:mod:`envgym_swe.grade`) and the CLI.
 """
 
 from __future__ import annotations
