@@ -1,0 +1,25 @@
+"""envgym's text-game family: benchmarks others wrote, played through one ``act(command)`` tool.
+
+Registered ids: ``text/scienceworld-v1`` (ScienceWorld's 30 task types, suite ``text-scienceworld``; extra
+``scienceworld``) and ``text/textworld-v1`` (generated TextWorld games of the four challenge families, suite
+``text-textworld``; extra ``textworld``), both graded by the game's own score through the verifier kind
+``game_score`` (:mod:`envgym_textgames.game`).
+"""
+
+from __future__ import annotations
+
+
+def register_all() -> None:
+    # Imported here: the hook may run while ``import envgym`` itself is still in progress.
+    import envgym
+    from envgym_textgames.game import GameScoreSpec, check_game_score
+
+    envgym.register("text/scienceworld-v1", "envgym_textgames.scienceworld:ScienceWorldEnv",
+                    suites=("text-scienceworld",), max_episode_steps=1000,
+                    description="ScienceWorld (scienceworld package, Apache-2.0): 30 science task types in a "
+                                "text world, graded by its own score.")
+    envgym.register("text/textworld-v1", "envgym_textgames.textworld:TextWorldEnv", suites=("text-textworld",),
+                    max_episode_steps=1000,
+                    description="TextWorld (textworld package, MIT): generated games of the challenge families "
+                                "tw-simple, tw-cooking, tw-coin_collector, tw-treasure_hunter, graded by the game.")
+    envgym.register_verifier("game_score", GameScoreSpec, check_game_score)

@@ -1,0 +1,114 @@
+"""ScienceWorld in envgym: the ``scienceworld`` package's simulator (Apache-2.0), graded by its own score.
+
+``text/scienceworld-v1`` plays one (task type, variation) of ScienceWorld's 30 task types; a task names it
+in ``initial_state``: ``{"task_name": "boil", "variation": 3}``. The split of each task is ScienceWorld's
+own (its train/dev/test variations of that task type). The opening observation is the task description and
+the answer to ``look around``; the agent plays with ``act(command)`` (see :mod:`envgym_textgames.game`).
+The game ends when ScienceWorld says it is completed (score 100) or failed (a negative score, e.g. the
+agent focused on the wrong object); grading reads the score back (``game_score``: won iff score 100).
+
+The simulator is a JVM (the jar ships in the wheel; Java 17) started through py4j on loopback. Starting
+one takes seconds, so an env keeps its simulator across resets, and a closed env hands it to a small
+process-wide idle pool that the next env takes from; ``load`` rebuilds the whole world, so no state
+crosses episodes. Idle simulators die with the process (py4j's ``die_on_exit``). Each command runs
+``step`` on the JVM and reads the score; unlike the package's Python ``step`` it does not enumerate the
+valid actions after every move (the slowest part of a step, and not something the agent is shown).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, ClassVar
+
+from envgym import TaskSpec
+from envgym.errors import EnvError
+from envgym.types import Action, Limits
+from envgym_textgames.game import GameScoreSpec, GameState, TextGameEnv
+
+ENV_ID = "text/scienceworld-v1"
+IDLE_SIMULATORS = 2
+"""Simulators kept warm between envs of one process (each is a JVM of a few hundred MB)."""
+STEP_LIMIT = 100_000  # ScienceWorld's own move limit; envgym's Limits bound the episode instead
+
+_idle: list[Any] = []
+_idle_lock = threading.Lock()
+
+
+def _take() -> Any:
+    with _idle_lock:
+        if _idle:
+            return _idle.pop()
+    from scienceworld import ScienceWorldEnv
+
+    return ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
+
+
+def _give(simulator: Any) -> None:
+    with _idle_lock:
+        if len(_idle) < IDLE_SIMULATORS:
+            _idle.append(simulator)
+            return
+    simulator.close()
+
+
+def scienceworld_task(task_name: str, variation: int, split: str, gold: list[str], description: str) -> TaskSpec:
+    """The envgym task of one ScienceWorld (task type, variation), with its gold path as the reference."""
+    return TaskSpec(
+        id=f"sciworld-{task_name}-v{variation}", env_id=ENV_ID, split=split,  # type: ignore[arg-type]
+        instruction=f"ScienceWorld task '{task_name}': {description}\nUse act(command) to play; "
+                    "send a message without tool calls when you are done.",
+        initial_state={"task_name": task_name, "variation": variation},
+        limits=Limits(max_steps=max(100, 2 * len(gold)), episode_timeout_s=1800, step_timeout_s=120),
+        verifiers=(GameScoreSpec(game="scienceworld"),),
+        solution=tuple(Action.call("act", command=c) for c in gold),
+        tags=("text", "scienceworld", task_name))
+
+
+class ScienceWorldEnv(TextGameEnv):
+    """``text/scienceworld-v1``: see the module docstring."""
+
+    needs_sandbox: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sim: Any = None
+        self._score = 0
+        self._completed = False
+        self._lock = threading.Lock()
+
+    def _start(self, task: TaskSpec) -> str:
+        name, variation = task.initial_state.get("task_name"), task.initial_state.get("variation")
+        if not isinstance(name, str) or not isinstance(variation, int) or isinstance(variation, bool):
+            raise EnvError(f"task {task.id}: initial_state needs task_name (str) and variation (int)")
+        with self._lock:
+            if self._sim is None:
+                self._sim = _take()
+            sim = self._sim
+            if name not in sim.get_task_names():
+                raise EnvError(f"task {task.id}: ScienceWorld has no task type {name!r}")
+            if not 0 <= variation < sim.get_max_variations(name):
+                raise EnvError(f"task {task.id}: {name!r} has variations 0..{sim.get_max_variations(name) - 1}")
+            sim.load(name, variation, "", generateGoldPath=False)
+            sim.server.reset()
+            self._score, self._completed = 0, False
+            opening = sim.server.step("look around")
+            return f"{sim.server.freeActionTaskDesc()}\n\n{opening}"
+
+    def _command(self, command: str) -> tuple[str, bool]:
+        with self._lock:
+            answer = self._sim.server.step(command)
+            self._score = round(100 * self._sim.server.getScore())
+            self._completed = bool(self._sim.server.getCompleted())
+            return answer, self._completed or self._score < 0
+
+    def _state(self) -> GameState:
+        with self._lock:
+            return GameState(score=self._score, max_score=100, won=self._completed and self._score >= 100,
+                             lost=self._score < 0, moves=int(self._sim.get_num_moves()))
+
+    async def close(self) -> None:
+        sim, self._sim = self._sim, None
+        if sim is not None:
+            import asyncio
+
+            await asyncio.to_thread(_give, sim)
