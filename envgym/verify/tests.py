@@ -27,10 +27,15 @@ the same image (network ``none``). Grading:
    marker. Only tagged lines count (what the run prints is only the log); a run that never wrote the end
    marker (the process exited early: ``os._exit``, a killed interpreter) is a failure with that reason.
 
+Steps 2 and 3 are :func:`run_tests`, public: it returns a :class:`TestRun` with the status of every test the
+run reported, which is what ``envgym swe label`` needs to find FAIL_TO_PASS and PASS_TO_PASS; the runner's
+report is read by :func:`parse_report`, and every log kept passes through :func:`stable_log`.
+
 Resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed and the run ended normally (score 1, else 0).
 Statuses: ``PASSED``, ``FAILED``, ``ERROR``, ``SKIPPED``, ``XFAIL``, ``XPASS``, ``MISSING`` (not reported) or
 ``TIMEOUT``. The evidence (statuses, model patch, dropped paths, the log with the nonce masked) has no
-timings or nonces: the same work graded twice gives the same verdict and evidence.
+timings, nonces, or dates, times, ports and pids a test printed: the same work graded twice gives the same
+verdict and evidence.
 
 What remains possible: the code under test runs in the test process. It can find the nonce in that
 process's memory (the runner's frames, ``gc``) and print forged lines, or register a pytest plugin at import

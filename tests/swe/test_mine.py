@@ -206,3 +206,29 @@ def test_import_writes_to_the_user_data_dir_and_forget_drops_the_suite(state, tm
     with pytest.raises(SpecError, match="inside envgym's own tree"):
         importer.forget_suite("swe-inside", delete=True)
     assert (ROOT / "tasks" / "swe-toolz" / "tasks.jsonl").is_file()
+
+
+async def test_run_tests_reports_every_test_the_run_saw():
+    from envgym.sandbox.fake import FakeSandbox
+    from envgym.verify.tests import GRADER_DIR, REPORT_PATH, run_tests
+
+    def handler(sb):
+        def handle(cmd, cwd, env, user):
+            if "\x1eCHANGED" in cmd:
+                return "\n\x1eCHANGED\n"
+            if "run.py" in cmd:
+                nonce = sb.files[f"{GRADER_DIR}/nonce"].decode().strip()
+                recs = [{"test": "t.py::a", "when": "call", "status": "PASSED"},
+                        {"test": "t.py::b", "when": "call", "status": "FAILED"}]
+                sb.files[REPORT_PATH] = "".join(f"{nonce} {json.dumps(r)}\n" for r in recs).encode() + \
+                    f"{nonce} END 1\n".encode()
+                return f"at 2026-12-02 06:41:19 ({nonce})\n"
+            return ""
+        return handle
+
+    sb = FakeSandbox()
+    sb.handler = handler(sb)
+    async with sb:
+        run = await run_tests(sb, base_commit="a" * 40, test_patch="", files=["t.py"])
+    assert run.statuses == {"t.py::a": "PASSED", "t.py::b": "FAILED"} and run.reason is None and run.patch_applied
+    assert run.log_tail == "at <datetime> (<nonce>)\n"
