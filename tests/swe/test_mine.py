@@ -232,3 +232,22 @@ async def test_run_tests_reports_every_test_the_run_saw():
         run = await run_tests(sb, base_commit="a" * 40, test_patch="", files=["t.py"])
     assert run.statuses == {"t.py::a": "PASSED", "t.py::b": "FAILED"} and run.reason is None and run.patch_applied
     assert run.log_tail == "at <datetime> (<nonce>)\n"
+
+
+def test_a_bundled_suite_as_a_fix_history_mines_one_candidate_per_task(tmp_path):
+    from envgym_swe.inject.build import load_instances
+    from envgym_swe.sources import build_fix_history, library
+
+    lib = library("inflection")
+    instances = load_instances(lib)[:3]
+    repo = build_fix_history(lib, instances, tmp_path / "inflection")
+    report = mine_repository(repo, repo=lib.repo)
+    assert report.commits_seen == 7 and not report.skipped  # the clean commit, then a bug and its fix per task
+    by_statement = {c["problem_statement"]: c for c in report.candidates}
+    assert set(by_statement) == {i["problem_statement"].strip() for i in instances}
+    for inst in instances:
+        cand = by_statement[inst["problem_statement"].strip()]
+        fixed = subprocess.run(["git", "-C", str(repo), "apply", "--check", "--reverse", "-"], input=inst["patch"],
+                               text=True, capture_output=True)  # the fix commit's tree is the gold patch applied
+        assert fixed.returncode == 0 and cand["patch"].count("diff --git") == inst["patch"].count("diff --git")
+        assert {t.split("::")[0] for t in inst["FAIL_TO_PASS"]} <= set(runnable_test_files(cand["test_patch"]))

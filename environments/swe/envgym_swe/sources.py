@@ -274,5 +274,5 @@ def build_fix_history(lib: Library, instances: Sequence[Mapping[str, object]], d
         git(repo, "apply", "--whitespace=nowarn", "-", stdin=patch)
         git(repo, "apply", "--whitespace=nowarn", "-", stdin=test_patch)
         git(repo, "add", "-A")
-        git(repo, "commit", "-q", "--no-verify", "-m", str(inst["problem_statement"]))
+        git(repo, "commit", "-q", "--no-verify", "--cleanup=verbatim", "-m", str(inst["problem_statement"]))
     return repo
