@@ -32,6 +32,7 @@ from envgym import Action, Env, FrozenModel, Observation, StepResult, TaskSpec, 
 from envgym.errors import EnvError
 from envgym.types import CriterionResult
 from envgym.verify import CallRecord, VerifyContext
+from envgym_textgames.tamper import DebugVerbs, HalfWalkthrough
 
 ACT_TOOL = {"type": "function", "function": {
     "name": "act", "description": "Send one command to the game (e.g. 'look around', 'open door to kitchen', "
@@ -92,6 +93,7 @@ class TextGameEnv(Env):
     """Base of the text-game envs (see the module docstring)."""
 
     has_write_actions: ClassVar[bool] = False
+    tamper_agents: ClassVar[tuple[type, ...]] = (DebugVerbs, HalfWalkthrough)
 
     def __init__(self) -> None:
         super().__init__()

@@ -54,7 +54,7 @@ def _give(simulator: Any) -> None:
 def scienceworld_task(task_name: str, variation: int, split: str, gold: list[str], description: str) -> TaskSpec:
     """The envgym task of one ScienceWorld (task type, variation), with its gold path as the reference."""
     return TaskSpec(
-        id=f"sciworld-{task_name}-v{variation}", env_id=ENV_ID, split=split,  # type: ignore[arg-type]
+        id=f"scienceworld-{task_name}-v{variation}", env_id=ENV_ID, split=split,  # type: ignore[arg-type]
         instruction=f"ScienceWorld task '{task_name}': {description}\nUse act(command) to play; "
                     "send a message without tool calls when you are done.",
         initial_state={"task_name": task_name, "variation": variation},
