@@ -13,14 +13,14 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="needs the mcp extra (mcp>=2.3)")
 
-import httpx  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+import httpx
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
-import envgym  # noqa: E402
-from envgym.env import Env, StepResult  # noqa: E402
-from envgym.mcp.serve import EpisodeServer  # noqa: E402
-from envgym.types import Action, Observation, ToolResult  # noqa: E402
+import envgym
+from envgym.env import Env, StepResult
+from envgym.mcp.serve import EpisodeServer
+from envgym.types import Action, Observation, ToolResult
 
 TASK = "telecom-000-plan"  # c01 on Starter; the reference moves her to Plus (p03)
 
@@ -32,7 +32,8 @@ async def test_http_serves_the_episode_tools_only_and_grades_the_calls_made() ->
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {s["function"]["name"] for s in episode.info["tools"]}
             assert not {"reset", "step", "verify"} & set(tools)
-            assert tools["list_plans"].annotations.read_only_hint and not tools["change_plan"].annotations.read_only_hint
+            assert tools["list_plans"].annotations.read_only_hint
+            assert not tools["change_plan"].annotations.read_only_hint
             ok = await client.call_tool("verify_identity", {"phone": "415-555-0101", "pin": "4821"})
             assert not ok.is_error and json.loads(ok.content[0].text)["customer_id"] == "c01"
             refused = await client.call_tool("change_plan", {"customer_id": "c02", "plan_id": "p03"})

@@ -1,0 +1,28 @@
+"""envgym's BFCL adapter: the Berkeley Function Calling Leaderboard as envgym suites (``envgym.environments`` plug-in).
+
+One env id per included category (``bfcl/<category>-v1``, :class:`envgym_bfcl.env.BfclEnv`), one suite each
+(``tasks/bfcl-<category>/``, written by ``python -m envgym_bfcl.build``), and the ``bfcl`` verifier kind
+(:mod:`envgym_bfcl.verify`: BFCL's own checker). Data and checker come from the PyPI package ``bfcl-eval``
+(the ``bfcl`` extra); without it the ids are registered but building one says which extra is missing.
+"""
+
+from __future__ import annotations
+
+SINGLE_TURN = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple",
+               "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance")
+"""Single-turn categories envgym includes: AST-checked against the possible answers, or relevance-checked."""
+MULTI_TURN = ("multi_turn_base",)
+"""Multi-turn categories envgym includes: calls executed on BFCL's API simulators, state and responses compared."""
+CATEGORIES = SINGLE_TURN + MULTI_TURN
+
+
+def register_all() -> None:
+    from envgym.registry import register, register_verifier
+    from envgym_bfcl.verify import BfclSpec, bfcl_check
+
+    register_verifier("bfcl", BfclSpec, bfcl_check)
+    for category in CATEGORIES:
+        dashed = category.replace("_", "-")
+        register(f"bfcl/{dashed}-v1", "envgym_bfcl.env:BfclEnv", kwargs={"category": category},
+                 suites=(f"bfcl-{dashed}",), max_episode_steps=200 if category in MULTI_TURN else 2,
+                 description=f"BFCL {category} (bfcl-eval), graded by BFCL's checker.")
