@@ -110,7 +110,7 @@ def _cmd_label(args: argparse.Namespace) -> int:
 def _cmd_mine(args: argparse.Namespace) -> int:
     import time
 
-    from envgym_swe.importer import import_instances, suites_dir
+    from envgym_swe.importer import import_instances, suites_dir, write_suite
     from envgym_swe.label import label_instances, validate_tasks
     from envgym_swe.mine import mine_repository
 
@@ -148,10 +148,14 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     for iid, why in report.skipped:
         out.print(f"[yellow]skipped[/] {iid}: {why}")
     valid = [] if args.no_validate else asyncio.run(validate_tasks(report.tasks, concurrency=args.concurrency))
-    for v in valid:
-        if not v.ok:
-            out.print(f"[red]invalid[/] {v.instance_id}: gold resolved {v.gold_resolved}, empty resolved "
-                      f"{v.empty_resolved}; {v.detail}")
+    invalid = {v.instance_id: f"gold resolved {v.gold_resolved}, empty resolved {v.empty_resolved}; {v.detail}"
+               for v in valid if not v.ok}
+    for iid, why in invalid.items():
+        out.print(f"[red]invalid, left out[/] {iid}: {why}")
+    if invalid and report.out_dir is not None:  # the suite keeps only tasks that validate
+        report.tasks = [t for t in report.tasks if t.metadata["instance_id"] not in invalid]
+        report.skipped += [(iid, f"did not validate: {why}") for iid, why in invalid.items()]
+        write_suite(report, report.out_dir)
     total = time.monotonic() - started
     summary = (f"suite {args.suite}: {len(report.tasks)} tasks (env {report.env_id}) -> {report.out_dir}; "
                f"{len(mined.candidates)} candidates, {len(labelled.rows)} labelled")
@@ -160,7 +164,7 @@ def _cmd_mine(args: argparse.Namespace) -> int:
                     f"{sum(v.empty_resolved for v in valid)}/{len(valid)}")
     per = (mine_s + label_s) / 60 / len(mined.candidates)
     out.print(summary + f"; {total / 60:.1f} min in all, mining + labelling {per:.2f} min per candidate")
-    return 0 if report.tasks and all(v.ok for v in valid) else 1
+    return 0 if report.tasks else 1
 
 
 def _cmd_forget(args: argparse.Namespace) -> int:
