@@ -40,6 +40,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import itertools
 import logging
 import os
 import socket
@@ -60,6 +61,8 @@ log = logging.getLogger(__name__)
 HOST_RESOURCE = "envgym_host"
 """The custom resource that makes a Ray node an envgym host; its amount is the host's episode slots."""
 
+COLLECT_WAIT_S = 1.0
+"""The longest a host holds a collect call that has nothing to return (then the driver asks again)."""
 DISCOVER_EVERY_S = 10.0
 """How often a run looks for nodes that joined (a lost host triggers a look at once)."""
 
@@ -101,7 +104,11 @@ def _agent_factory(agents: AgentSource) -> AgentFactory | None:
 
 
 class _Host:
-    """The actor on one host: its own EpisodePool (and agent factory); the envs never leave this process."""
+    """The actor on one host: its own EpisodePool (and agent factory); the envs never leave this process.
+
+    Jobs arrive in batches (``push``) and finished trajectories leave in batches (``collect``, a long poll):
+    one round trip carries as many episodes as finished meanwhile, so the per-episode cost stays far below a
+    Ray call's when episodes are short and many."""
 
     def __init__(self, agents: AgentSource, make_env: Callable[[str], Env], slots: int, grace_s: float,
                  close_timeout_s: float) -> None:
@@ -111,7 +118,9 @@ class _Host:
         self.factory = _agent_factory(agents)
         self.pool = EpisodePool(self.factory, concurrency=slots, make_env=make_env, grace_s=grace_s,
                                 close_timeout_s=close_timeout_s)
-        self.active: set[asyncio.Task[Any]] = set()
+        self.running: dict[int, asyncio.Task[None]] = {}
+        self.results: dict[int, Trajectory] = {}
+        self.finished = asyncio.Event()
         self.episodes = 0
 
     async def info(self) -> dict[str, Any]:
@@ -119,27 +128,55 @@ class _Host:
 
     async def stats(self) -> dict[str, Any]:
         return {"in_flight": self.pool.in_flight, "open_envs": self.pool.open_envs, "episodes": self.episodes,
-                "active": len(self.active)}
+                "active": len(self.running), "uncollected": len(self.results)}
 
-    async def submit(self, job: Job) -> Trajectory:
-        task = asyncio.current_task()
-        assert task is not None
-        self.active.add(task)
+    async def push(self, jobs: list[tuple[int, Job]]) -> None:
+        for jid, job in jobs:
+            self.running[jid] = asyncio.ensure_future(self._run(jid, job))
+
+    async def _run(self, jid: int, job: Job) -> None:
         try:
             trajectory = await self.pool.run_one(job)
+        except Exception as exc:  # run_one makes every episode's failure a trajectory; this is a bug, still one
+            trajectory = failed_trajectory(job, exc)
         finally:
-            self.active.discard(task)
+            self.running.pop(jid, None)
         self.episodes += 1
-        return trajectory.model_copy(update={"host": self.label})
+        self.results[jid] = trajectory.model_copy(update={"host": self.label})
+        self.finished.set()
+
+    async def collect(self, wait_s: float) -> list[tuple[int, Trajectory]]:
+        """Every trajectory finished since the last call; waits up to ``wait_s`` for one if there is none."""
+        if not self.results:
+            self.finished.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.finished.wait(), wait_s)
+        done, self.results = list(self.results.items()), {}
+        return done
+
+    async def cancel(self, jids: list[int]) -> None:
+        """Cancel these episodes (closing their envs) and forget their results."""
+        await _cancel_and_wait([task for jid in jids if (task := self.running.get(jid)) is not None])
+        for jid in jids:
+            self.results.pop(jid, None)
 
     async def shutdown(self) -> dict[str, Any]:
         """Cancel every episode, close every env (so every sandbox) and the agent factory."""
-        await _cancel_and_wait(list(self.active))
+        await _cancel_and_wait(list(self.running.values()))
+        self.results.clear()
         await self.pool.aclose()
         if self.factory is not None:
             with contextlib.suppress(Exception):
                 await self.factory.aclose()
         return await self.stats()
+
+
+class _Lost(Exception):
+    """An in-flight job's host died (its future's exception; the job goes to another host)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(type(cause).__name__)
+        self.cause = cause
 
 
 @dataclasses.dataclass(eq=False)
@@ -152,6 +189,9 @@ class _HostState:
     in_flight: int = 0
     alive: bool = True
     sent: int = 0
+    waiting: dict[int, asyncio.Future[Trajectory]] = dataclasses.field(default_factory=dict)
+    outbox: list[tuple[int, Job]] = dataclasses.field(default_factory=list)
+    collector: asyncio.Task[None] | None = None
 
 
 @dataclasses.dataclass(eq=False)
@@ -159,7 +199,7 @@ class _Item:
     job: Job
     attempt: int
     host: _HostState | None = None
-    ref: Any = None
+    jid: int = -1
 
 
 class RayEpisodePool:
@@ -192,6 +232,9 @@ class RayEpisodePool:
         self._discovering: asyncio.Task[None] | None = None
         self._starting: set[Any] = set()  # actors created, not yet answering (killed by aclose too)
         self._changed = asyncio.Event()
+        self._jids = itertools.count()
+        self._closing = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- hosts ----------------------------------------------------------------------------------------------
 
@@ -261,6 +304,8 @@ class RayEpisodePool:
         self._changed.set()
 
     def _rediscover(self) -> None:
+        if self._closing:
+            return
         if self._discovering is None or self._discovering.done():
             self._discovering = asyncio.ensure_future(self._discover())
 
@@ -272,29 +317,72 @@ class RayEpisodePool:
         return best
 
     def _lose(self, host: _HostState, exc: BaseException) -> None:
-        if host.alive:
+        if host.alive and not self._closing:
             host.alive = False
             self.lost.append(host.label)
-            with contextlib.suppress(Exception):  # an actor only unreachable for a while must not run on unseen
-                _ray().kill(host.actor)
             log.warning("envgym host %s lost (%s); its in-flight episodes go to other hosts", host.label,
                         type(exc).__name__)
+            with contextlib.suppress(Exception):  # an actor only unreachable for a while must not run on unseen
+                _ray().kill(host.actor)
             self._rediscover()
+        waiting, host.waiting = host.waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_exception(_Lost(exc))
 
     # -- running --------------------------------------------------------------------------------------------
 
     def _send(self, host: _HostState, item: _Item) -> asyncio.Future[Trajectory]:
-        job = item.job
-        wire = dataclasses.replace(job, key=None)  # the caller's key stays here
-        try:
-            item.ref = host.actor.submit.remote(wire)
-        except Exception as exc:  # the job (its agent) cannot be pickled: a caller's mistake, not an episode's
-            raise SpecError(f"job for task {job.task.id!r} cannot be sent to a Ray host ({exc}); give the pool "
-                            "an agent factory (or config) instead of unpicklable per-job agents") from exc
-        item.host = host
+        """Queue the job for ``host``: the jobs queued in one pass of the event loop go in one ``push``."""
+        item.jid, item.host = next(self._jids), host
+        future: asyncio.Future[Trajectory] = asyncio.get_running_loop().create_future()
+        host.waiting[item.jid] = future
+        if not host.outbox:
+            asyncio.get_running_loop().call_soon(self._flush, host)
+        host.outbox.append((item.jid, dataclasses.replace(item.job, key=None)))  # the caller's key stays here
         host.in_flight += 1
         host.sent += 1
-        return asyncio.wrap_future(item.ref.future())
+        if host.collector is None:
+            host.collector = asyncio.ensure_future(self._collect(host))
+        return future
+
+    def _flush(self, host: _HostState) -> None:
+        batch, host.outbox = host.outbox, []
+        if not batch or not host.alive:
+            return
+        try:
+            ref = host.actor.push.remote(batch)
+        except Exception as exc:  # a job (its agent) does not pickle: a caller's mistake, not an episode's
+            error = SpecError(f"a job cannot be sent to a Ray host ({exc}); give the pool an agent factory "
+                              "(or config) instead of unpicklable per-job agents")
+            for jid, _ in batch:
+                future = host.waiting.pop(jid, None)
+                if future is not None and not future.done():
+                    future.set_exception(error)
+            return
+        ref.future().add_done_callback(lambda done: self._pushed(host, done))
+
+    def _pushed(self, host: _HostState, done: Any) -> None:
+        if done.exception() is not None and self._loop is not None:  # called from Ray's thread
+            with contextlib.suppress(RuntimeError):  # the loop is already closed: nothing left to tell
+                self._loop.call_soon_threadsafe(self._lose, host, done.exception())
+
+    async def _collect(self, host: _HostState) -> None:
+        """Long-poll ``host`` for finished trajectories while it has jobs; a failed call means it is lost."""
+        ray = _ray()
+        try:
+            while host.alive and host.waiting:
+                try:
+                    done = await asyncio.wrap_future(host.actor.collect.remote(COLLECT_WAIT_S).future())
+                except ray.exceptions.RayError as exc:
+                    self._lose(host, exc)
+                    break
+                for jid, trajectory in done:
+                    future = host.waiting.pop(jid, None)
+                    if future is not None and not future.done():
+                        future.set_result(trajectory)
+        finally:
+            host.collector = None
 
     async def run(self, tasks: Jobs) -> AsyncIterator[Trajectory]:
         """Run every task; yield each trajectory as its episode ends."""
@@ -312,7 +400,7 @@ class RayEpisodePool:
     async def run_jobs(self, jobs: Jobs) -> AsyncIterator[Finished]:
         """Run every job; yield ``Finished(job, trajectory)`` as each episode ends, on whichever host."""
         await self.start()
-        ray = _ray()
+        self._loop = asyncio.get_running_loop()
         source = _Source(jobs)
         retry: collections.deque[_Item] = collections.deque()
         flying: dict[asyncio.Future[Any], _Item] = {}
@@ -372,54 +460,59 @@ class RayEpisodePool:
                     item = flying.pop(future, None)
                     if item is None:
                         continue
-                    finished = self._settle(ray, item, future, retry)
+                    finished = self._settle(item, future, retry)
                     if finished is not None:
                         yield finished
         finally:
             if pull is not None:
                 pull.cancel()
                 await asyncio.gather(pull, return_exceptions=True)
-            await self._cancel(ray, flying)
+            await self._cancel(flying)
 
-    def _settle(self, ray: Any, item: _Item, future: asyncio.Future[Any], retry: collections.deque[_Item]
-                ) -> Finished | None:
+    def _settle(self, item: _Item, future: asyncio.Future[Any], retry: collections.deque[_Item]) -> Finished | None:
         host = item.host
         assert host is not None
         host.in_flight -= 1
         try:
             return Finished(item.job, future.result())
-        except ray.exceptions.RayTaskError as exc:  # the host raised: not an episode's failure, not a lost host
-            return Finished(item.job, failed_trajectory(item.job, exc).model_copy(update={"host": host.label}))
-        except ray.exceptions.RayError as exc:  # the actor or its node died
-            self._lose(host, exc)
+        except _Lost as lost:  # the actor or its node died
             if item.attempt < self.max_attempts:
                 self.redispatched += 1
                 retry.append(_Item(item.job, item.attempt + 1))
                 return None
-            return Finished(item.job, self._failed(item, f"its host {host.label} was lost ({type(exc).__name__})"))
+            why = f"its host {host.label} was lost ({type(lost.cause).__name__})"
+            return Finished(item.job, self._failed(item, why))
 
     def _failed(self, item: _Item, why: str) -> Trajectory:
         error = HostLost(f"{why}; {item.attempt} attempt(s) of at most {self.max_attempts}")
         return failed_trajectory(item.job, error).model_copy(update={"host": item.host.label if item.host else None})
 
-    async def _cancel(self, ray: Any, flying: dict[asyncio.Future[Any], _Item]) -> None:
+    async def _cancel(self, flying: dict[asyncio.Future[Any], _Item]) -> None:
         """Cancel the in-flight episodes on their hosts and wait (bounded) until each has stopped."""
         if not flying:
             return
+        by_host: dict[_HostState, list[int]] = {}
         for item in flying.values():
-            with contextlib.suppress(Exception):
-                ray.cancel(item.ref)
-        waited = asyncio.ensure_future(asyncio.wait(list(flying), timeout=self.shutdown_timeout_s))
-        while not waited.done():
-            try:
-                await asyncio.shield(waited)
-            except asyncio.CancelledError:  # a second Ctrl-C: the episodes are being cancelled; still wait
-                continue
-        for future, item in flying.items():
-            if item.host is not None:
-                item.host.in_flight -= 1
-            if future.done() and not future.cancelled():
-                future.exception()
+            assert item.host is not None
+            item.host.in_flight -= 1
+            item.host.waiting.pop(item.jid, None)
+            by_host.setdefault(item.host, []).append(item.jid)
+        for host in by_host:  # jobs still in an outbox never leave it
+            host.outbox = [(jid, job) for jid, job in host.outbox if jid not in by_host[host]]
+        calls = [asyncio.wrap_future(host.actor.cancel.remote(jids).future())
+                 for host, jids in by_host.items() if host.alive]
+        for future in flying:
+            future.cancel()
+        if calls:
+            waited = asyncio.ensure_future(asyncio.wait(calls, timeout=self.shutdown_timeout_s))
+            while not waited.done():
+                try:
+                    await asyncio.shield(waited)
+                except asyncio.CancelledError:  # a second Ctrl-C: the episodes are being cancelled; still wait
+                    continue
+            for call in calls:
+                if call.done() and not call.cancelled():
+                    call.exception()
 
     # -- lifecycle ------------------------------------------------------------------------------------------
 
@@ -436,9 +529,12 @@ class RayEpisodePool:
         if not self._started:
             return {}
         ray = _ray()
-        if self._discovering is not None:
-            self._discovering.cancel()
-            await asyncio.gather(self._discovering, return_exceptions=True)
+        self._closing = True
+        collectors = [h.collector for h in self.hosts.values() if h.collector is not None]
+        for task in [*collectors, *([self._discovering] if self._discovering is not None else [])]:
+            task.cancel()
+        await asyncio.gather(*collectors, *([self._discovering] if self._discovering else []),
+                             return_exceptions=True)
         hosts = self.live_hosts
         calls = [asyncio.wrap_future(h.actor.shutdown.remote().future()) for h in hosts]
         waited = asyncio.ensure_future(asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True),
@@ -464,7 +560,7 @@ class RayEpisodePool:
                 ray.kill(actor)
         self._starting.clear()
         self.hosts.clear()
-        self._started = False
+        self._started = self._closing = False
         if self._owns_ray:
             await asyncio.to_thread(ray.shutdown)
             self._owns_ray = False
@@ -515,7 +611,7 @@ def local_cluster(hosts: int = 2, *, slots: int = 8, cpus: float = 1, object_sto
                   connect: bool = True) -> Iterator[LocalCluster]:
     """A Ray cluster of ``hosts`` simulated hosts on this machine: a head with no CPUs and no envgym slots,
     and ``hosts`` nodes offering ``slots`` each. Every address stays on loopback, no dashboard, no usage
-    statistics, a small object store; a lost node is noticed within about two seconds. With ``connect``
+    statistics, a small object store; a killed node is declared dead within about five seconds. With ``connect``
     this process is its driver (``ray.init``) until the block ends."""
     # Read by Ray at import, here and in every process it starts: keep loopback addresses on loopback
     # (Ray otherwise swaps 127.0.0.1 for the machine's address) and send no usage statistics.
@@ -529,7 +625,9 @@ def local_cluster(hosts: int = 2, *, slots: int = 8, cpus: float = 1, object_sto
     store = object_store_mb * 1024 * 1024
     cluster = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1", "object_store_memory": store,
-        "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 3,
+        # a killed node is declared dead after 5 missed 1 s checks (Ray's default is 3 x 5 s); fewer declare a
+        # node that is only starved of CPU (a busy 2-core machine) dead
+        "_system_config": {"health_check_period_ms": 1000, "health_check_failure_threshold": 5,
                            "health_check_initial_delay_ms": 0}})
     local = LocalCluster(cluster, slots, cpus, store)
     try:
