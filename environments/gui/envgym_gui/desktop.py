@@ -254,11 +254,20 @@ class Desktop:
         reply = await self._root_call({"op": "windows"})
         return [Window(**w) for w in reply.get("windows", [])]
 
-    async def wait_window(self, title_regex: str, timeout: float = 10.0) -> Window:  # noqa: ASYNC109 - how long to wait
-        """The first window whose title matches ``title_regex`` (``re.search``); else :class:`WindowTimeout`."""
-        reply = await self._root_call({"op": "wait_window", "title": title_regex, "timeout": timeout},
-                                      timeout=timeout + 10)
+    async def wait_window(self, title_regex: str, timeout: float = 10.0, *, settle: float = 0.25) -> Window:  # noqa: ASYNC109 - how long to wait
+        """The first window whose title matches ``title_regex`` (``re.search``); else :class:`WindowTimeout`.
+
+        ``settle``: once it is there, also wait (within ``timeout``) until the screen has not changed for that
+        many seconds, so that the next screenshot shows the window painted; 0 returns as soon as it is mapped.
+        """
+        reply = await self._root_call({"op": "wait_window", "title": title_regex, "timeout": timeout,
+                                       "settle": settle}, timeout=timeout + 10)
         return Window(**reply["window"])
+
+    async def wait_idle(self, quiet: float = 0.3, timeout: float = 5.0) -> bool:  # noqa: ASYNC109 - how long to wait
+        """Wait until the screen has not changed for ``quiet`` seconds; False when ``timeout`` passed first."""
+        reply = await self._root_call({"op": "settle", "quiet": quiet, "timeout": timeout}, timeout=timeout + 10)
+        return bool(reply.get("settled"))
 
     async def clipboard(self) -> str:
         return str((await self._root_call({"op": "clipboard"})).get("text", ""))

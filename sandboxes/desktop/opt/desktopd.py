@@ -20,7 +20,6 @@ import io
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -39,6 +38,7 @@ SESSION_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin", "GDK_BACKEND": "x11", "GTK_OVERLAY_SCROLLING": "0",
     "GTK_MODULES": "gail:atk-bridge", "SAL_USE_VCLPLUGIN": "gtk3", "SAL_ACCESSIBILITY_ENABLED": "1",
     "SAL_ENABLE_FILE_LOCKING": "0", "SAL_DISABLE_JAVA": "1", "LIBGL_ALWAYS_SOFTWARE": "1",
+    "GSETTINGS_BACKEND": "keyfile",
 }
 APPS = {
     "editor": ["mousepad"],
@@ -334,8 +334,12 @@ class Root:
             raise action_error("text must be a string")
         if len(text) > MAX_TYPE:
             raise action_error(f"type text of {len(text)} characters; at most {MAX_TYPE} per action")
-        if text:
-            self.xdotool("type", "--delay", "8", "--file", "-", data=text.encode(), timeout=10 + len(text) * 0.05)
+        # xdotool types a newline as Linefeed, which text widgets ignore: newlines are Return key presses.
+        for i, line in enumerate(text.replace("\r\n", "\n").split("\n")):
+            if i:
+                self.xdotool("key", "Return")
+            if line:
+                self.xdotool("type", "--delay", "8", "--", line, timeout=10 + len(line) * 0.05)
         return {}
 
     def op_key(self, req: dict) -> dict:
@@ -365,12 +369,40 @@ class Root:
         while True:
             for win in self.x.windows():
                 if pattern.search(win["title"]):
+                    quiet = float(req.get("settle", 0.0))
+                    if quiet > 0:  # the window is mapped; wait until it has painted (the screen stops changing)
+                        self.settle(quiet, max(deadline - time.monotonic(), quiet))
                     return {"window": win}
             if time.monotonic() >= deadline:
                 titles = [w["title"] for w in self.x.windows()]
                 raise Fault("timeout", f"no window title matches {pattern.pattern!r} after {timeout} s "
                                        f"(windows: {titles})")
             time.sleep(0.03)
+
+    def settle(self, quiet: float, timeout: float) -> bool:
+        """Wait until the screen has not changed for ``quiet`` seconds (True) or ``timeout`` passed (False)."""
+        import zlib
+
+        from Xlib import X
+
+        def grab(d):  # noqa: ANN001, ANN202
+            root = d.screen().root
+            geo = root.get_geometry()
+            return zlib.crc32(root.get_image(0, 0, geo.width, geo.height, X.ZPixmap, 0xFFFFFFFF).data)
+
+        deadline = time.monotonic() + timeout
+        last, since = self.x.guarded(grab), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(min(0.05, quiet))
+            now = self.x.guarded(grab)
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return True
+        return False
+
+    def op_settle(self, req: dict) -> dict:
+        return {"settled": self.settle(float(req.get("quiet", 0.3)), float(req.get("timeout", 5.0)))}
 
     def op_clipboard(self, req: dict) -> dict:
         self.x.size()
@@ -450,6 +482,13 @@ class User:
         self.pids[name] = proc.pid
         return proc.pid
 
+    def log(self, name: str) -> str:
+        try:
+            with open(f"{RUNTIME}/{name}.log", errors="replace") as f:
+                return f.read()[-600:]
+        except OSError as exc:
+            return str(exc)
+
     def op_ping(self, req: dict) -> dict:
         return {"x": pid_alive(self.pids.get("xvfb")) and x_ready(0)}
 
@@ -462,9 +501,9 @@ class User:
             if x_ready(0):
                 raise Fault("error", "an X server already answers on :0 that this daemon did not start")
             self.spawn("xvfb", ["Xvfb", DISPLAY, "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp",
-                                "-dpi", "96", "-noreset", "-ac", "+extension", "RANDR"])
+                                "-dpi", "96", "-noreset", "-ac", "+extension", "RANDR", "-extension", "GLX"])
             if not x_ready(10):
-                raise Fault("gone", f"Xvfb did not start: {open(f'{RUNTIME}/xvfb.log').read()[-500:]}")
+                raise Fault("gone", f"Xvfb did not start: {self.log('xvfb')}")
         if not pid_alive(self.pids.get("dbus")):
             self.spawn("dbus", ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--nosyslog",
                                 f"--address=unix:path={RUNTIME}/bus"])
@@ -477,10 +516,10 @@ class User:
             self.spawn("atspi", ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"])
         if not pid_alive(self.pids.get("wm")):
             self.spawn("wm", ["openbox", "--config-file", f"{HERE}/openbox-rc.xml"])
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             while not self._wm_ready():
                 if time.monotonic() > deadline:
-                    raise Fault("error", "the window manager did not start")
+                    raise Fault("error", f"the window manager did not start: {self.log('wm')}")
                 time.sleep(0.01)
         return {"pids": self.pids, "env": SESSION_ENV, "seconds": round(time.monotonic() - started, 3)}
 
@@ -525,67 +564,137 @@ class User:
     # -- accessibility ----------------------------------------------------------------------------------------
     def desktop(self):  # noqa: ANN201
         if self._desktop is None:
-            import pyatspi
+            import gi
 
-            self._desktop = pyatspi.Registry.getDesktop(0)
+            gi.require_version("Atspi", "2.0")
+            from gi.repository import Atspi
+
+            self.atspi = Atspi
+            self._desktop = Atspi.get_desktop(0)
         return self._desktop
 
+    def bus(self):  # noqa: ANN201
+        """The accessibility bus (its address asked of the session bus once)."""
+        if getattr(self, "_bus", None) is None:
+            from gi.repository import Gio, GLib
+
+            session = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+            address = session.call_sync("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress", None,
+                                        GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+            self._bus = Gio.DBusConnection.new_for_address_sync(
+                address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+                None, None)
+        return self._bus
+
+    def _calls(self, calls: list[tuple], timeout_ms: int = 5000) -> list:
+        """Send every (bus name, path, interface, method, args) at once and wait for all replies (pipelined:
+        an app answers them in one go instead of one round trip each); a failed call gives None."""
+        from gi.repository import Gio, GLib
+
+        bus, context = self.bus(), GLib.MainContext.default()
+        results: list = [None] * len(calls)
+        pending = [len(calls)]
+
+        def done(conn, res, i):  # noqa: ANN001
+            try:
+                results[i] = conn.call_finish(res).unpack()
+            except GLib.Error:
+                results[i] = None
+            pending[0] -= 1
+
+        for i, (name, path, iface, method, args) in enumerate(calls):
+            bus.call(name, path, iface, method, args, None, Gio.DBusCallFlags.NO_AUTO_START, timeout_ms, None,
+                     done, i)
+        deadline = time.monotonic() + timeout_ms / 1000 + 1
+        while pending[0] and time.monotonic() < deadline:
+            context.iteration(True)
+        return results
+
     def op_a11y(self, req: dict) -> dict:
-        import pyatspi
+        """Each app's whole tree in one ``Cache.GetItems`` call, then the extents (and the text of editable
+        nodes) of the showing ones, pipelined. Ids are child-index paths: app index, then index in parent; the
+        app holding the active window comes first."""
+        from gi.repository import GLib
 
+        self.desktop()
+        at = self.atspi
         max_nodes = int(req.get("max_nodes", 400))
-        out: list[dict] = []
-        interesting = {pyatspi.STATE_FOCUSED: "focused", pyatspi.STATE_SELECTED: "selected",
-                       pyatspi.STATE_CHECKED: "checked", pyatspi.STATE_EXPANDED: "expanded",
-                       pyatspi.STATE_EDITABLE: "editable", pyatspi.STATE_ACTIVE: "active"}
+        st = at.StateType
+        showing, managing = int(st.SHOWING), int(st.MANAGES_DESCENDANTS)
+        interesting = [(int(state), label) for state, label in (
+            (st.FOCUSED, "focused"), (st.SELECTED, "selected"), (st.CHECKED, "checked"), (st.EXPANDED, "expanded"),
+            (st.EDITABLE, "editable"), (st.ACTIVE, "active"))]
+        root = "/org/a11y/atspi/accessible/root"
+        apps = self._calls([("org.a11y.atspi.Registry", root, "org.a11y.atspi.Accessible", "GetChildren", None)])[0]
+        apps = apps[0] if apps else []
+        trees = self._calls([(name, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache", "GetItems", None)
+                             for name, _ in apps], timeout_ms=10000)
 
-        def visit(node, ident: str, depth: int) -> None:  # noqa: ANN001
-            if len(out) >= max_nodes:
-                return
-            try:
-                states = node.getState()
-                if depth > 0 and not states.contains(pyatspi.STATE_SHOWING):
+        def has(states: list[int], bit: int) -> bool:
+            return len(states) > bit // 32 and bool(states[bit // 32] & (1 << (bit % 32)))
+
+        chosen: list[tuple[str, str, str, dict]] = []  # (bus name, path, id, element)
+        active = int(st.ACTIVE)
+
+        def focused_first(entry: tuple) -> int:  # the app holding the active window is read first
+            _, ((_, app_path), items) = entry
+            return 0 if items and any(item[2][1] == app_path and has(item[-1], active) for item in items[0]) else 1
+
+        for app_index, ((name, app_path), items) in sorted(enumerate(zip(apps, trees)), key=focused_first):
+            if not items:
+                continue
+            nodes, children = {}, {}
+            for item in items[0]:
+                path, parent = item[0][1], item[2][1]
+                if len(item) == 10:  # (ref, app, parent, index, child count, ifaces, name, role, descr, states)
+                    index, ifaces, label, role, states = item[3], item[5], item[6], item[7], item[9]
+                else:  # older bridges: (ref, app, parent, children, ifaces, name, role, descr, states)
+                    index, ifaces, label, role, states = -1, item[4], item[5], item[6], item[8]
+                nodes[path] = (index, ifaces, label, role, states)
+                children.setdefault(parent, []).append(path)
+            for kids in children.values():
+                kids.sort(key=lambda p: nodes[p][0])
+            tops = children.get(app_path) or [p for p in nodes if p == app_path]
+
+            def walk(path: str, ident: str, depth: int) -> None:
+                if len(chosen) >= max_nodes or path not in nodes:
                     return
-                role = node.getRoleName()
-                name = node.name or ""
-                bbox = None
-                try:
-                    ext = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
-                    bbox = [ext.x, ext.y, ext.width, ext.height]
-                except NotImplementedError:
-                    pass
-                text = None
-                if states.contains(pyatspi.STATE_EDITABLE) or role in ("text", "entry", "paragraph"):
-                    try:
-                        t = node.queryText()
-                        text = t.getText(0, min(t.characterCount, 200))
-                    except NotImplementedError:
-                        text = None
-                out.append({"id": ident, "role": role, "name": name,
-                            "states": [v for k, v in interesting.items() if states.contains(k)],
-                            "bbox": bbox, "depth": depth, "text": text})
-                count = node.childCount
-                if states.contains(pyatspi.STATE_MANAGES_DESCENDANTS):
-                    count = min(count, 0 if count > 200 else count)
-                for i in range(min(count, 200)):
-                    child = node.getChildAtIndex(i)
-                    if child is not None:
-                        visit(child, f"{ident}.{i}", depth + 1)
-            except Exception:  # noqa: BLE001 - a node that vanished while it was read
-                return
+                index, ifaces, label, role, states = nodes[path]
+                if depth > 0 and not has(states, showing):
+                    return
+                chosen.append((name, path, ident, {
+                    "id": ident, "role": at.role_get_name(at.Role(role)) if role < int(at.Role.LAST_DEFINED) else str(role),
+                    "name": label or "", "states": [lbl for bit, lbl in interesting if has(states, bit)],
+                    "bbox": None, "depth": depth, "text": None,
+                    "_component": "org.a11y.atspi.Component" in ifaces,
+                    "_text": "org.a11y.atspi.Text" in ifaces and (has(states, int(st.EDITABLE)) or
+                                                                 role in self.text_roles())}))
+                if has(states, managing) and len(children.get(path, [])) > 200:
+                    return
+                for i, child in enumerate(children.get(path, [])[:200]):
+                    walk(child, f"{ident}.{nodes[child][0] if nodes[child][0] >= 0 else i}", depth + 1)
 
-        desk = self.desktop()
-        for i in range(desk.childCount):
-            app = desk.getChildAtIndex(i)
-            if app is None or len(out) >= max_nodes:
-                continue
-            try:
-                if app.childCount == 0:
-                    continue
-            except Exception:  # noqa: BLE001,S112
-                continue
-            visit(app, str(i), 0)
-        return {"elements": out}
+            if app_path in nodes:
+                walk(app_path, str(app_index), 0)
+            else:
+                for i, top in enumerate(tops):
+                    walk(top, f"{app_index}.{i}", 1)
+        calls, slots = [], []
+        for k, (name, path, _, element) in enumerate(chosen):
+            if element.pop("_component"):
+                calls.append((name, path, "org.a11y.atspi.Component", "GetExtents", GLib.Variant("(u)", (0,))))
+                slots.append((k, "bbox"))
+            if element.pop("_text"):
+                calls.append((name, path, "org.a11y.atspi.Text", "GetText", GLib.Variant("(ii)", (0, 200))))
+                slots.append((k, "text"))
+        for (k, key), result in zip(slots, self._calls(calls)):
+            if result is not None:
+                chosen[k][3][key] = list(result[0]) if key == "bbox" else result[0]
+        return {"elements": [element for *_, element in chosen]}
+
+    def text_roles(self) -> set[int]:
+        at = self.atspi
+        return {int(at.Role.TEXT), int(at.Role.ENTRY), int(at.Role.PARAGRAPH), int(at.Role.PASSWORD_TEXT)}
 
     def find(self, ident: str):  # noqa: ANN201
         if not isinstance(ident, str) or not re.fullmatch(r"\d+(\.\d+)*", ident):
@@ -593,7 +702,7 @@ class User:
         node = self.desktop()
         try:
             for part in ident.split("."):
-                node = node.getChildAtIndex(int(part)) if int(part) < node.childCount else None
+                node = node.get_child_at_index(int(part)) if int(part) < node.get_child_count() else None
                 if node is None:
                     break
         except Exception:  # noqa: BLE001
@@ -603,44 +712,35 @@ class User:
         return node
 
     def op_element_action(self, req: dict) -> dict:
-        import pyatspi
-
         node = self.find(req.get("id"))
+        at = self.atspi
         action = req.get("action", "click")
         center = None
-        try:
-            ext = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+        comp = node.get_component_iface()
+        if comp is not None:
+            ext = comp.get_extents(at.CoordType.SCREEN)
             if ext.width > 0 and ext.height > 0:
                 center = [ext.x + ext.width // 2, ext.y + ext.height // 2]
-        except NotImplementedError:
-            pass
         if action == "focus":
-            try:
-                if node.queryComponent().grabFocus():
-                    return {"done": True}
-            except NotImplementedError:
-                pass
+            if comp is not None and comp.grab_focus():
+                return {"done": True}
             return {"done": False, "center": center}
         if action == "set_text":
             text = req.get("text")
             if not isinstance(text, str) or len(text) > MAX_TYPE:
                 raise action_error(f"set_text needs a text of at most {MAX_TYPE} characters")
-            try:
-                if node.queryEditableText().setTextContents(text):
-                    return {"done": True}
-            except NotImplementedError:
-                pass
-            raise action_error(f"element {req.get('id')} ({node.getRoleName()}) does not take text")
+            editable = node.get_editable_text_iface()
+            if editable is not None and editable.set_text_contents(text):
+                return {"done": True}
+            raise action_error(f"element {req.get('id')} ({node.get_role_name()}) does not take text")
         if action == "click":
-            try:
-                acts = node.queryAction()
-                names = [acts.getName(i) for i in range(acts.nActions)]
+            acts = node.get_action_iface()
+            if acts is not None:
+                names = [acts.get_action_name(i) for i in range(acts.get_n_actions())]
                 for wanted in ("click", "press", "activate", "jump", "toggle", "open"):
                     if wanted in names:
-                        acts.doAction(names.index(wanted))
+                        acts.do_action(names.index(wanted))
                         return {"done": True}
-            except NotImplementedError:
-                pass
             return {"done": False, "center": center}
         raise action_error(f"action must be click, focus or set_text, got {action!r}")
 
@@ -666,8 +766,7 @@ def serve(role: str) -> None:
         out.flush()
 
 
-if __name__ == "__main__":
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+if __name__ == "__main__":  # SIGPIPE stays ignored: a dead X server's socket must be an error, not our death
     if len(sys.argv) != 2 or sys.argv[1] not in ("root", "user"):
         sys.exit("usage: desktopd.py root|user")
     serve(sys.argv[1])

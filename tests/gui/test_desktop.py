@@ -1,0 +1,193 @@
+"""The desktop container and its host client, for real: Xvfb, the daemons, Debian's apps, faults.
+
+Every test starts its own container of ``envgym/desktop`` (``envgym sandbox build desktop``) under
+:data:`envgym_gui.desktop.PROFILE`. LibreOffice gets generous timeouts: on a loaded 2-core host its cold start
+takes tens of seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import secrets
+import zipfile
+
+import pytest
+
+from envgym.sandbox import SandboxCrashed, tag_for
+from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym_gui.desktop import APPS, PROFILE, ActionError, Desktop, DesktopGone
+
+pytestmark = pytest.mark.docker
+RUN_ID = f"pytest-gui-{secrets.token_hex(4)}"
+OFFICE_TIMEOUT_S = 180.0
+
+
+def _odf(mime: str, body: str) -> bytes:
+    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"')
+    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:'
+                'opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" '
+                f'manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" '
+                'manifest:media-type="text/xml"/></manifest:manifest>')
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), mime)
+        z.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
+        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
+                                  f"<office:body>{body}</office:body></office:document-content>", zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+BUDGET_ODS = _odf("application/vnd.oasis.opendocument.spreadsheet",
+                  '<office:spreadsheet><table:table table:name="Budget"><table:table-row>'
+                  '<table:table-cell office:value-type="string"><text:p>Rent</text:p></table:table-cell>'
+                  '<table:table-cell office:value-type="float" office:value="1200"><text:p>1200</text:p>'
+                  "</table:table-cell></table:table-row></table:table></office:spreadsheet>")
+REPORT_ODT = _odf("application/vnd.oasis.opendocument.text",
+                  "<office:text><text:p>Quarterly report</text:p></office:text>")
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+@pytest.fixture
+async def engine():
+    async with DockerEngine(max_concurrency=4) as eng:
+        yield eng
+    api = __import__("docker").APIClient(version="auto")  # nothing of this run may be left behind
+    try:
+        left = api.containers(all=True, filters={"label": f"envgym.run={RUN_ID}"})
+        for c in left:
+            api.remove_container(c["Id"], force=True)
+        assert not left, f"containers left behind: {[c['Id'][:12] for c in left]}"
+    finally:
+        api.close()
+
+
+@pytest.fixture
+async def desktop(engine):
+    try:
+        image = tag_for("desktop")
+        await engine.call("inspect_image", image)
+    except Exception as exc:
+        pytest.fail(f"{image} is not built: envgym sandbox build desktop ({exc})")
+    sb = DockerSandbox(image, PROFILE, engine=engine, run_id=RUN_ID)
+    await sb.start()
+    d = Desktop(sb)
+    try:
+        await d.start()
+        yield d
+    finally:
+        await d.close()
+        await sb.stop()
+
+
+def _decode(png: bytes) -> tuple[tuple[int, int], str]:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return image.size, image.format
+
+
+async def test_every_app_opens_on_its_file_and_screenshots_are_stable(desktop):
+    d = desktop
+    await d.write_files({"/home/user/notes.txt": b"hello\n", "/home/user/Documents/budget.ods": BUDGET_ODS,
+                         "/home/user/Documents/report.odt": REPORT_ODT, "/home/user/Pictures/dot.png": _png()})
+    opened = {}
+    for app, path, title in (("editor", "/home/user/notes.txt", r"notes\.txt - Mousepad"),
+                             ("files", "/home/user/Documents", r"^Documents$"),
+                             ("terminal", "/home/user/Documents", r"^Terminal$"),
+                             ("image", "/home/user/Pictures/dot.png", r"dot\.png|Drawing"),
+                             ("calc", "/home/user/Documents/budget.ods", r"budget\.ods - LibreOffice Calc"),
+                             ("writer", "/home/user/Documents/report.odt", r"report\.odt - LibreOffice Writer")):
+        await d.launch(app, path)
+        window = await d.wait_window(title, timeout=OFFICE_TIMEOUT_S if app in ("calc", "writer") else 60)
+        assert window.w > 0 and window.h > 0 and window.pid
+        opened[app] = window
+    assert set(opened) == set(APPS)
+    titles = [w.title for w in await d.windows()]
+    assert all(w.title in titles for w in opened.values())
+    assert sum(w.focused for w in await d.windows()) == 1
+
+    await d.wait_idle(quiet=0.5, timeout=30)
+    first, second = await d.screenshot(), await d.screenshot()
+    assert _decode(first) == ((1280, 720), "PNG")
+    assert first == second  # the same desktop state gives the same bytes (no blinking cursor, no clock)
+    assert _decode(await d.screenshot(scale=0.5)) == ((640, 360), "PNG")
+    assert _decode(await d.screenshot(fmt="jpeg"))[1] == "JPEG"
+
+    tree = await d.a11y_tree(max_nodes=3000)
+    assert tree[0].role == "application" and tree[0].name == "soffice"  # the focused app comes first
+    calc = [e for e in tree if e.role == "table" and "Budget" in e.name]
+    assert calc, [e.line() for e in tree][:80]  # LibreOffice's accessibility reaches AT-SPI
+    assert await d.alive()
+
+
+async def test_typing_saving_keys_and_bad_input_in_the_editor(desktop):
+    d = desktop
+    await d.write_files({"/home/user/notes.txt": b"first line\n"})
+    await d.launch("editor", "/home/user/notes.txt")
+    await d.wait_window(r"notes\.txt", timeout=60)
+    await d.key("ctrl+End")
+    await d.type_text("typed by envgym\n")
+    await d.key("ctrl+s")
+    for _ in range(100):  # the save is asynchronous to the key press
+        data = await d.read_file("/home/user/notes.txt")
+        if data == b"first line\ntyped by envgym\n":
+            break
+        await asyncio.sleep(0.1)
+    assert data == b"first line\ntyped by envgym\n"
+
+    await d.key("ctrl+a ctrl+c")
+    for _ in range(50):
+        if await d.clipboard() == "first line\ntyped by envgym\n":
+            break
+        await asyncio.sleep(0.1)
+    assert await d.clipboard() == "first line\ntyped by envgym\n"
+
+    for bad in ("ctrl+nosuchkey", "", "Retrun"):
+        with pytest.raises(ActionError, match="key"):
+            await d.key(bad)
+    with pytest.raises(ActionError, match="off the screen"):
+        await d.click(1280, 10)
+    with pytest.raises(ActionError, match="at most"):
+        await d.type_text("x" * 1_000_000)
+    with pytest.raises(ActionError, match="unknown app"):
+        await d.launch("browser")
+    await d.key("esc ctrl+End")  # aliases and xdotool names both work; nothing here edits the text
+
+    tree = await d.a11y_tree()
+    assert any(e.role == "menu" and e.name == "File" for e in tree)
+    text = next(e for e in tree if e.role == "text" and e.text and "typed by envgym" in e.text)
+    await d.element_action(text.id, "set_text", text="replaced")
+    tree = await d.a11y_tree()
+    assert any(e.text == "replaced" for e in tree)
+    with pytest.raises(ActionError, match="no element"):
+        await d.element_action("99.99", "click")
+
+    assert await d.read_file("/home/user/absent.txt") is None
+    assert "notes.txt" in (await d.list_dir("/home/user") or [])
+    assert await d.list_dir("/home/user/absent") is None
+
+
+async def test_a_dead_x_server_is_desktop_gone_and_a_dead_container_a_crash(desktop, engine):
+    d = desktop
+    assert _decode(await d.screenshot())[0] == (1280, 720)
+    r = await d.sandbox.exec(["pkill", "-KILL", "-x", "Xvfb"], user="user")  # what an agent's terminal could do
+    assert r.exit_code == 0, r
+    await asyncio.sleep(0.5)
+    for call in (d.screenshot(), d.key("a"), d.windows()):  # the root daemon lives on and says why
+        with pytest.raises(DesktopGone, match="X server"):
+            await call
+    assert not await d.alive()
+
+    await engine.call("kill", d.sandbox.id)  # the container dies under the episode: infrastructure
+    with pytest.raises(SandboxCrashed):
+        await d.windows()
