@@ -161,15 +161,29 @@ def read_list(path: Path) -> list[str]:
     return names
 
 
-def apt_download_argv(packages: list[str], status: Path, archives: Path) -> list[str]:
+def apt_download_argv(packages: list[str], status: Path, archives: Path, *, print_only: bool = False) -> list[str]:
     """The host ``apt-get`` call that downloads into ``archives`` what a system with dpkg ``status`` lacks.
 
     No lock, no cache file and no state of the host's apt is written: its package lists are only read.
+    ``print_only``: list the files (``--print-uris``) instead of downloading them.
     """
     return ["apt-get", "install", "--download-only", "--no-install-recommends", "-y", "-q",
+            *(["--print-uris"] if print_only else []),
             "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={archives}",
             "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=", "-o", "Debug::NoLocking=1",
             "-o", "APT::Get::AllowUnauthenticated=false", *packages]
+
+
+def missing_debs(packages: list[str], status: Path) -> list[str]:
+    """The package names apt would download for ``packages`` on a system with dpkg ``status`` (nothing is
+    downloaded: the host's package lists are read, the network is not used)."""
+    with tempfile.TemporaryDirectory(prefix="envgym-apt-") as tmp:
+        (Path(tmp) / "partial").mkdir()
+        run = subprocess.run(apt_download_argv(packages, status, Path(tmp), print_only=True), capture_output=True,
+                             text=True)
+    if run.returncode != 0:
+        raise SandboxError(f"apt-get could not resolve {' '.join(packages)}: {run.stderr.strip()[-2000:]}")
+    return sorted(line.split()[1].split("_", 1)[0] for line in run.stdout.splitlines() if line.startswith("'"))
 
 
 def base_dpkg_status(api: Any, base_tag: str, dest: Path) -> Path:
