@@ -40,7 +40,10 @@ def perturbations(task: Any) -> list[tuple[str, tuple[Action, ...]]]:
         calls = [i for i, a in enumerate(solution) if a.tool_calls]
         return [("drop-last-call", solution[: calls[-1]] + solution[calls[-1] + 1:])] if calls else []
     if "irrelevance" in category:
-        tool = data.tools_of(data.entry(category, task.metadata["bfcl_id"]))[0]["function"]["name"]
+        tools = data.tools_of(data.entry(category, task.metadata["bfcl_id"]))
+        if not tools:  # an entry offering no function: no call to perturb with
+            return []
+        tool = tools[0]["function"]["name"]
         return [("call-anyway", (Action(tool_calls=(ToolCall(id="p", name=tool, arguments="{}"),)),))]
     if "relevance" in category:
         return [("no-call", (Action.say("I will not call anything."),))]

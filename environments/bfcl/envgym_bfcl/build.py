@@ -4,13 +4,17 @@ Each task is small: it names its BFCL entry (``metadata.bfcl_category``, ``metad
 function docs and answers stay in the wheel, read by :mod:`envgym_bfcl.data`), carries the first user
 message as its instruction, the ``bfcl`` verifier, and a reference solution built from BFCL's own answer:
 
-- AST categories: per expected call, each parameter's first acceptable value (``""`` means "may be omitted",
-  so it is left out), names with ``.`` written with ``_`` as BFCL's OpenAI handler does;
+- AST categories: per expected call, each parameter's first acceptable value, a parameter that may be left
+  out (``""`` among its values) left out (or, where BFCL rejects that, given its first value), names with
+  ``.`` written with ``_`` as BFCL's OpenAI handler does;
 - irrelevance: a message and no call; relevance: a call of the first function with its required parameters;
 - multi-turn: the ground-truth calls of each turn (positional arguments named from the simulator's own
   method signature), one call per step, then a message that ends the turn.
 
-The files are deterministic for one ``bfcl-eval`` version (written into each suite's README).
+Every reference is checked by BFCL's own checker at build time; an entry whose possible answer BFCL's checker
+rejects (its answer misses a required parameter, or offers no value for one) cannot be passed by any model
+and is left out, named in the suite's README with BFCL's error. The files are deterministic for one
+``bfcl-eval`` version (written into each suite's README).
 """
 
 from __future__ import annotations
@@ -59,11 +63,14 @@ def _expand(value: Any) -> Any:
     return value
 
 
-def _ast_solution(answer: list[dict[str, Any]]) -> tuple[Action, ...]:
+def _ast_solution(answer: list[dict[str, Any]], *, omit_optional: bool) -> tuple[Action, ...]:
     calls = []
     for index, expected in enumerate(answer):
         [(name, params)] = expected.items()
-        args = {k: _pick(v) for k, v in params.items() if any(o != "" for o in v)}
+        # "" among a parameter's values: it may be left out (some answers also list values for parameters the
+        # function doc does not have, others mark a required one optional: build() tries both ways)
+        args = {k: _pick(v) for k, v in params.items()
+                if ("" not in v if omit_optional else any(o != "" for o in v))}
         calls.append(ToolCall(id=f"call_{index + 1}", name=name.replace(".", "_"), arguments=json.dumps(args)))
     return (Action(tool_calls=tuple(calls)),)
 
@@ -106,8 +113,27 @@ def _multi_turn_solution(item: dict[str, Any], truth: list[list[str]]) -> tuple[
     return tuple(actions)
 
 
-def build(category: str) -> list[TaskSpec]:
-    tasks = []
+def gold_result(task: TaskSpec) -> Any:
+    """The reference solution as the result :func:`envgym_bfcl.verify.check_result` takes."""
+    if task.metadata["bfcl_category"] in data.MULTI_TURN:
+        from bfcl_eval.model_handler.utils import convert_to_function_call
+
+        turns: list[list[list[str]]] = [[]]
+        for action in task.solution or ():
+            if action.tool_calls:
+                turns[-1].append(convert_to_function_call([{c.name: c.arguments} for c in action.tool_calls]))
+            else:
+                turns.append([])
+        return turns[:-1]
+    first = (task.solution or (Action.say(""),))[0]
+    return [{c.name: c.arguments} for c in first.tool_calls] if first.tool_calls else (first.text or "")
+
+
+def build(category: str) -> tuple[list[TaskSpec], dict[str, str]]:
+    """The category's tasks, and the entries left out with BFCL's reason."""
+    from envgym_bfcl.verify import check_result
+
+    tasks, left_out = [], {}
     answers = data.answers(category)
     for entry_id, item in data.entries(category).items():
         tools = data.tools_of(item)
@@ -120,18 +146,26 @@ def build(category: str) -> list[TaskSpec]:
         elif "relevance" in category:
             solution, limits = _relevance_solution(tools), Limits(max_steps=2)
         else:
-            solution, limits = _ast_solution(answers[entry_id]["ground_truth"]), Limits(max_steps=2)
+            solution, limits = _ast_solution(answers[entry_id]["ground_truth"], omit_optional=True), Limits(max_steps=2)
         metadata = {"bfcl_category": category, "bfcl_id": entry_id, "bfcl_version": data.version()}
         tasks.append(TaskSpec(
             id=entry_id.replace("_", "-").lower(), env_id=env_id(category), split="test",
             instruction=first or "(empty)", limits=limits, solution=solution, tags=("bfcl", category),
             verifiers=(BfclSpec(category=category, entry_id=entry_id),), metadata=metadata))
-    return tasks
+        verdict = check_result(category, entry_id, gold_result(tasks[-1]))
+        if not verdict.get("valid") and category in data.SINGLE_TURN and "relevance" not in category:
+            other = _ast_solution(answers[entry_id]["ground_truth"], omit_optional=False)
+            tasks[-1] = tasks[-1].model_copy(update={"solution": other})
+            verdict = check_result(category, entry_id, gold_result(tasks[-1]))
+        if not verdict.get("valid"):
+            tasks.pop()
+            left_out[entry_id] = str(verdict.get("error_type") or verdict.get("error_message") or verdict)[:200]
+    return tasks, left_out
 
 
 def main() -> None:
     for category in data.CATEGORIES:
-        tasks = build(category)
+        tasks, left_out = build(category)
         folder = suites_root() / suite_name(category)
         folder.mkdir(parents=True, exist_ok=True)
         write_tasks(folder / "tasks.jsonl", tasks)
@@ -141,8 +175,17 @@ def main() -> None:
         Path(folder / "README.md").write_text(
             f"# {suite_name(category)}\n\nBFCL category `{category}` ({len(tasks)} entries, bfcl-eval "
             f"{data.version()}) for `{env_id(category)}`: {kind}, graded by BFCL's own checker "
-            f"(`envgym_bfcl.verify`). Generated by `python -m envgym_bfcl.build`.\n\n{LICENCE}\n", encoding="utf-8")
-        print(f"wrote {len(tasks)} tasks to {folder}")
+            f"(`envgym_bfcl.verify`). Generated by `python -m envgym_bfcl.build`.\n\n{_left_out(left_out)}{LICENCE}\n",
+            encoding="utf-8")
+        print(f"wrote {len(tasks)} tasks to {folder}" + (f" ({len(left_out)} left out)" if left_out else ""))
+
+
+def _left_out(left_out: dict[str, str]) -> str:
+    if not left_out:
+        return ""
+    lines = "\n".join(f"- `{entry_id}`: {reason}" for entry_id, reason in sorted(left_out.items()))
+    return (f"Left out ({len(left_out)}): BFCL's own checker rejects the entry's possible answer, so no answer "
+            f"can pass it:\n\n{lines}\n\n")
 
 
 if __name__ == "__main__":
