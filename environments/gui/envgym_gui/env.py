@@ -42,14 +42,17 @@ from envgym.types import Action, ToolResult
 from envgym.verify import VerifyContext
 from envgym_gui import actions, desktop
 from envgym_gui.actions import CLICKS, ENDINGS, TOOLS, ActionError
-from envgym_gui.desktop import PROFILE, Desktop, DesktopGone
+from envgym_gui.desktop import PREWARM_APPS, PROFILE, Desktop, DesktopGone
 from envgym_gui.files import materialize
 from envgym_gui.observe import GuiObservation, Screenshot, WindowInfo, render, render_tree
 from envgym_gui.state import DesktopState
 from envgym_gui.tamper import KillTheDesktop, QuitEverything, TypeTheClaim
 
-LAUNCH_TIMEOUT_S = 30.0
-"""How long reset waits for the task's application window."""
+LAUNCH_TIMEOUT_S = 90.0
+"""How long reset waits for the task's application window: an upper bound (from a prewarmed desktop on an idle
+host LibreOffice opens a document in about a second; a cold start on a loaded host takes tens of seconds)."""
+SPARE = 1
+"""Started desktops each env adds to the pool it uses: the one its next reset takes."""
 
 
 class DesktopLost(EnvError):
@@ -59,23 +62,30 @@ class DesktopLost(EnvError):
 
 
 class DesktopSandbox(DockerSandbox):
-    """A Docker sandbox whose start brings the desktop up, so a warm pool hands out running desktops."""
+    """A Docker sandbox whose start brings the desktop up (and starts LibreOffice windowless when asked), so a
+    warm pool hands out running desktops."""
 
-    def __init__(self, image: str, *, engine: DockerEngine | None = None) -> None:
+    def __init__(self, image: str, *, engine: DockerEngine | None = None, prewarm: tuple[str, ...] = ()) -> None:
         super().__init__(image, PROFILE, engine=engine)
         self.desktop = Desktop(self)
+        self.prewarm = prewarm
 
     async def start(self) -> None:
         await super().start()
         try:
-            await self.desktop.start()
+            await self.desktop.start(prewarm_apps=self.prewarm)
         except BaseException:
             await self.stop()
             raise
 
 
-def _factory(image: str) -> leases.Factory:
-    return lambda engine: DesktopSandbox(image, engine=engine)
+def pool_for(image: str, app: str | None) -> tuple[str, leases.Factory]:
+    """The warm pool an episode of ``app`` takes its desktop from: LibreOffice's apps from desktops where it
+    already runs windowless (opening a document then costs a fraction of its cold start), the others from
+    plain ones. Returns the pool's key and its factory."""
+    if app in PREWARM_APPS:
+        return f"{image}#office", lambda engine: DesktopSandbox(image, engine=engine, prewarm=PREWARM_APPS[:1])
+    return image, lambda engine: DesktopSandbox(image, engine=engine)
 
 
 class DesktopEnv(Env):
@@ -94,6 +104,8 @@ class DesktopEnv(Env):
             raise ValueError(f"screenshot_scale must be in 0.1..1.0, got {screenshot_scale}")
         self.screenshot, self.screenshot_scale, self.a11y = screenshot, screenshot_scale, a11y
         self.image: str | None = None
+        self._held: set[str] = set()
+        self._key: str | None = None
         self.desktop: Desktop | None = None
         self._sandbox: DesktopSandbox | None = None
         self._final: Literal["done", "fail"] | None = None
@@ -110,17 +122,19 @@ class DesktopEnv(Env):
         chosen = self.choose_task(task, seed, options)
         files = materialize(chosen.initial_state.get("files") or {})
         await self._end_episode()
-        if self.image is None:
-            image = tag_for("desktop")
-            await leases.hold(image, _factory(image))
-            self.image = image
+        self.image = self.image or tag_for("desktop")
+        opening = chosen.initial_state.get("open") or {}
+        key, factory = pool_for(self.image, opening.get("app"))
+        if key not in self._held:
+            await leases.hold(key, factory, spare=SPARE)
+            self._held.add(key)
         self.task, self._final, self._answer, self._files = chosen, None, None, files
-        self._sandbox = await leases.lease(self.image, _factory(self.image))  # type: ignore[assignment]
+        self._sandbox = await leases.lease(key, factory)  # type: ignore[assignment]
+        self._key = key
         self.desktop = self._sandbox.desktop  # type: ignore[union-attr]
         try:
             if files:
                 await self.desktop.write_files(files)
-            opening = chosen.initial_state.get("open")
             if opening:
                 await self.desktop.launch(opening["app"], opening.get("path"))
                 title = opening.get("title") or re.escape(str(opening.get("path", "")).rsplit("/", 1)[-1])
@@ -243,11 +257,11 @@ class DesktopEnv(Env):
     # --- lifetime ------------------------------------------------------------------------------------------
     async def _end_episode(self) -> None:
         sandbox, self._sandbox, self.desktop = self._sandbox, None, None
-        if sandbox is not None and self.image is not None:
-            await leases.release(self.image, sandbox)
+        if sandbox is not None and self._key is not None:
+            await leases.release(self._key, sandbox)
 
     async def close(self) -> None:
         await self._end_episode()
-        image, self.image = self.image, None
-        if image is not None:
-            await leases.unhold(image)
+        held, self._held = self._held, set()
+        for key in sorted(held):
+            await leases.unhold(key, spare=SPARE)
