@@ -148,6 +148,14 @@ def test_a_text_metric_on_a_vm_file_compares_its_path_in_osworld_and_is_skipped(
     assert why == "evaluator: file_contains on a command's output is not mapped"
 
 
+def test_shell_setup_details() -> None:
+    command = "mkdir ~/a && mkdir ~/a/b; echo -e 'caf\u00e9\\n\\\\x' >> ~/a/t.txt\nmkdir -p ~/c/d"
+    config = [{"type": "execute", "parameters": {"command": command, "shell": True}}]
+    files = map_task(task_with(config, {"func": "infeasible"})).initial_state["files"]
+    assert files == {"/home/user/a/t.txt": {"text": "caf\u00e9\n\\x\n"}, f"/home/user/a/b/{KEEP}": {"text": ""},
+                     f"/home/user/c/d/{KEEP}": {"text": ""}}  # a holds b and t.txt: no placeholder of its own
+
+
 def test_open_and_office_launch_pick_the_app() -> None:
     made = [{"type": "command", "parameters": {"command": "touch ~/notes.txt && mkdir -p ~/Docs/a"}}]
     ev = {"func": "infeasible"}
@@ -187,6 +195,8 @@ def test_open_and_office_launch_pick_the_app() -> None:
           "expected": [{"type": "rule", "rules": {"expected": "a"}}, {"type": "rule", "rules": {"expected": "b"}}]},
      "evaluator: conj 'or'"),
     ([], {"func": "", "result": {}, "expected": {}}, "unfinished: "),
+    ([{"type": "launch", "parameters": {"command": ["libreoffice", "--calc", "/home/user/Desktop/movies.xlsx"]}}],
+     {"func": "infeasible"}, "setup: config[0] launches calc on /home/user/Desktop/movies.xlsx, which no setup"),
 ])
 def test_what_cannot_be_reproduced_is_skipped_with_its_reason(config, evaluator, expected) -> None:
     assert reason(task_with(config, evaluator)).startswith(expected)
@@ -205,6 +215,8 @@ def test_what_cannot_be_reproduced_is_skipped_with_its_reason(config, evaluator,
       "evaluator": {"func": "infeasible"}}, "malformed: config[0].parameters must be an object"),
     ({"id": "x", "instruction": "i", "config": [{"type": "execute", "parameters": {"command": 5}}],
       "evaluator": {"func": "infeasible"}}, "malformed: config[0].parameters.command must be a string or a list"),
+    ({"id": "x", "instruction": "i", "evaluator": {"func": "exact_match", "postconfig": "sleep"}},
+     "malformed: evaluator: 'postconfig' must be a list of steps"),
     ({"id": "x", "instruction": "i", "evaluator": {"func": "exact_match", "result": "vm_file", "expected": {}}},
      "malformed: evaluator: exact_match's result getter must be an object"),
     ({"id": "x", "instruction": "i", "evaluator": {"func": ["exact_match", "exact_match"], "result": [VM_FILE],

@@ -33,6 +33,9 @@ Command line (``envgym osworld import`` through the ``envgym.cli`` entry point, 
 
 writes ``tasks.jsonl`` (tasks with a reference), ``without-reference/tasks.jsonl``, ``import-report.json``
 (counts, the source commit, every skipped id with its reason) and copies the repository's ``LICENSE``.
+
+(Longer than most modules: OSWorld's format is one concept, and its setup reader, evaluator mapping and
+skip reasons are read together when a new OSWorld task shape is added.)
 """
 
 from __future__ import annotations
@@ -79,7 +82,6 @@ _NETWORK_STEPS = {"download", "googledrive", "login", "chrome_open_tabs", "chrom
 _NETWORK_GETTERS = {"cloud_file", "googledrive_file", "cache_file", "info_from_website", "pdf_from_url",
                     "gotoRecreationPage_and_get_html_content", "page_info"}
 _NETWORK_WORDS = re.compile(r"\b(apt|apt-get|pip3?|conda|curl|wget|git\s+clone|snap)\b")
-
 
 
 def _in_terminal(command: str) -> list[tuple[str, dict[str, Any]]]:
@@ -152,7 +154,7 @@ def map_task(raw: Any, *, domain: str | None = None, env_id: str = ENV_ID, where
         raise Skip("windows: a Windows task (this desktop is Debian)")
     _refuse_network(config, evaluator)
     files, opening = _setup(config)
-    checks, expect = _evaluator(evaluator, files)
+    checks, expect = _evaluator(evaluator)
     initial: dict[str, Any] = {"files": {p: spec for p, spec in sorted(files.items())},
                                "open": opening or dict(_DEFAULT_OPEN)}
     verifier = _verifier(checks, expect)
@@ -203,7 +205,7 @@ def _entries(source: str | Path | Iterable[dict[str, Any]]) -> Iterable[tuple[st
 
 
 class _Broken(dict):
-    """A file that did not parse: :func:`map_task` reports it (its id is the file)."""
+    """A file that did not parse: :func:`import_tasks` reports it under the file's path."""
 
     def __init__(self, reason: str) -> None:
         super().__init__()
@@ -262,6 +264,9 @@ def _setup(config: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dic
             continue
         if kind == "launch":
             app, path = _launch(params.get("command"), number)
+            if path is not None and app not in ("files", "terminal") and path not in files:
+                raise Skip(f"setup: config[{number}] launches {app} on {path}, which no setup step creates "
+                           "(a download?)")
             open_app(app, path)
         elif kind == "open":
             path = params.get("path")
@@ -362,7 +367,7 @@ def _shell(text: str, files: dict[str, dict[str, Any]], number: int) -> None:
             statements[-1].append(token)
     env: dict[str, str] = {"HOME": HOME}
     for words in filter(None, statements):
-        if words[:3] == ["echo", "password", "|"] or words[:3] == ["echo", "'password'", "|"]:
+        if words[:3] == ["echo", "password", "|"]:  # OSWorld's sudo password on stdin
             words = words[3:]
         while words and words[0] in _SUDO:
             words = words[1:]
@@ -413,18 +418,18 @@ def _statement(words: list[str], files: dict[str, dict[str, Any]], number: int, 
         flags = [a for a in args[:-2] if a in ("-e", "-n", "-en", "-ne")]
         body = " ".join(a for a in args[:-2] if a not in flags)
         if any("e" in f for f in flags):
-            body = body.encode("utf-8").decode("unicode_escape")
+            body = re.sub(r"\\([nt\\])", lambda m: {"n": "\n", "t": "\t", "\\": "\\"}[m[1]], body)
         if not any("n" in f.lstrip("-") for f in flags):
             body += "\n"
         path = _home_path(args[-1], where)
         old = files.get(path, {}).get("text", "") if args[-2] == ">>" else ""
         files[path] = {"text": old + body}
-        parent = str(PurePosixPath(path).parent)
-        files.pop(f"{parent}/{KEEP}", None)
     else:
         raise Skip(f"setup: config[{number}]: command {command!r} is not understood ({text[:60]!r})")
-    for path in [p for p in files if not p.endswith(KEEP)]:
-        files.pop(f"{PurePosixPath(path).parent}/{KEEP}", None)
+    for path in list(files):  # a folder that holds something needs no placeholder
+        inside = PurePosixPath(path).parent if path.endswith(f"/{KEEP}") else PurePosixPath(path)
+        for parent in inside.parents:
+            files.pop(f"{parent}/{KEEP}", None)
 
 
 # ------------------------------------------------------------------------------------------ evaluator
@@ -434,13 +439,15 @@ def _listify(value: Any, n: int) -> list[Any]:
     return list(value) if isinstance(value, list) else [value] * n
 
 
-def _evaluator(ev: dict[str, Any], files: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+def _evaluator(ev: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     func = ev.get("func")
     if func == "infeasible" or func == ["infeasible"]:
         return [], "fail"
     if not func:
         raise Skip("unfinished: the evaluator names no metric function")
     if ev.get("postconfig"):
+        if not isinstance(ev["postconfig"], list):
+            raise Skip("malformed: evaluator: 'postconfig' must be a list of steps")
         kinds = {s.get("type") for s in ev["postconfig"] if isinstance(s, dict)}
         if kinds - {"sleep"}:
             raise Skip(f"postconfig: grading-time steps {sorted(map(str, kinds - {'sleep'}))} are not replayed")
