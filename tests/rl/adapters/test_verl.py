@@ -111,6 +111,7 @@ class ImageServerManager(BackendServerManager):
         return TokenOutput(token_ids=out.completion_ids, log_probs=out.logprobs, stop_reason="completed")
 
 
+@pytest.mark.slow
 async def test_agent_loop_passes_an_episodes_screenshots_to_verl(monkeypatch, tmp_path):
     import functools
     import sys
