@@ -11,7 +11,7 @@ from __future__ import annotations
 SINGLE_TURN = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple",
                "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance")
 """Single-turn categories envgym includes: AST-checked against the possible answers, or relevance-checked."""
-MULTI_TURN = ("multi_turn_base",)
+MULTI_TURN = ("multi_turn_base", "multi_turn_long_context")
 """Multi-turn categories envgym includes: calls executed on BFCL's API simulators, state and responses compared."""
 CATEGORIES = SINGLE_TURN + MULTI_TURN
 
