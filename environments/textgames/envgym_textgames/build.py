@@ -5,6 +5,8 @@ and test lists (``--per-split 0``: every variation, ScienceWorld's full 7,207), 
 ScienceWorld generates for it, replayed to prove it scores 100 (a variation whose gold path does not is
 left out and reported). TextWorld: ``--games`` seeds per challenge family, each generated, its walkthrough
 replayed to prove it wins. Both print one line per task type / family: tasks, gold score, seconds.
+``textworld-games`` generates the games of a TextWorld suite into the cache (a setup step, so that the
+first episodes of each game do not pay for it).
 """
 
 from __future__ import annotations
@@ -64,7 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     tw = sub.add_parser("textworld", help="generated TextWorld games with their walkthroughs")
     tw.add_argument("--games", type=int, default=3, help="seeds per challenge family")
     tw.add_argument("--out", type=Path, required=True, help="the tasks.jsonl to write")
+    games = sub.add_parser("textworld-games", help="generate a TextWorld suite's games into the cache")
+    games.add_argument("--suite", default="text-textworld", help="the suite (name or folder)")
     args = parser.parse_args(argv)
+    if args.game == "textworld-games":
+        from envgym.task import load_suite
+        from envgym_textgames.textworld import game_file
+
+        for task in load_suite(args.suite):
+            start = time.monotonic()
+            path = game_file(task.initial_state)
+            print(f"{task.id:40s} {time.monotonic() - start:6.1f} s  {path}", flush=True)
+        return 0
     if args.game == "scienceworld":
         if args.per_split < 0:
             parser.error("--per-split must be 0 (all) or more")
