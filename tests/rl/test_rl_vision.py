@@ -1,20 +1,19 @@
-"""Screenshots on the RL path: the kernel's image protocol, the image store, the proxy with image parts and
+"""Screenshots on the RL path (the kernel's image protocol is tests/test_images.py): the image store, the proxy
+with image parts and
 exact placeholder ids, a tiny random Qwen2-VL in the transformers backend, the learner's recomputed
 logprobs, the agents' image parts and budget, and the vLLM multimodal path against a loopback fake."""
 
 from __future__ import annotations
 
-import base64
-
 import httpx
 import pytest
-from vision_fakes import COLOURS, ScreenObservation, Shot, data_url, jpeg, png, screen
+from vision_fakes import COLOURS, data_url, jpeg, png, screen
 
 from envgym.agents.openai import OpenAIAgentFactory
-from envgym.images import ObservedImage, fit_image, observation_images
+from envgym.images import fit_image, observation_images
 from envgym.rl import RecordingAgentFactory, RecordingProxy, TransformersBackend, samples_from_episode
 from envgym.rl.vision import REF_SCHEME, ImageError, ImageStore, VisionProcessor
-from envgym.types import FrozenModel, Observation
+from envgym.types import Observation
 
 pytest.importorskip("PIL")
 
@@ -42,45 +41,7 @@ def _user(text, *images):
                                         *({"type": "image_url", "image_url": {"url": u}} for u in images)]}
 
 
-# -- the kernel's protocol -----------------------------------------------------------------------------
-
-
-def test_observation_images_finds_screenshots_of_any_family_by_protocol():
-    web = screen("page", COLOURS["red"], (64, 48))
-    [image] = observation_images(web)
-    assert image.media_type == "image/jpeg" and (image.width, image.height) == (64, 48)
-    assert image.data == base64.b64decode(web.screenshot.jpeg_base64)
-    assert image.sha256.startswith("sha256:") and len(image.sha256) == 71
-
-    class Png(FrozenModel):  # the GUI family's shape
-        width: int
-        height: int
-        png_base64: str
-
-    class Desktop(Observation):
-        screenshot: Png | None = None
-
-    gui = Desktop(text="x", screenshot=Png(width=64, height=48, png_base64=base64.b64encode(png((0, 0, 0))).decode()))
-    assert [i.media_type for i in observation_images(gui)] == ["image/png"]
-    assert observation_images(Observation(text="text only")) == []
-    assert observation_images(ScreenObservation(text="no shot")) == []
-
-    class Own(Observation):
-        def images(self):
-            return [ObservedImage.from_bytes(png((1, 2, 3)), "image/png")]
-
-    assert len(observation_images(Own())) == 1
-
-
-def test_fit_image_keeps_an_image_within_budget_and_leaves_a_small_one_alone():
-    big = observation_images(screen("p", COLOURS["blue"]))[0]
-    small = fit_image(big, max_pixels=320 * 180)
-    assert small.width * small.height <= 320 * 180 and small.width / small.height == pytest.approx(16 / 9, rel=0.02)
-    assert fit_image(big, max_bytes=2_000).data.__len__() <= 2_000
-    same = fit_image(big, max_pixels=1280 * 720, max_bytes=10**7)
-    assert same.sha256 == big.sha256
-    with pytest.raises(ValueError, match="positive"):
-        fit_image(big, max_pixels=0)
+# -- the image store ----------------------------------------------------------------------------------
 
 
 def test_image_store_dedups_by_content_and_resolves_urls(tmp_path):
@@ -260,20 +221,6 @@ async def test_vllm_backend_sends_images_as_features_with_the_token_ids(tokenize
     assert path == "/inference/v1/generate" and generate["token_ids"] == [1, 2, 3]
     assert generate["features"] == {"mm_hashes": ["h"], "n": 1}
     assert generate["sampling_params"]["seed"] == 4 and generate["sampling_params"]["logprobs"] == 0
-
-
-def test_the_families_real_screenshots_are_found():
-    # The web and GUI families' own observation classes (tests may import families; the kernel may not).
-    web = pytest.importorskip("envgym_web.observe")
-    assert set(web.Screenshot.model_fields) == set(Shot.model_fields)  # the fake above is the web shape
-    shot = web.Screenshot(width=64, height=48, jpeg_base64=base64.b64encode(jpeg((1, 2, 3), (64, 48))).decode())
-    [found] = observation_images(web.WebObservation(text="page", screenshot=shot))
-    assert found.media_type == "image/jpeg" and (found.width, found.height) == (64, 48)
-    gui = pytest.importorskip("envgym_gui.observe")
-    desktop = gui.GuiObservation(text="desk", screenshot=gui.Screenshot(
-        width=64, height=48, png_base64=base64.b64encode(png((9, 9, 9))).decode()))
-    [found] = observation_images(desktop)
-    assert found.media_type == "image/png" and found.data == desktop.screenshot.png()
 
 
 async def test_the_trl_adapter_refuses_a_vlm_plainly(vlm):
