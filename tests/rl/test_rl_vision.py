@@ -1,7 +1,6 @@
-"""Screenshots on the RL path (the kernel's image protocol is tests/test_images.py): the image store, the proxy
-with image parts and
-exact placeholder ids, a tiny random Qwen2-VL in the transformers backend, the learner's recomputed
-logprobs, the agents' image parts and budget, and the vLLM multimodal path against a loopback fake."""
+"""Screenshots on the RL path (the kernel's image protocol: tests/test_images.py): the image store, the proxy
+with image parts and exact placeholder ids, a tiny random Qwen2-VL in the transformers backend, the learner's
+recomputed logprobs, the agents' image parts and budget, and the vLLM multimodal path against a loopback fake."""
 
 from __future__ import annotations
 
