@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 HOST_RESOURCE = "envgym_host"
 """The custom resource that makes a Ray node an envgym host; its amount is the host's episode slots."""
 
+PROBE_TIMEOUT_S = 5.0
+"""How long an explicit address may take to accept a connection before the pool gives up (NoHosts)."""
 COLLECT_WAIT_S = 1.0
 """The longest a host holds a collect call that has nothing to return (then the driver asks again)."""
 DISCOVER_EVERY_S = 10.0
@@ -101,6 +103,18 @@ def _agent_factory(agents: AgentSource) -> AgentFactory | None:
         return agents()
     raise SpecError(f"agents must be an AgentConfig, an AgentFactory or a callable returning one, not "
                     f"{type(agents).__name__}", field="agents")
+
+
+def _probe(address: str) -> None:
+    """NoHosts unless something listens at ``address`` (HOST:PORT), within a few seconds."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        raise NoHosts(f"a Ray address is HOST:PORT or auto, not {address!r}")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        raise NoHosts(f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
+                      "ray start --head, or pass --ray auto on its head node") from None
 
 
 class _Host:
@@ -257,6 +271,8 @@ class RayEpisodePool:
             return
         ray = _ray()
         if not ray.is_initialized():
+            if self.address and "://" not in self.address and self.address != "auto":
+                await asyncio.to_thread(_probe, self.address)  # Ray itself retries a wrong address for minutes
             try:
                 await asyncio.to_thread(ray.init, address=self.address or "auto", logging_level=logging.WARNING,
                                         configure_logging=False)

@@ -277,3 +277,17 @@ async def test_train_rollouts_from_ray_hosts_are_the_local_runs(hosts, tmp_path,
                                                                         for line in remote.metrics)
     episodes = sum(s["episodes"] for s in closed[-1].values())
     assert episodes == config.steps * config.episodes_per_step  # every rollout ran on a host
+
+
+def test_eval_with_no_cluster_at_the_address_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    with socket.socket() as closed:  # a loopback port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    result = subprocess.run([sys.executable, "-m", "envgym.cli", "eval", "--suite", "tool-retail", "--agent",
+                             "oracle", "--limit", "1", "--ray", f"127.0.0.1:{port}", "--out", str(tmp_path / "run")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in result.stderr
