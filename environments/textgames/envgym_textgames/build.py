@@ -19,7 +19,7 @@ from pathlib import Path
 from envgym.task import TaskSpec, write_tasks
 
 
-def build_scienceworld(per_split: int, only: list[str] | None = None) -> list[TaskSpec]:
+def build_scienceworld(per_split: int, only: list[str] | None = None, rotate: bool = False) -> list[TaskSpec]:
     from scienceworld import ScienceWorldEnv
 
     from envgym_textgames.scienceworld import STEP_LIMIT, scienceworld_task
@@ -27,13 +27,15 @@ def build_scienceworld(per_split: int, only: list[str] | None = None) -> list[Ta
     sim = ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
     tasks: list[TaskSpec] = []
     try:
-        for name in sim.get_task_names():
+        for index, name in enumerate(sim.get_task_names()):
             if only and name not in only:
                 continue
             start, scores = time.monotonic(), []
             sim.load(name, 0, "")
             splits = {"train": sim.get_variations_train(), "dev": sim.get_variations_dev(),
                       "test": sim.get_variations_test()}
+            if rotate:  # one split per task type, cycling: the bundled sample
+                splits = {split: splits[split] for split in [("train", "dev", "test")[index % 3]]}
             for split, variations in splits.items():
                 for variation in variations[:per_split] if per_split else variations:
                     sim.load(name, variation, "", generateGoldPath=True)
@@ -62,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     sw = sub.add_parser("scienceworld", help="ScienceWorld variations with their gold paths")
     sw.add_argument("--per-split", type=int, default=1, help="variations per task type and split (0: all)")
     sw.add_argument("--task", action="append", help="only this task type (repeatable)")
+    sw.add_argument("--rotate", action="store_true",
+                    help="one split per task type (train, dev, test cycling over the types), as the bundled suite")
     sw.add_argument("--out", type=Path, required=True, help="the tasks.jsonl to write")
     tw = sub.add_parser("textworld", help="generated TextWorld games with their walkthroughs")
     tw.add_argument("--games", type=int, default=3, help="seeds per challenge family")
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.game == "scienceworld":
         if args.per_split < 0:
             parser.error("--per-split must be 0 (all) or more")
-        tasks = build_scienceworld(args.per_split, args.task)
+        tasks = build_scienceworld(args.per_split, args.task, args.rotate)
     else:
         from envgym_textgames.textworld import build_textworld
 
