@@ -1,7 +1,7 @@
 """Containers of repository images: one fresh container per episode and per grading, from a warm pool.
 
 ``lease(image)`` hands out a started container that nobody used before, from a
-:class:`~envgym.sandbox.pool.SandboxPool` shared by every SWE env (and ``envgym swe grade``) on the running
+:mod:`envgym.sandbox.leases` pool shared by every SWE env (and ``envgym swe grade``) on the running
 event loop for that image; ``release`` stops it (in the background: the caller does not wait for the
 removal). An env also ``hold``s the image's pool from its first reset to its close, so the pool stays warm
 between its episodes; the last ``unhold`` / ``release`` of an image waits for the removals and closes the
@@ -36,15 +36,13 @@ import asyncio
 import contextlib
 import os
 import shlex
-from collections.abc import AsyncIterator
 from pathlib import Path
 
+from envgym.sandbox import leases
 from envgym.sandbox.base import Sandbox
-from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym.sandbox.docker import DockerSandbox
 from envgym.sandbox.errors import SandboxError
-from envgym.sandbox.pool import SandboxPool
 from envgym.sandbox.profile import DEFAULT, SandboxProfile
-from envgym.sandbox.reaper import reap
 
 WORKDIR = "/testbed"
 PRISTINE = "/opt/envgym/testbed"
@@ -73,11 +71,10 @@ _COMMIT_ENV = ("GIT_AUTHOR_NAME=envgym GIT_AUTHOR_EMAIL=envgym@localhost GIT_AUT
                "GIT_COMMITTER_DATE='2000-01-01T00:00:00Z'")
 
 SPARE_PER_USER = 2
-"""Started spares per env holding the image's pool: one for its next episode, one for its next grading."""
-MAX_SPARE = 12
-STOP_DELAY_S = 0.25
-"""A given-back container is stopped this much later: a release (submit) is usually followed at once by the
-next reset, and the removal's work on the engine would slow that reset (measured: 2x its p50 without)."""
+"""Started spares per env holding the image's pool: one for its next episode, one for its next grading (capped
+at :data:`envgym.sandbox.leases.MAX_SPARE`; a given-back container is stopped
+:data:`~envgym.sandbox.leases.STOP_DELAY_S` later, since a submit is usually followed at once by the next reset,
+whose p50 doubled with the removal's work on the engine)."""
 _POPULATE = (f"[ -d {PRISTINE}/.git ] || {{ echo 'this image has no {PRISTINE}: rebuild it with "
              f"`envgym swe build`'; exit 3; }}; cp -a {PRISTINE}/. {WORKDIR}/ && cd {WORKDIR} && "
              # the copy has new inodes and ctimes: refresh the index now, not in the reset's checkout
@@ -117,109 +114,34 @@ class SweSandbox(DockerSandbox):
             raise
 
 
-class _Shared:
-    def __init__(self, image: str, profile: SandboxProfile) -> None:
-        self.engine = DockerEngine()
-        self.pool = SandboxPool(image, size=SPARE_PER_USER, profile=profile,
-                                factory=lambda: SweSandbox(image, profile, engine=self.engine))
-        self.users = self.holders = 0
-        self.stopping: set[asyncio.Task[None]] = set()
-        self.hurry = asyncio.Event()
-        self.reaped: asyncio.Future[object] = asyncio.ensure_future(reap(self.engine))
-
-    def resize(self) -> None:
-        self.pool.size = max(1, min(MAX_SPARE, SPARE_PER_USER * self.holders))
-
-
-_shared: dict[tuple[int, str], _Shared] = {}
-
-
-def _use(image: str, profile: SandboxProfile) -> tuple[tuple[int, str], _Shared]:
-    key = (id(asyncio.get_running_loop()), image)
-    shared = _shared.get(key)
-    if shared is None:
-        shared = _shared[key] = _Shared(image, profile)
-    shared.users += 1
-    return key, shared
+def _factory(image: str, profile: SandboxProfile) -> leases.Factory:
+    return lambda engine: SweSandbox(image, profile, engine=engine)
 
 
 async def hold(image: str, *, profile: SandboxProfile = PROFILE) -> None:
     """Keep ``image``'s pool open and sized for one more env until :func:`unhold`."""
-    _, shared = _use(image, profile)
-    shared.holders += 1
-    shared.resize()
+    await leases.hold(image, _factory(image, profile), spare=SPARE_PER_USER)
 
 
 async def unhold(image: str) -> None:
-    shared = _shared.get((id(asyncio.get_running_loop()), image))
-    if shared is not None:
-        shared.holders -= 1
-        shared.resize()
-    await _drop((id(asyncio.get_running_loop()), image))
+    await leases.unhold(image, spare=SPARE_PER_USER)
 
 
 async def lease(image: str, *, profile: SandboxProfile = PROFILE) -> Sandbox:
     """A started container of ``image`` that nobody used, from the loop's shared pool; give it back with
     :func:`release`."""
-    key, shared = _use(image, profile)
-    try:
-        await asyncio.shield(shared.reaped)  # orphans of dead runs go first, as a pool with its own engine does
-        return await shared.pool.acquire()
-    except BaseException:
-        await _drop(key)
-        raise
+    return await leases.lease(image, _factory(image, profile))
 
 
 async def release(image: str, sandbox: Sandbox | None) -> None:
     """Stop ``sandbox`` (never reused; the removal runs in the background) and drop one use of the image's
     pool; the last use waits for every removal and closes the pool."""
-    key = (id(asyncio.get_running_loop()), image)
-    shared = _shared.get(key)
-    try:
-        if sandbox is not None:
-            if shared is None:
-                await sandbox.stop()
-            else:
-                task = asyncio.ensure_future(_stop_later(sandbox, shared.hurry))
-                shared.stopping.add(task)
-                task.add_done_callback(shared.stopping.discard)
-    finally:
-        await _drop(key)
+    await leases.release(image, sandbox)
 
 
-@contextlib.asynccontextmanager
-async def leased(image: str, *, profile: SandboxProfile = PROFILE) -> AsyncIterator[Sandbox]:
+def leased(image: str, *, profile: SandboxProfile = PROFILE) -> contextlib.AbstractAsyncContextManager[Sandbox]:
     """``lease`` ... ``release`` as a block: the grading container's life."""
-    sandbox = await lease(image, profile=profile)
-    try:
-        yield sandbox
-    finally:
-        await release(image, sandbox)
-
-
-async def _stop_later(sandbox: Sandbox, hurry: asyncio.Event) -> None:
-    """Stop ``sandbox`` after :data:`STOP_DELAY_S`, or as soon as ``hurry`` is set (the pool is closing)."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(hurry.wait(), STOP_DELAY_S)
-    await sandbox.stop()
-
-
-async def _drop(key: tuple[int, str]) -> None:
-    shared = _shared.get(key)
-    if shared is None:
-        return
-    shared.users -= 1
-    if shared.users > 0:
-        return
-    del _shared[key]
-    try:
-        shared.hurry.set()  # no more delay: stop them now
-        await asyncio.gather(*shared.stopping, return_exceptions=True)
-        await shared.pool.close()
-    finally:
-        with contextlib.suppress(BaseException):
-            await shared.reaped
-        await shared.engine.close()
+    return leases.leased(image, _factory(image, profile))
 
 
 def reset_script(base_commit: str, message: str) -> str:
@@ -247,5 +169,5 @@ async def reset_repo(sandbox: Sandbox, base_commit: str, message: str) -> None:
 
 
 def pools_in_use() -> dict[str, int]:
-    """Image -> users of the shared pools on any loop (for benchmarks and tests)."""
-    return {image: shared.users for (_, image), shared in _shared.items()}
+    """Pool key -> users of the loop-shared pools (for benchmarks and tests)."""
+    return leases.in_use()
