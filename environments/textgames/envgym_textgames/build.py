@@ -20,11 +20,9 @@ from envgym.task import TaskSpec, write_tasks
 
 
 def build_scienceworld(per_split: int, only: list[str] | None = None, rotate: bool = False) -> list[TaskSpec]:
-    from scienceworld import ScienceWorldEnv
+    from envgym_textgames.scienceworld import new_simulator, scienceworld_task
 
-    from envgym_textgames.scienceworld import STEP_LIMIT, scienceworld_task
-
-    sim = ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
+    sim = new_simulator()
     tasks: list[TaskSpec] = []
     try:
         for index, name in enumerate(sim.get_task_names()):

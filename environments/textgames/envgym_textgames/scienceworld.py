@@ -13,10 +13,14 @@ process-wide idle pool that the next env takes from; ``load`` rebuilds the whole
 crosses episodes. Idle simulators die with the process (py4j's ``die_on_exit``). Each command runs
 ``step`` on the JVM and reads the score; unlike the package's Python ``step`` it does not enumerate the
 valid actions after every move (the slowest part of a step, and not something the agent is shown).
+Left alone a JVM takes a quarter of the machine's memory as heap (ScienceWorld's genetics tasks grow one
+past 4 GB); the simulator starts with :data:`JVM_OPTIONS` (through ``JAVA_TOOL_OPTIONS``, which the package
+passes on to the JVM it launches; the JVM notes it once on stderr).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, ClassVar
 
@@ -27,20 +31,37 @@ from envgym_textgames.game import GameScoreSpec, GameState, TextGameEnv
 
 ENV_ID = "text/scienceworld-v1"
 IDLE_SIMULATORS = 2
-"""Simulators kept warm between envs of one process (each is a JVM of a few hundred MB)."""
+"""Simulators kept warm between envs of one process (each a JVM, its heap bounded by JVM_OPTIONS)."""
+JVM_OPTIONS = "-Xmx1536m -XX:+UseSerialGC"
+"""The simulator's heap bound and a single-threaded collector (many episodes share few cores)."""
 STEP_LIMIT = 100_000  # ScienceWorld's own move limit; envgym's Limits bound the episode instead
 
 _idle: list[Any] = []
 _idle_lock = threading.Lock()
+_launch_lock = threading.Lock()
 
 
 def _take() -> Any:
     with _idle_lock:
         if _idle:
             return _idle.pop()
+    return new_simulator()
+
+
+def new_simulator() -> Any:
+    """A fresh ScienceWorld simulator (a ``scienceworld.ScienceWorldEnv``, its JVM bounded by JVM_OPTIONS)."""
     from scienceworld import ScienceWorldEnv
 
-    return ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
+    with _launch_lock:  # the variable is read by the JVM the constructor spawns, then restored
+        before = os.environ.get("JAVA_TOOL_OPTIONS")
+        os.environ["JAVA_TOOL_OPTIONS"] = f"{before} {JVM_OPTIONS}" if before else JVM_OPTIONS
+        try:
+            return ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
+        finally:
+            if before is None:
+                os.environ.pop("JAVA_TOOL_OPTIONS", None)
+            else:
+                os.environ["JAVA_TOOL_OPTIONS"] = before
 
 
 def _give(simulator: Any) -> None:

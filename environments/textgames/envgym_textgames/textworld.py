@@ -11,7 +11,9 @@ once per machine; ``python -m envgym_textgames.build textworld`` writes the suit
 walkthrough wins. The game runs in-process (Jericho's Z-machine). The reference solution is the game's own
 walkthrough; grading reads the game's score, maximum, won and lost flags (``game_score``: passed iff won).
 Interpreter meta-commands (save, restore, restart, quit, script, undo) are refused as game text: they would
-write files or step outside the episode.
+write files or step outside the episode. TextWorld's loaders share parser state across threads (two games
+loading at once break each other), so every call into the library holds one process-wide lock; its Python
+work holds the GIL anyway.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def game_file(state: dict[str, Any]) -> Path:
         options.path = str(work / "game.z8")
         options.file_ext = ".z8"
         options.force_recompile = True
-        with _quiet():  # compiling replays the walkthrough on the new story file
+        with _LIBRARY, _quiet():  # compiling replays the walkthrough on the new story file
             game = textworld.challenges.CHALLENGES[challenge][1](settings=settings, options=options)
             textworld.generator.compile_game(game, options)
         try:
@@ -118,10 +120,13 @@ def start_game(path: Path) -> Any:
     """Open a generated game with the infos envgym reads (blocking)."""
     import textworld
 
-    with _quiet():
+    with _LIBRARY, _quiet():
         return textworld.start(str(path), request_infos=textworld.EnvInfos(
             score=True, max_score=True, won=True, lost=True, moves=True, objective=True, extras=["walkthrough"]))
 
+
+_LIBRARY = threading.RLock()
+"""Held around every call into textworld (see the module docstring)."""
 
 _GAMES = TaskCache(lambda task: game_file(task.initial_state), max_entries=256)
 
@@ -178,6 +183,11 @@ def build_textworld(games: int) -> list[TaskSpec]:
     return tasks
 
 
+def _close(game: Any) -> None:
+    with _LIBRARY:
+        game.close()
+
+
 class TextWorldEnv(TextGameEnv):
     """``text/textworld-v1``: see the module docstring."""
 
@@ -194,7 +204,7 @@ class TextWorldEnv(TextGameEnv):
 
     def _start(self, task: TaskSpec) -> str:
         path = _GAMES.get(task) if task.hash in _GAMES else game_file(task.initial_state)
-        with self._lock:
+        with self._lock, _LIBRARY:
             if self._game is not None:
                 self._game.close()
                 self._game = None
@@ -205,7 +215,7 @@ class TextWorldEnv(TextGameEnv):
     def _command(self, command: str) -> tuple[str, bool]:
         if command.lower().split()[0] in META_COMMANDS:
             return f"'{command}' is not available in this episode.", False
-        with self._lock:
+        with self._lock, _LIBRARY:
             state, _, done = self._game.step(command)
             self._last = dict(state)
             return state["feedback"].strip(), bool(done and (state["won"] or state["lost"]))
@@ -221,4 +231,4 @@ class TextWorldEnv(TextGameEnv):
         if game is not None:
             import asyncio
 
-            await asyncio.to_thread(game.close)
+            await asyncio.to_thread(_close, game)
