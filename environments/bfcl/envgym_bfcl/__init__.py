@@ -24,5 +24,5 @@ def register_all() -> None:
     for category in CATEGORIES:
         dashed = category.replace("_", "-")
         register(f"bfcl/{dashed}-v1", "envgym_bfcl.env:BfclEnv", kwargs={"category": category},
-                 suites=(f"bfcl-{dashed}",), max_episode_steps=200 if category in MULTI_TURN else 2,
+                 suites=(f"bfcl-{dashed}",), max_episode_steps=200 if category in MULTI_TURN else 5,
                  description=f"BFCL {category} (bfcl-eval), graded by BFCL's checker.")

@@ -75,6 +75,10 @@ def _ast_solution(answer: list[dict[str, Any]], *, omit_optional: bool) -> tuple
     return (Action(tool_calls=tuple(calls)),)
 
 
+SINGLE_TURN_STEPS = 5
+"""A single-turn episode's step limit: the first response is the answer; the rest only end the episode (and
+leave room for ``envgym check``'s error probes)."""
+
 _DEFAULTS = {"string": "x", "integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
 
 
@@ -138,15 +142,16 @@ def build(category: str) -> tuple[list[TaskSpec], dict[str, str]]:
     for entry_id, item in data.entries(category).items():
         tools = data.tools_of(item)
         first = "\n\n".join(m["content"] for m in item["question"][0] if m["role"] != "system")
+        limits = Limits(max_steps=SINGLE_TURN_STEPS)
         if category in data.MULTI_TURN:
             solution = _multi_turn_solution(item, answers[entry_id]["ground_truth"])
             limits = Limits(max_steps=len(solution) + 40, episode_timeout_s=600)
         elif "irrelevance" in category:
-            solution, limits = (Action.say("None of the available functions can do that."),), Limits(max_steps=2)
+            solution = (Action.say("None of the available functions can do that."),)
         elif "relevance" in category:
-            solution, limits = _relevance_solution(tools), Limits(max_steps=2)
+            solution = _relevance_solution(tools)
         else:
-            solution, limits = _ast_solution(answers[entry_id]["ground_truth"], omit_optional=True), Limits(max_steps=2)
+            solution = _ast_solution(answers[entry_id]["ground_truth"], omit_optional=True)
         metadata = {"bfcl_category": category, "bfcl_id": entry_id, "bfcl_version": data.version()}
         tasks.append(TaskSpec(
             id=entry_id.replace("_", "-").lower(), env_id=env_id(category), split="test",
