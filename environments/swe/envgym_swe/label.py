@@ -161,22 +161,20 @@ async def label_instances(instances: Iterable[Instance | dict[str, Any]], repos:
         jobs += [(inst, tag) for inst in members]
         report.specs.update((inst.instance_id, spec) for inst in members)
     semaphore = asyncio.Semaphore(max(1, concurrency))
-    held: list[str] = []
-    try:
-        for image in sorted({tag for _, tag in jobs}):
-            await containers.hold(image)
-            held.append(image)
 
-        async def one(inst: Instance, image: str) -> LabelResult:
-            res = await label_one(inst, image, runs=runs, semaphore=semaphore, test_timeout_s=test_timeout_s)
-            log(f"{inst.instance_id}: " + (f"skipped: {res.reason}" if res.reason else
-                f"{len(res.fail_to_pass)} FAIL_TO_PASS, {len(res.pass_to_pass)} PASS_TO_PASS, "
-                f"{len(res.flaky)} flaky") + f" ({res.seconds:.0f}s)")
-            return res
+    async def one(inst: Instance, image: str) -> LabelResult:
+        res = await label_one(inst, image, runs=runs, semaphore=semaphore, test_timeout_s=test_timeout_s)
+        log(f"{inst.instance_id}: " + (f"skipped: {res.reason}" if res.reason else
+            f"{len(res.fail_to_pass)} FAIL_TO_PASS, {len(res.pass_to_pass)} PASS_TO_PASS, "
+            f"{len(res.flaky)} flaky") + f" ({res.seconds:.0f}s)")
+        return res
 
-        done = await asyncio.gather(*(one(inst, image) for inst, image in jobs))
-    finally:
-        for image in held:
+    done: list[LabelResult] = []
+    for image in dict.fromkeys(tag for _, tag in jobs):  # one image's pool warm at a time: no idle spares
+        await containers.hold(image)
+        try:
+            done += await asyncio.gather(*(one(inst, tag) for inst, tag in jobs if tag == image))
+        finally:
             await containers.unhold(image)
     report.results += done
     order = {str(r.get("instance_id") if isinstance(r, dict) else r.instance_id): n for n, r in enumerate(rows)}
@@ -223,13 +221,12 @@ async def validate_tasks(tasks: Iterable[TaskSpec], *, concurrency: int = 2) -> 
                            + (["the empty patch resolves it"] if empty.passed else []))
         return TaskValidation(str(task.metadata.get("instance_id", task.id)), gold.passed, empty.passed, detail)
 
-    images = sorted({task_image(t) for t in tasks})
-    held: list[str] = []
-    try:
-        for image in images:
-            await containers.hold(image)
-            held.append(image)
-        return list(await asyncio.gather(*(one(t) for t in tasks)))
-    finally:
-        for image in held:
+    done: dict[str, TaskValidation] = {}
+    for image in dict.fromkeys(task_image(t) for t in tasks):  # one image's pool warm at a time
+        await containers.hold(image)
+        try:
+            mine = [t for t in tasks if task_image(t) == image]
+            done.update((t.id, v) for t, v in zip(mine, await asyncio.gather(*map(one, mine)), strict=True))
+        finally:
             await containers.unhold(image)
+    return [done[t.id] for t in tasks]
