@@ -126,6 +126,10 @@ def test_environment_inference_reads_the_repositorys_own_files(tmp_path):
     flat = commit(bare, {"pkg.py": ""}, "flat")
     assert infer_environment(bare, flat).install == "true"  # nothing to install: the tests import from /testbed
     assert infer_environment(repo, first).version != infer_environment(bare, flat).version
+    ancient = commit(repo, {"requirements-dev.txt": "pytest==2.2.3\npy==1.4.7\nmock\n"}, "old pins")
+    assert "pytest==2.2.3" not in infer_environment(repo, ancient).requirements  # the image's pytest instead
+    assert {"mock", "six"} <= set(infer_environment(repo, ancient).requirements)
+    assert not any(r.startswith("py==") for r in infer_environment(repo, ancient).requirements)
 
 
 def test_the_image_packages_are_what_swe_python_installs():

@@ -17,9 +17,11 @@ Nothing is guessed from the code.
 
 The layout (``src`` when ``src/`` holds a package, else ``flat``), the install command, the requirements and
 whether the image's Python (:data:`IMAGE_PYTHON`, Debian bookworm's) satisfies ``requires-python`` make up
-the environment; :attr:`Environment.version` hashes them. A repository whose history moves from a flat to a
-``src/`` layout, or changes its pins, gets one image per environment, never one install shared by commits
-it does not fit (the install of an image runs at one of its commits).
+the environment; :attr:`Environment.version` hashes them. A ``pytest`` pin older than 7 (with its ``py``) is
+replaced by the image's pytest: such pytests do not run on the image's Python, nor does the grader's runner.
+A repository whose history moves from a flat to a ``src/`` layout, or changes its pins, gets one image
+per environment, never one install shared by commits it does not fit (the install of an image runs at one
+of its commits).
 """
 
 from __future__ import annotations
@@ -119,14 +121,25 @@ def _setup_py(text: str) -> dict[str, object]:
     return {}
 
 
+def _too_old_pytest(req: Requirement) -> bool:
+    """A pytest pin no pytest from 7 on satisfies: those do not run on the image's Python, nor the grader's runner."""
+    return canonicalize_name(req.name) == "pytest" and not any(
+        req.specifier.contains(v, prereleases=True) for v in ("7.0", "7.4.4", IMAGE_PACKAGES["pytest"], "9.0"))
+
+
 def _valid(reqs: list[str], own: str | None) -> list[str]:
     kept = []
+    parsed = []
     for text in reqs:
         try:
-            req = Requirement(text)
+            parsed.append(Requirement(text))
         except InvalidRequirement:
             continue
+    old_pytest = any(map(_too_old_pytest, parsed))
+    for req in parsed:
         name = canonicalize_name(req.name)
+        if old_pytest and name in ("pytest", "py"):
+            continue  # the image's pytest instead (``py`` was the old pytest's companion)
         if own is not None and name == own:
             continue  # the project itself (an extra naming its own extras)
         if name in IMAGE_PACKAGES and not req.extras and req.specifier.contains(IMAGE_PACKAGES[name]) and (
