@@ -51,6 +51,10 @@ REQUIREMENT_FILES = ("requirements-test.txt", "requirements_test.txt", "test-req
                      "test_requirements.txt", "requirements-tests.txt", "requirements-dev.txt", "dev-requirements.txt",
                      "requirements/test.txt", "requirements/tests.txt", "requirements/testing.txt",
                      "requirements/dev.txt", "requirements.txt")
+FLAT_INSTALL = DEFAULT_INSTALL + " || echo 'envgym: the editable install failed; the tests import from /testbed'"
+"""A flat layout's install: when the repository's packaging does not build with the image's tools (a
+``license`` string older setuptools refuse, say), the package still imports from ``/testbed``; labelling
+then tells whether the tests run."""
 NO_INSTALL = "true"
 """The install command of a repository with no packaging files: nothing to install, the tests import from
 ``/testbed`` (the grader's runner puts it on ``sys.path``)."""
@@ -138,12 +142,14 @@ def _valid(reqs: list[str], own: str | None) -> list[str]:
     old_pytest = any(map(_too_old_pytest, parsed))
     for req in parsed:
         name = canonicalize_name(req.name)
+        if req.marker is not None and not req.marker.evaluate({"python_version": IMAGE_PYTHON,
+                                                               "python_full_version": IMAGE_PYTHON + ".0"}):
+            continue  # for other Pythons than the image's
         if old_pytest and name in ("pytest", "py"):
             continue  # the image's pytest instead (``py`` was the old pytest's companion)
         if own is not None and name == own:
             continue  # the project itself (an extra naming its own extras)
-        if name in IMAGE_PACKAGES and not req.extras and req.specifier.contains(IMAGE_PACKAGES[name]) and (
-                req.marker is None or req.marker.evaluate({"python_version": IMAGE_PYTHON})):
+        if name in IMAGE_PACKAGES and not req.extras and req.specifier.contains(IMAGE_PACKAGES[name]):
             continue  # the image has it
         kept.append(str(req))
     return kept
@@ -215,6 +221,6 @@ def infer_environment(repo: Path, commit: str) -> Environment:
             problem = f"requires-python {python!r} is not a version specifier"
     if layout == "src" and not packaged:
         problem = problem or "a src/ layout without packaging files: nothing installs it"
-    install = DEFAULT_INSTALL if packaged else NO_INSTALL
+    install = NO_INSTALL if not packaged else DEFAULT_INSTALL if layout == "src" else FLAT_INSTALL
     return Environment(layout=layout, python=python, install=install, requirements=requirements, problem=problem)
 
