@@ -2,10 +2,12 @@
 
 ``text/scienceworld-v1`` plays one (task type, variation) of ScienceWorld's 30 task types; a task names it
 in ``initial_state``: ``{"task_name": "boil", "variation": 3}``. The split of each task is ScienceWorld's
-own (its train/dev/test variations of that task type). The opening observation is the task description and
-the answer to ``look around``; the agent plays with ``act(command)`` (see :mod:`envgym_textgames.game`).
-The game ends when ScienceWorld says it is completed (score 100) or failed (a negative score, e.g. the
-agent focused on the wrong object); grading reads the score back (``game_score``: won iff score 100).
+own (its train/dev/test variations of that task type). The opening observation is the instruction (which
+holds ScienceWorld's task description) and the answer to ``look around``; the agent plays with
+``act(command)`` (see :mod:`envgym_textgames.game`). Answers list objects with each run of tab-indented lines
+sorted (:func:`canonical`; the simulator's own order changes between loads). The game ends when
+ScienceWorld says it is completed (score 100) or failed (a negative score, e.g. the agent focused on the
+wrong object); grading reads the score back (``game_score``: won iff score 100).
 
 The simulator is a JVM (the jar ships in the wheel; Java 17) started through py4j on loopback. Starting
 one takes seconds, so an env keeps its simulator across resets, and a closed env hands it to a small
@@ -72,6 +74,20 @@ def _give(simulator: Any) -> None:
     simulator.close()
 
 
+def canonical(text: str) -> str:
+    """The simulator's text with each run of tab-indented list lines sorted: ScienceWorld lists a room's
+    objects in hash order, which differs between loads of the same variation (envgym's resets must not)."""
+    lines, out = text.split("\n"), []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        out.extend(sorted(lines[i:j]) if j > i else [lines[i]])
+        i = max(j, i + 1)
+    return "\n".join(out)
+
+
 def scienceworld_task(task_name: str, variation: int, split: str, gold: list[str], description: str) -> TaskSpec:
     """The envgym task of one ScienceWorld (task type, variation), with its gold path as the reference."""
     return TaskSpec(
@@ -112,12 +128,11 @@ class ScienceWorldEnv(TextGameEnv):
             sim.load(name, variation, "", generateGoldPath=False)
             sim.server.reset()
             self._score, self._completed = 0, False
-            opening = sim.server.step("look around")
-            return f"{sim.server.freeActionTaskDesc()}\n\n{opening}"
+            return canonical(sim.server.step("look around"))
 
     def _command(self, command: str) -> tuple[str, bool]:
         with self._lock:
-            answer = self._sim.server.step(command)
+            answer = canonical(self._sim.server.step(command))
             self._score = round(100 * self._sim.server.getScore())
             self._completed = bool(self._sim.server.getCompleted())
             return answer, self._completed or self._score < 0
