@@ -152,6 +152,20 @@ async def test_typing_saving_keys_and_bad_input_in_the_editor(desktop):
         await asyncio.sleep(0.1)
     assert await d.clipboard() == "first line\ntyped by envgym\n"
 
+    text = next(e for e in await d.a11y_tree() if e.role == "text" and e.text and "typed by envgym" in e.text)
+    x, y = text.bbox[0] + 12, text.bbox[1] + 8  # on the word "first"
+    await d.click(x, y, count=2)  # a double click selects the word under the pointer
+    await d.key("ctrl+c")
+    for _ in range(50):
+        if await d.clipboard() == "first":
+            break
+        await asyncio.sleep(0.1)
+    assert await d.clipboard() == "first"
+    await d.move(x + 5, y + 5)
+    await d.scroll(x, y, "down", 2)
+    await d.drag(x, y, x + 30, y)
+    await d.hold_key("shift", 0.2)
+
     for bad in ("ctrl+nosuchkey", "", "Retrun"):
         with pytest.raises(ActionError, match="key"):
             await d.key(bad)

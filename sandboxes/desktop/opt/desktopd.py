@@ -352,8 +352,11 @@ class Root:
         seconds = req.get("seconds", 1.0)
         if not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_HOLD_S:
             raise action_error(f"seconds must be in 0..{MAX_HOLD_S}, got {seconds!r}")
-        self.xdotool("keydown", "--", *combos, "sleep", str(float(seconds)), "keyup", "--", *reversed(combos),
-                     timeout=MAX_HOLD_S + 10)
+        self.xdotool("keydown", "--", *combos)
+        try:
+            time.sleep(float(seconds))
+        finally:
+            self.xdotool("keyup", "--", *reversed(combos))
         return {}
 
     def op_windows(self, req: dict) -> dict:
@@ -634,11 +637,12 @@ class User:
             return len(states) > bit // 32 and bool(states[bit // 32] & (1 << (bit % 32)))
 
         chosen: list[tuple[str, str, str, dict]] = []  # (bus name, path, id, element)
-        active = int(st.ACTIVE)
+        pids = self._calls([("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                             "GetConnectionUnixProcessID", GLib.Variant("(s)", (name,))) for name, _ in apps])
+        focused = self.active_pid()
 
         def focused_first(entry: tuple) -> int:  # the app holding the active window is read first
-            _, ((_, app_path), items) = entry
-            return 0 if items and any(item[2][1] == app_path and has(item[-1], active) for item in items[0]) else 1
+            return 0 if focused and pids[entry[0]] and pids[entry[0]][0] == focused else 1
 
         for app_index, ((name, app_path), items) in sorted(enumerate(zip(apps, trees)), key=focused_first):
             if not items:
@@ -691,6 +695,27 @@ class User:
             if result is not None:
                 chosen[k][3][key] = list(result[0]) if key == "bbox" else result[0]
         return {"elements": [element for *_, element in chosen]}
+
+    def active_pid(self) -> int | None:
+        """The pid of the application whose window has the focus (``_NET_WM_PID``), if any."""
+        from Xlib import Xatom, display
+
+        try:
+            d = display.Display(DISPLAY)
+        except Exception:  # noqa: BLE001 - no X server: no focus
+            return None
+        try:
+            root = d.screen().root
+            active = root.get_full_property(d.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
+            if not active or not active.value[0]:
+                return None
+            win = d.create_resource_object("window", int(active.value[0]))
+            pid = win.get_full_property(d.intern_atom("_NET_WM_PID"), Xatom.CARDINAL)
+            return int(pid.value[0]) if pid else None
+        except Exception:  # noqa: BLE001 - the window closed meanwhile
+            return None
+        finally:
+            d.close()
 
     def text_roles(self) -> set[int]:
         at = self.atspi
