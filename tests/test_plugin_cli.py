@@ -89,8 +89,8 @@ def test_first_party_subcommands_come_through_the_entry_point_group():
     assert hooks["train"].endswith(".train.cli:add_parser")
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert {"list", "check", "tasks", "eval", "leaderboard", "sandbox", "train", "swe"} <= set(sub.choices)
-    swe = sub.choices["swe"]._actions[-1].choices  # unchanged: import, build, grade
-    assert set(swe) == {"import", "build", "grade"}
+    swe = sub.choices["swe"]._actions[-1].choices
+    assert set(swe) == {"import", "build", "grade", "mine", "label", "forget"}
 
 
 BROKEN_HALFWAY = """

@@ -6,3 +6,5 @@ registered through the ``envgym.cli`` entry point). Every call goes through ``en
 direction, an env whose tools are an MCP server's, is the ``envgym_mcp`` plug-in. Importing this package
 needs nothing; :mod:`envgym.mcp.serve` needs the ``mcp`` extra (``mcp>=2.3``).
 """
+
+__all__: list[str] = []

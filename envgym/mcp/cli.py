@@ -25,12 +25,13 @@ def add_parser(subparsers: Any) -> None:
     mcp = subparsers.add_parser("mcp", help="serve an episode's tools over the Model Context Protocol")
     actions = mcp.add_subparsers(dest="mcp_command", required=True)
     p = actions.add_parser("serve", help="serve one episode of ENV_ID as an MCP server (stdio or HTTP on 127.0.0.1)")
-    p.add_argument("env_id", metavar="ENV_ID")
+    p.add_argument("env_id", metavar="ENV_ID", help="the environment id (family/name-vN) whose episode is served")
     p.add_argument("--task", help="task id in the env's suites or in --tasks (default: drawn with --seed)")
     p.add_argument("--tasks", type=Path, metavar="FILE", help="a JSONL task file to take the task from (default: "
                    "the env's suites)")
     p.add_argument("--seed", type=int, default=0, help="seed of the draw when no --task is named")
-    p.add_argument("--transport", choices=("http", "stdio"), default="http")
+    p.add_argument("--transport", choices=("http", "stdio"), default="http",
+                   help="http: Streamable HTTP on 127.0.0.1 at a per-episode token URL; stdio: JSON-RPC on stdio")
     p.add_argument("--port", type=int, default=0, help="HTTP port on 127.0.0.1 (default: a free one)")
     p.add_argument("--verdict", type=Path, help="write the episode's verdict (JSON) to this file when it ends")
     p.set_defaults(fn=_cmd_serve)
