@@ -131,6 +131,9 @@ def test_environment_inference_reads_the_repositorys_own_files(tmp_path):
     assert "pytest==2.2.3" not in infer_environment(repo, ancient).requirements  # the image's pytest instead
     assert {"mock", "six"} <= set(infer_environment(repo, ancient).requirements)  # enum34: not for Python 3.11
     assert not any(r.startswith("enum34") for r in infer_environment(repo, ancient).requirements)
+    assert infer_environment(repo, ancient).test_cmd is None
+    covered = commit(repo, {"tox.ini": "[pytest]\naddopts = --cov=r -q\n"}, "coverage")
+    assert infer_environment(repo, covered).test_cmd.endswith("-o addopts=")  # no coverage plugin in the image
     assert not any(r.startswith("py==") for r in infer_environment(repo, ancient).requirements)
 
 

@@ -17,7 +17,9 @@ Nothing is guessed from the code.
 
 The layout (``src`` when ``src/`` holds a package, else ``flat``), the install command, the requirements and
 whether the image's Python (:data:`IMAGE_PYTHON`, Debian bookworm's) satisfies ``requires-python`` make up
-the environment; :attr:`Environment.version` hashes them. A ``pytest`` pin older than 7 (with its ``py``) is
+the environment; :attr:`Environment.version` hashes them. pytest ``addopts`` (``pyproject.toml``,
+``pytest.ini``, ``setup.cfg``, ``tox.ini``) that ask for coverage give the test command
+:data:`NO_ADDOPTS`. A ``pytest`` pin older than 7 (with its ``py``) is
 replaced by the image's pytest: such pytests do not run on the image's Python, nor does the grader's runner.
 A repository whose history moves from a flat to a ``src/`` layout, or changes its pins, gets one image
 per environment, never one install shared by commits it does not fit (the install of an image runs at one
@@ -55,6 +57,9 @@ FLAT_INSTALL = DEFAULT_INSTALL + " || echo 'envgym: the editable install failed;
 """A flat layout's install: when the repository's packaging does not build with the image's tools (a
 ``license`` string older setuptools refuse, say), the package still imports from ``/testbed``; labelling
 then tells whether the tests run."""
+NO_ADDOPTS = "python3 -m pytest -rA --tb=short -p no:cacheprovider -o addopts="
+"""The test command of a repository whose pytest ``addopts`` name coverage options (``--cov…``): coverage
+plugins are not installed and coverage is not what grading measures (the bundled suites run the same way)."""
 NO_INSTALL = "true"
 """The install command of a repository with no packaging files: nothing to install, the tests import from
 ``/testbed`` (the grader's runner puts it on ``sys.path``)."""
@@ -70,6 +75,8 @@ class Environment:
     install: str
     requirements: tuple[str, ...]
     problem: str | None = None
+    test_cmd: str | None = None
+    """None: the grader's default; :data:`NO_ADDOPTS` when the repository's pytest ``addopts`` asks for coverage."""
 
     @property
     def version(self) -> str:
@@ -164,6 +171,7 @@ def infer_environment(repo: Path, commit: str) -> Environment:
     own = None
     packaged = any(n in top for n in ("pyproject.toml", "setup.py", "setup.cfg"))
     pyproject = _show(repo, commit, "pyproject.toml") if "pyproject.toml" in top else None
+    data: dict = {}
     if pyproject:
         try:
             data = tomllib.loads(pyproject)
@@ -222,5 +230,15 @@ def infer_environment(repo: Path, commit: str) -> Environment:
     if layout == "src" and not packaged:
         problem = problem or "a src/ layout without packaging files: nothing installs it"
     install = NO_INSTALL if not packaged else DEFAULT_INSTALL if layout == "src" else FLAT_INSTALL
-    return Environment(layout=layout, python=python, install=install, requirements=requirements, problem=problem)
+    addopts = str(data.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("addopts", ""))
+    for name, section in (("pytest.ini", "pytest"), ("setup.cfg", "tool:pytest"), ("tox.ini", "pytest")):
+        if name in top:
+            ini = configparser.ConfigParser(interpolation=None)
+            try:
+                ini.read_string(_show(repo, commit, name) or "")
+            except configparser.Error:
+                continue
+            addopts += " " + ini.get(section, "addopts", fallback="")
+    return Environment(layout=layout, python=python, install=install, requirements=requirements, problem=problem,
+                       test_cmd=NO_ADDOPTS if "--cov" in addopts else None)
 

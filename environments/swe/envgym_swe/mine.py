@@ -160,7 +160,7 @@ def mine_repository(path: str | Path, *, repo: str | None = None, since: str | N
             "instance_id": f"{owner_name}-{commit[:10]}", "repo": name, "base_commit": parent,
             "patch": patch, "test_patch": test_patch, "problem_statement": problem,
             "FAIL_TO_PASS": [], "PASS_TO_PASS": [], "version": env.version, "install": env.install,
-            "requirements": list(env.requirements),
+            "requirements": list(env.requirements), **({"test_cmd": env.test_cmd} if env.test_cmd else {}),
             "created_at": _git(path, "log", "-1", "--format=%aI", commit).strip(),
             "fix_commit": commit, "environment": {"layout": env.layout, "python": env.python},
         })
