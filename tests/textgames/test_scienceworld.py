@@ -52,3 +52,22 @@ async def test_unknown_task_type_and_variation_are_env_errors() -> None:
                       {"task_name": "find-plant"}):
             with pytest.raises(EnvError):
                 await env.reset(task=task.model_copy(update={"initial_state": state}))
+
+
+def test_vector_lockstep_facade_plays_two_episodes() -> None:
+    import json
+
+    from envgym.vector import GymnasiumVectorEnv
+
+    envs = GymnasiumVectorEnv("text/scienceworld-v1", num_envs=2)
+    try:
+        observations, _ = envs.reset(seed=0, options={"split": "test"})
+        assert all("This room is called" in json.loads(o)["text"] for o in observations)
+        look = json.dumps({"name": "act", "arguments": {"command": "look around"}})
+        observations, _, terminations, _, _ = envs.step([look, look])
+        assert not terminations.any()
+        assert all("This room is called" in json.loads(o)["tool_results"][0]["content"] for o in observations)
+        _, rewards, terminations, _, _ = envs.step(["I am done.", "I am done."])
+        assert terminations.all() and (rewards == 0.0).all()  # graded by the kernel: nothing was won
+    finally:
+        envs.close()
