@@ -52,7 +52,7 @@ def _open(path: str) -> dict[str, Any]:
 def _goto(row: int, col: int = 0) -> list:
     """To the cell at zero-based (row, col) through the Name Box (Ctrl+Shift+F5), not by repeated arrows: a
     run of arrow keys is what a loaded desktop garbles (lost or auto-repeated presses)."""
-    return [key("ctrl+shift+F5"), typed(f"{chr(65 + col)}{row + 1}"), key("Return")]
+    return [key("Escape ctrl+shift+F5"), typed(f"{chr(65 + col)}{row + 1}"), key("Return")]
 
 
 def _enter(text: str) -> list:
