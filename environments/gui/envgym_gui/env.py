@@ -51,6 +51,8 @@ from envgym_gui.tamper import KillTheDesktop, QuitEverything, TypeTheClaim
 LAUNCH_TIMEOUT_S = 90.0
 """How long reset waits for the task's application window: an upper bound (from a prewarmed desktop on an idle
 host LibreOffice opens a document in about a second; a cold start on a loaded host takes tens of seconds)."""
+PREWARM_TIMEOUT_S = 240.0
+"""How long a pool's desktop may take to start LibreOffice windowless (in the background, before it is leased)."""
 SPARE = 1
 """Started desktops each env adds to the pool it uses: the one its next reset takes."""
 
@@ -74,9 +76,22 @@ class DesktopSandbox(DockerSandbox):
         await super().start()
         try:
             await self.desktop.start(prewarm_apps=self.prewarm)
+            if self.prewarm:  # handed out only once LibreOffice answers on its pipe: a launch then joins it
+                await self._office_ready()
         except BaseException:
             await self.stop()
             raise
+
+    async def _office_ready(self) -> None:
+        deadline = asyncio.get_running_loop().time() + PREWARM_TIMEOUT_S
+        while True:
+            found = await self.session.exec(["sh", "-c", "ls /tmp/OSL_PIPE_*_SingleOfficeIPC_* 2>/dev/null"],
+                                            timeout=10)
+            if found.stdout.strip():
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise EnvError(f"LibreOffice did not start within {PREWARM_TIMEOUT_S:.0f} s in {self.id}")
+            await asyncio.sleep(0.25)
 
 
 def pool_for(image: str, app: str | None) -> tuple[str, leases.Factory]:
