@@ -8,6 +8,7 @@ know envgym::
     ├── SpecError(ValueError)            a task file, spec or config is invalid (names file/line/field)
     ├── RegistryError(KeyError)          an env id is malformed, unknown (did-you-mean) or registered twice
     │   └── PluginError(ImportError)     an entry-point plug-in failed to load
+    ├── ExtraMissing(ImportError)        an env needs an extra that is not installed (names the pip command)
     ├── EnvError(RuntimeError)           the environment broke (not the agent's fault)
     │   ├── ResetNeeded                  step() before reset(), or after the episode ended
     │   ├── EnvClosed                    any call after close()
@@ -66,6 +67,15 @@ class RegistryError(EnvgymError, KeyError):
 
 class PluginError(RegistryError, ImportError):
     """An ``envgym.environments`` entry point could not be loaded."""
+
+
+class ExtraMissing(EnvgymError, ImportError):
+    """An env's plug-in is installed but the optional packages it runs on are not (``pip install 'envgym[X]'``).
+
+    ``envgym check --all`` lists such envs as skipped, with this message, instead of failing on them; naming
+    one explicitly is still an error. Infrastructure, not the agent's: the episode never started."""
+
+    blame = "infra"
 
 
 class EnvError(EnvgymError, RuntimeError):

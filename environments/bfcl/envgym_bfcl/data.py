@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from envgym.errors import SpecError
+from envgym.errors import ExtraMissing, SpecError
 from envgym_bfcl import CATEGORIES, MULTI_TURN, SINGLE_TURN
 
 __all__ = ["CATEGORIES", "MODEL_NAME", "MULTI_TURN", "SINGLE_TURN", "answers", "entries", "entry", "tools_of",
@@ -30,7 +30,7 @@ def version() -> str:
     try:
         return installed("bfcl-eval")
     except PackageNotFoundError:
-        raise SpecError("the bfcl envs need the bfcl extra: pip install 'envgym[bfcl]' (bfcl-eval)") from None
+        raise ExtraMissing("the bfcl envs need the bfcl extra: pip install 'envgym[bfcl]' (bfcl-eval)") from None
 
 
 def _utils() -> Any:
