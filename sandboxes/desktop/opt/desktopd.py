@@ -52,8 +52,8 @@ APPS = {
 """App key -> argv; the path (a file, or for ``files``/``terminal`` a folder) is appended or is the cwd."""
 FOLDER_APPS = {"terminal"}
 """Apps that take their path as the working directory, not as an argument."""
-PREWARM = {"calc": ["soffice", "--invisible", "--norestore", "--nologo", "--nolockcheck", "--nodefault"],
-           "writer": ["soffice", "--invisible", "--norestore", "--nologo", "--nolockcheck", "--nodefault"]}
+PREWARM = {"calc": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"],
+           "writer": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"]}
 """Apps that can be started ahead of the episode, windowless, so that opening a document is quick."""
 MAX_TYPE = 4000
 """Longest ``type`` text (characters); longer is the caller's error."""
@@ -614,87 +614,88 @@ class User:
         return results
 
     def op_a11y(self, req: dict) -> dict:
-        """Each app's whole tree in one ``Cache.GetItems`` call, then the extents (and the text of editable
-        nodes) of the showing ones, pipelined. Ids are child-index paths: app index, then index in parent; the
-        app holding the active window comes first."""
+        """The showing nodes of every app, read level by level with each level's D-Bus calls pipelined (a few
+        round trips per level instead of several per node). Ids are child-index paths (app index, then index in
+        parent); the app holding the active window comes first; output is depth first."""
         from gi.repository import GLib
 
         self.desktop()
         at = self.atspi
         max_nodes = int(req.get("max_nodes", 400))
         st = at.StateType
-        showing, managing = int(st.SHOWING), int(st.MANAGES_DESCENDANTS)
         interesting = [(int(state), label) for state, label in (
             (st.FOCUSED, "focused"), (st.SELECTED, "selected"), (st.CHECKED, "checked"), (st.EXPANDED, "expanded"),
             (st.EDITABLE, "editable"), (st.ACTIVE, "active"))]
+        showing, managing, editable = int(st.SHOWING), int(st.MANAGES_DESCENDANTS), int(st.EDITABLE)
+        acc = "org.a11y.atspi.Accessible"
         root = "/org/a11y/atspi/accessible/root"
-        apps = self._calls([("org.a11y.atspi.Registry", root, "org.a11y.atspi.Accessible", "GetChildren", None)])[0]
-        apps = apps[0] if apps else []
-        trees = self._calls([(name, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache", "GetItems", None)
-                             for name, _ in apps], timeout_ms=10000)
 
         def has(states: list[int], bit: int) -> bool:
             return len(states) > bit // 32 and bool(states[bit // 32] & (1 << (bit % 32)))
 
-        chosen: list[tuple[str, str, str, dict]] = []  # (bus name, path, id, element)
+        apps = self._calls([("org.a11y.atspi.Registry", root, acc, "GetChildren", None)])[0]
+        apps = list(apps[0]) if apps else []
         pids = self._calls([("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                              "GetConnectionUnixProcessID", GLib.Variant("(s)", (name,))) for name, _ in apps])
         focused = self.active_pid()
-
-        def focused_first(entry: tuple) -> int:  # the app holding the active window is read first
-            return 0 if focused and pids[entry[0]] and pids[entry[0]][0] == focused else 1
-
-        for app_index, ((name, app_path), items) in sorted(enumerate(zip(apps, trees)), key=focused_first):
-            if not items:
-                continue
-            nodes, children = {}, {}
-            for item in items[0]:
-                path, parent = item[0][1], item[2][1]
-                if len(item) == 10:  # (ref, app, parent, index, child count, ifaces, name, role, descr, states)
-                    index, ifaces, label, role, states = item[3], item[5], item[6], item[7], item[9]
-                else:  # older bridges: (ref, app, parent, children, ifaces, name, role, descr, states)
-                    index, ifaces, label, role, states = -1, item[4], item[5], item[6], item[8]
-                nodes[path] = (index, ifaces, label, role, states)
-                children.setdefault(parent, []).append(path)
-            for kids in children.values():
-                kids.sort(key=lambda p: nodes[p][0])
-            tops = children.get(app_path) or [p for p in nodes if p == app_path]
-
-            def walk(path: str, ident: str, depth: int) -> None:
-                if len(chosen) >= max_nodes or path not in nodes:
-                    return
-                index, ifaces, label, role, states = nodes[path]
+        order = sorted(range(len(apps)), key=lambda i: 0 if focused and pids[i] and pids[i][0] == focused else 1)
+        nodes: dict[str, dict] = {}  # ident -> element (+ private keys)
+        kids: dict[str, list[str]] = {}
+        level = [(apps[i][0], apps[i][1], str(i), 0) for i in order]
+        kept = 0
+        while level and kept < max_nodes:
+            calls = []
+            for name, path, _, _ in level:
+                calls += [(name, path, "org.freedesktop.DBus.Properties", "GetAll", GLib.Variant("(s)", (acc,))),
+                          (name, path, acc, "GetRole", None), (name, path, acc, "GetState", None)]
+            answers = self._calls(calls)
+            parents = []
+            for k, (name, path, ident, depth) in enumerate(level):
+                props, role, states = answers[3 * k: 3 * k + 3]
+                if props is None or role is None or states is None:
+                    continue
+                props, role, states = props[0], role[0], list(states[0])
                 if depth > 0 and not has(states, showing):
-                    return
-                chosen.append((name, path, ident, {
-                    "id": ident, "role": at.role_get_name(at.Role(role)) if role < int(at.Role.LAST_DEFINED) else str(role),
-                    "name": label or "", "states": [lbl for bit, lbl in interesting if has(states, bit)],
-                    "bbox": None, "depth": depth, "text": None,
-                    "_component": "org.a11y.atspi.Component" in ifaces,
-                    "_text": "org.a11y.atspi.Text" in ifaces and (has(states, int(st.EDITABLE)) or
-                                                                 role in self.text_roles())}))
-                if has(states, managing) and len(children.get(path, [])) > 200:
-                    return
-                for i, child in enumerate(children.get(path, [])[:200]):
-                    walk(child, f"{ident}.{nodes[child][0] if nodes[child][0] >= 0 else i}", depth + 1)
+                    continue
+                if kept >= max_nodes:
+                    break
+                kept += 1
+                nodes[ident] = {"id": ident, "role": at.role_get_name(at.Role(role)) if role < int(at.Role.LAST_DEFINED)
+                                else str(role), "name": props.get("Name") or "",
+                                "states": [lbl for bit, lbl in interesting if has(states, bit)], "bbox": None,
+                                "depth": depth, "text": None, "_ref": (name, path),
+                                "_text": role in self.text_roles() or has(states, editable)}
+                count = int(props.get("ChildCount") or 0)
+                if count and not (has(states, managing) and count > 200):
+                    parents.append((name, path, ident, depth))
+            children = self._calls([(name, path, acc, "GetChildren", None) for name, path, _, _ in parents])
+            level = []
+            for (_, _, ident, depth), refs in zip(parents, children):
+                refs = list(refs[0])[:200] if refs else []
+                kids[ident] = [f"{ident}.{i}" for i in range(len(refs))]
+                level += [(bus, path, f"{ident}.{i}", depth + 1) for i, (bus, path) in enumerate(refs)]
+        ordered: list[dict] = []
 
-            if app_path in nodes:
-                walk(app_path, str(app_index), 0)
-            else:
-                for i, top in enumerate(tops):
-                    walk(top, f"{app_index}.{i}", 1)
+        def dfs(ident: str) -> None:
+            if ident in nodes:
+                ordered.append(nodes[ident])
+                for child in kids.get(ident, []):
+                    dfs(child)
+
+        for i in order:
+            dfs(str(i))
         calls, slots = [], []
-        for k, (name, path, _, element) in enumerate(chosen):
-            if element.pop("_component"):
-                calls.append((name, path, "org.a11y.atspi.Component", "GetExtents", GLib.Variant("(u)", (0,))))
-                slots.append((k, "bbox"))
+        for k, element in enumerate(ordered):
+            name, path = element.pop("_ref")
+            calls.append((name, path, "org.a11y.atspi.Component", "GetExtents", GLib.Variant("(u)", (0,))))
+            slots.append((k, "bbox"))
             if element.pop("_text"):
                 calls.append((name, path, "org.a11y.atspi.Text", "GetText", GLib.Variant("(ii)", (0, 200))))
                 slots.append((k, "text"))
         for (k, key), result in zip(slots, self._calls(calls)):
             if result is not None:
-                chosen[k][3][key] = list(result[0]) if key == "bbox" else result[0]
-        return {"elements": [element for *_, element in chosen]}
+                ordered[k][key] = list(result[0]) if key == "bbox" else result[0]
+        return {"elements": ordered}
 
     def active_pid(self) -> int | None:
         """The pid of the application whose window has the focus (``_NET_WM_PID``), if any."""
