@@ -19,6 +19,9 @@ as kernel channels (:meth:`envgym.sandbox.Sandbox.channel`, JSON lines over one 
     png = await desktop.screenshot()
     await desktop.key("ctrl+s")
 
+``start(prewarm_apps=("calc",))`` starts LibreOffice without a window while the desktop waits in a pool, so
+that opening a document at reset takes its own time only, not LibreOffice's cold start (several seconds).
+
 Errors: the agent's bad input (unknown key name, off-screen coordinates, an element that is gone, a 1 MB
 ``type``) is :class:`ActionError`; the X server or the session dead while the container runs (the agent
 killed it) is :class:`DesktopGone`; the container dead is the kernel's :class:`~envgym.sandbox.SandboxCrashed`
