@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import copy
 import json
 import sqlite3
 from typing import Any, ClassVar, Literal
@@ -114,9 +115,6 @@ class TextGameEnv(Env):
     def _state(self) -> GameState:
         """The engine's score and flags now (blocking)."""
 
-    def _intro(self, task: TaskSpec, opening: str) -> str:
-        return f"{task.instruction}\n\n{opening}".strip()
-
     async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         self.task = self.choose_task(task, seed, options)
@@ -125,8 +123,9 @@ class TextGameEnv(Env):
         opening = await asyncio.to_thread(self._start, self.task)
         self._started, self._over = True, False
         self._calls, self._answer = [], None
-        return Observation(text=self._intro(self.task, opening)), {"tools": TOOLS, "task_id": self.task.id,
-                                                                    "split": self.task.split}
+        text = f"{self.task.instruction}\n\n{opening}".strip()
+        return Observation(text=text), {"tools": copy.deepcopy(TOOLS), "task_id": self.task.id,
+                                        "split": self.task.split}
 
     async def step(self, action: Action) -> StepResult:
         if not action.tool_calls:
