@@ -92,7 +92,8 @@ def scienceworld_task(task_name: str, variation: int, split: str, gold: list[str
     """The envgym task of one ScienceWorld (task type, variation), with its gold path as the reference."""
     return TaskSpec(
         id=f"scienceworld-{task_name}-v{variation}", env_id=ENV_ID, split=split,  # type: ignore[arg-type]
-        instruction=f"ScienceWorld task '{task_name}': {description}\nUse act(command) to play; "
+        instruction=f"ScienceWorld task '{task_name}': {description.removeprefix('Task Description:').strip()}\n"
+                    "Use act(command) to play; "
                     "send a message without tool calls when you are done.",
         initial_state={"task_name": task_name, "variation": variation},
         limits=Limits(max_steps=max(100, 2 * len(gold)), episode_timeout_s=1800, step_timeout_s=120),
