@@ -44,7 +44,11 @@ class SlowOracle(OracleFactory):
 
 async def test_interrupted_run_resumes_without_duplicates(tmp_path):
     run = asyncio.create_task(evaluate(_config(runs=4), tmp_path / "run", concurrency=2, factory=SlowOracle()))
-    await asyncio.sleep(0.5)
+    written = tmp_path / "run" / "records.jsonl"
+    for _ in range(600):  # cancel once the first record is down (a fixed sleep is too short on a loaded host)
+        await asyncio.sleep(0.05)
+        if written.exists() and written.read_text().count("\n") >= 1:
+            break
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
