@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Host prerequisites from Debian's packages, idempotent; run as root (CI and these machines are).
 #   - Chromium (browser tests, leaderboard page check), its headless shell (what the web envs drive: several
-#     times faster to open pages than the full browser) and make.
+#     times faster to open pages than the full browser), make, and Java 17 (ScienceWorld's simulator).
 #   - Docker (docker.io) and debootstrap for the sandboxes; dockerd is started when it is not answering.
 #   - The sandbox base image, built from Debian packages when its content-hash tag is missing
 #     (sandboxes/base/build.sh; no registry is reachable, so nothing is ever pulled).
@@ -12,6 +12,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 command -v make >/dev/null 2>&1 || need+=(make)
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)  # ScienceWorld's simulator runs on the JVM
 if [ "${ENVGYM_SKIP_DOCKER:-0}" != 1 ]; then
   command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
   command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
