@@ -72,6 +72,9 @@ class SandboxProfile(BaseModel):
     lifetime_s: int = 3600
     """PID 1 sleeps this long, then the container ends even if nobody stops it."""
     environment: dict[str, str] = Field(default_factory=dict)
+    hostname: str | None = Field(default=None, pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+    """The container's hostname; None lets Docker use the container id (which differs per container, and so
+    does anything that shows it: a shell prompt on a screenshot)."""
     extra_host_config: dict[str, Any] = Field(default_factory=dict)
     """Raw Docker HostConfig keys merged last; they pass the validator like everything else."""
     allow: frozenset[OptIn] = frozenset()
@@ -151,6 +154,8 @@ def container_spec(profile: SandboxProfile, image: str, labels: dict[str, str], 
         spec["WorkingDir"] = profile.workdir
     if profile.user:
         spec["User"] = profile.user
+    if profile.hostname:
+        spec["Hostname"] = profile.hostname
     validate_spec(spec, allow=profile.allow)
     return spec
 

@@ -86,3 +86,11 @@ def test_profiles_pass_through_the_validator():
 
 def test_spec_rejected_is_a_value_error():
     assert issubclass(SpecRejected, ValueError)
+
+
+def test_a_fixed_hostname_is_set_and_checked():
+    assert "Hostname" not in container_spec(DEFAULT, "img", {})  # Docker's default: the container id
+    fixed = DEFAULT.model_copy(update={"hostname": "desktop"})
+    assert container_spec(fixed, "img", {})["Hostname"] == "desktop"
+    with pytest.raises(ValueError, match="hostname"):
+        SandboxProfile(hostname="Not A Host!")

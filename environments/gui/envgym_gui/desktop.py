@@ -72,10 +72,12 @@ PROFILE = SandboxProfile(
     tmpfs={**WRITABLE, "/tmp": "rw,exec,nosuid,size=160m,mode=1777", "/work": "rw,exec,nosuid,size=16m,mode=1777",
            "/home/user": "rw,exec,nosuid,size=192m,mode=755,uid=1000,gid=1000"},
     disk="512m",
+    hostname="desktop",
 )
 """The desktop container: DEFAULT's hardening (network none, read-only root, no capabilities, labels) with a
 tmpfs home for ``user`` (the image's home is copied in: the LibreOffice profile, GTK settings), more pids
-(LibreOffice's threads) and open files. Memory 1 GiB (a desktop with Calc open uses about 300 MiB)."""
+(LibreOffice's threads) and open files, and a fixed hostname (a terminal's prompt shows it: the same state must
+give the same screenshot in every container). Memory 1 GiB (a desktop with Calc open uses about 300 MiB)."""
 
 
 class DesktopError(EnvError):
