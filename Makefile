@@ -79,8 +79,17 @@ validate-swe: setup
 	for suite in swe-toolz swe-parse swe-inflection swe-boltons; do \
 	  $(BIN)/python -m envgym_swe.inject validate --suite $$suite --sample 2 || exit 1; done
 
-test: setup lint check validate-swe
+# The MCP server side (envgym mcp serve) needs mcp>=2.3, which cannot sit beside the train extra's
+# verifiers==0.3.1 (it pins mcp<2): its tests run in a venv of their own (about a minute to build, cached).
+MCP_VENV := .venv-mcp
+$(MCP_VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install -q -e ".[mcp,docker]" "pytest>=8" "pytest-asyncio>=0.24"
+	touch $@
+
+test: setup lint check validate-swe $(MCP_VENV)/.installed
+	$(MCP_VENV)/bin/python -m pytest -q tests/mcp
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) $(OUT)
+	rm -rf $(VENV) $(MCP_VENV) $(OUT)
