@@ -260,3 +260,11 @@ def test_a_bundled_suite_as_a_fix_history_mines_one_candidate_per_task(tmp_path)
                                text=True, capture_output=True)  # the fix commit's tree is the gold patch applied
         assert fixed.returncode == 0 and cand["patch"].count("diff --git") == inst["patch"].count("diff --git")
         assert {t.split("::")[0] for t in inst["FAIL_TO_PASS"]} <= set(runnable_test_files(cand["test_patch"]))
+
+
+def test_concurrent_imports_keep_every_remembered_suite(state, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda n: importer._remember(importer.SUITES_INDEX, f"swe-s{n}", str(tmp_path)), range(40)))
+    assert set(importer.imported_suites()) == {f"swe-s{n}" for n in range(40)}

@@ -22,6 +22,7 @@ outside ``tasks/`` are remembered in ``~/.cache/envgym/swe/suites.json`` so thei
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -106,13 +107,22 @@ def _load_index(path: Path) -> dict[str, str]:
         return {}
 
 
-def _remember(path: Path, key: str, value: str) -> None:
-    index = _load_index(path)
-    index[key] = value
+def _update_index(path: Path, change: Callable[[dict[str, str]], Any]) -> Any:
+    """``change(index)`` applied to the index at ``path`` under an exclusive lock (imports and mines running at
+    once would otherwise drop each other's entries); returns what ``change`` returned."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(index, indent=2, sort_keys=True))
-    tmp.replace(path)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        index = _load_index(path)
+        result = change(index)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(index, indent=2, sort_keys=True))
+        tmp.replace(path)
+    return result
+
+
+def _remember(path: Path, key: str, value: str) -> None:
+    _update_index(path, lambda index: index.__setitem__(key, value))
 
 
 def suites_dir() -> Path:
@@ -125,19 +135,19 @@ def suites_dir() -> Path:
 def forget_suite(suite: str, *, delete: bool = False) -> Path:
     """Drop ``suite`` from the remembered suites (its env id no longer registers); with ``delete`` also remove its
     folder. Returns the folder. SpecError for a suite never imported (bundled suites are not remembered)."""
-    index = _load_index(SUITES_INDEX)
-    if suite not in index:
-        known = ", ".join(sorted(index)) or "none"
-        raise SpecError(f"no imported suite {suite!r} (imported suites: {known})")
-    folder = Path(index.pop(suite))
     from envgym.task import suites_root
 
-    if delete and folder.resolve().is_relative_to(suites_root().resolve().parent):
-        raise SpecError(f"{folder} is inside envgym's own tree: not deleting it (remove it by hand)")
-    SUITES_INDEX.parent.mkdir(parents=True, exist_ok=True)
-    tmp = SUITES_INDEX.with_suffix(".tmp")
-    tmp.write_text(json.dumps(index, indent=2, sort_keys=True))
-    tmp.replace(SUITES_INDEX)
+    def drop(index: dict[str, str]) -> Path:
+        if suite not in index:
+            known = ", ".join(sorted(index)) or "none"
+            raise SpecError(f"no imported suite {suite!r} (imported suites: {known})")
+        folder = Path(index[suite])
+        if delete and folder.resolve().is_relative_to(suites_root().resolve().parent):
+            raise SpecError(f"{folder} is inside envgym's own tree: not deleting it (remove it by hand)")
+        del index[suite]
+        return folder
+
+    folder = _update_index(SUITES_INDEX, drop)
     if delete and folder.is_dir():
         shutil.rmtree(folder)
     return folder
