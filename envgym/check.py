@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from envgym.agent import Agent
 from envgym.agents.baseline import NullAgent, OracleAgent
 from envgym.errors import EnvClosed, ResetNeeded
-from envgym.registry import make, spec
+from envgym.registry import load_entry_point, make, spec
 from envgym.rollout import run_episode
 from envgym.tamper import tamper_agents_for
 from envgym.task import TaskSpec, load_suite
@@ -46,6 +46,8 @@ class CheckReport:
     tamper_runs: dict[str, int] = field(default_factory=dict)
     """Tampering agent -> episodes it ran (each scored 0 unless listed in ``tamper_failures``)."""
     tasks: int = 0
+    gated: int = 0
+    """Tasks the admission gates ran on (all of them unless the env class sets ``gate_sample``)."""
 
     @property
     def ok(self) -> bool:
@@ -242,8 +244,12 @@ def _why(trajectory) -> str:
 
 
 async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True,
-                concurrency: int = 8, tamper: int = 2) -> CheckReport:
-    """Contract checks, then (``gates``) the admission gates and the hack-probe gate on ``tamper`` tasks."""
+                concurrency: int = 8, tamper: int = 2, all_tasks: bool = False) -> CheckReport:
+    """Contract checks, then (``gates``) the admission gates and the hack-probe gate on ``tamper`` tasks.
+
+    An env class whose episodes each cost a container's seconds may set ``gate_sample`` (an int): the
+    admission gates then run on that many tasks spread over its suites and splits (``report.gated`` says how
+    many), unless ``all_tasks``."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     report = CheckReport(env_id=env_id)
@@ -257,7 +263,10 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
     if gymnasium_check:
         await asyncio.to_thread(_gymnasium_check, env_id, report)
     if gates:
-        await _gates(env_id, tasks, report, concurrency)
+        sample = None if all_tasks else getattr(load_entry_point(spec(env_id).entry_point), "gate_sample", None)
+        gated = tamper_sample(tasks, sample) if sample else tasks
+        report.gated = len(gated)
+        await _gates(env_id, gated, report, concurrency)
         if tamper > 0:
             await _tamper_gate(env_id, tamper_sample(tasks, tamper), report, concurrency)
     return report

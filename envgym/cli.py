@@ -144,7 +144,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for env_id in ids:
         try:
             report = asyncio.run(check(env_id, gates=not args.no_gates, concurrency=args.concurrency,
-                                       tamper=args.tamper_sample))
+                                       tamper=args.tamper_sample, all_tasks=args.all_tasks))
         except ExtraMissing as exc:
             if not args.all:
                 raise
@@ -160,7 +160,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             table.add_row(name, f"[red]FAILED[/] {detail}")
         gates = "[green]all pass[/]" if not report.gate_failures else f"[red]{len(report.gate_failures)} failed[/]"
         if not args.no_gates:
-            table.add_row("admission gates (oracle 1, null 0)", gates)
+            sampled = f" on {report.gated} of {report.tasks} tasks" if report.gated < report.tasks else ""
+            table.add_row(f"admission gates (oracle 1, null 0){sampled}", gates)
             runs = ", ".join(f"{name} x{n}" for name, n in sorted(report.tamper_runs.items())) or "none ran"
             table.add_row("hack probes score 0 (" + runs + ")", "[green]all 0[/]" if not report.tamper_failures
                           else f"[red]{len(report.tamper_failures)} forged[/]")
@@ -363,6 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("env_ids", nargs="*", metavar="ENV_ID", help="environment ids to check (family/name-vN)")
     p.add_argument("--all", action="store_true", help="check every registered env")
     p.add_argument("--no-gates", action="store_true", help="skip the oracle/null gates and the hack probes")
+    p.add_argument("--all-tasks", action="store_true",
+                   help="gate every task, also of envs that gate a sample (Env.gate_sample: desktop containers)")
     p.add_argument("--tamper-sample", type=int, default=2, metavar="N",
                    help="tasks per env each tampering agent runs on (0 skips the hack probes)")
     p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")

@@ -66,6 +66,9 @@ class Env(abc.ABC):
     multimodal: ClassVar[bool] = False
     tamper_agents: ClassVar[tuple[type, ...]] = ()
     """The family's tampering agents (:class:`envgym.tamper.TamperAgent` subclasses); each must score 0."""
+    gate_sample: ClassVar[int | None] = None
+    """``envgym check`` runs the admission gates on every task, or, when set, on this many spread over the
+    suites and splits (for envs whose every episode costs a container's seconds; ``--all-tasks`` runs all)."""
 
     spec: EnvSpec | None = None
 

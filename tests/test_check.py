@@ -100,3 +100,27 @@ async def test_the_oracle_gate_names_a_reference_whose_calls_fail(tmp_path):
         ("notes-sloppy", "oracle: step 0 of the reference solution failed: delete_note: policy violation: "
                          "pinned notes cannot be deleted"),
     ]  # notes-refusal passes: nothing may change there, so the refusal is the task
+
+
+
+def _sampled_notes_env(**kwargs):
+    """``ToolEnv`` on the notes domain; its entry point says ``gate_sample = 2`` (as the desktop env says 24)."""
+    from envgym.tools import ToolEnv
+
+    return ToolEnv(**kwargs)
+
+
+async def test_an_env_that_sets_gate_sample_is_gated_on_that_many_tasks_unless_all_tasks(tmp_path):
+    tasks = [t.model_copy(update={"env_id": "test/sampled-notes-v1"}) for t in notes_tasks()]
+    path = tmp_path / "sampled.jsonl"
+    write_tasks(path, tasks)
+    _sampled_notes_env.gate_sample = 2  # check reads the entry point's attribute, as it would a class's
+    envgym.register("test/sampled-notes-v1", f"{__name__}:_sampled_notes_env", kwargs={"domain": NOTES},
+                    suites=(str(path),))
+    try:
+        sampled = await check("test/sampled-notes-v1", gymnasium_check=False, tamper=0)
+        full = await check("test/sampled-notes-v1", gymnasium_check=False, tamper=0, all_tasks=True)
+    finally:
+        envgym.registry._registry.pop("test/sampled-notes-v1")
+    assert sampled.ok and (sampled.tasks, sampled.gated) == (3, 2)
+    assert full.ok and (full.tasks, full.gated) == (3, 3)
