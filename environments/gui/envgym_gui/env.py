@@ -51,6 +51,8 @@ from envgym_gui.tamper import KillTheDesktop, QuitEverything, TypeTheClaim
 LAUNCH_TIMEOUT_S = 90.0
 """How long reset waits for the task's application window: an upper bound (from a prewarmed desktop on an idle
 host LibreOffice opens a document in about a second; a cold start on a loaded host takes tens of seconds)."""
+SETTLE_S = 0.5
+"""How long the screen must stay unchanged before reset's first observation."""
 PREWARM_TIMEOUT_S = 240.0
 """How long a pool's desktop may take to start LibreOffice windowless (in the background, before it is leased)."""
 SPARE = 1
@@ -158,6 +160,10 @@ class DesktopEnv(Env):
                 await self.desktop.launch(opening["app"], opening.get("path"))
                 title = opening.get("title") or re.escape(str(opening.get("path", "")).rsplit("/", 1)[-1])
                 await self.desktop.wait_window(title or ".", timeout=LAUNCH_TIMEOUT_S)
+                # the window is up; the app may still be drawing (LibreOffice's document, toolbars): the first
+                # observation waits until the screen is still, so the same task gives the same screenshot and
+                # the agent's first keys reach a loaded document
+                await self.desktop.wait_idle(quiet=SETTLE_S, timeout=LAUNCH_TIMEOUT_S)
             obs = await self._observe()
         except SandboxCrashed as exc:
             raise DesktopLost(f"the desktop container died during reset: {exc}") from exc
