@@ -53,6 +53,9 @@ LAUNCH_TIMEOUT_S = 90.0
 host LibreOffice opens a document in about a second; a cold start on a loaded host takes tens of seconds)."""
 SETTLE_S = 0.5
 """How long the screen must stay unchanged before reset's first observation."""
+SETTLE_OFFICE_S = 1.5
+"""The same for LibreOffice, which updates its toolbars (font box, undo/paste states) in idle callbacks that
+come late while the pool starts the next desktop beside it: at 0.5 s two resets of a task could differ there."""
 PREWARM_TIMEOUT_S = 240.0
 """How long a pool's desktop may take to start LibreOffice windowless (in the background, before it is leased)."""
 SPARE = 1
@@ -163,7 +166,8 @@ class DesktopEnv(Env):
                 # the window is up; the app may still be drawing (LibreOffice's document, toolbars): the first
                 # observation waits until the screen is still, so the same task gives the same screenshot and
                 # the agent's first keys reach a loaded document
-                await self.desktop.wait_idle(quiet=SETTLE_S, timeout=LAUNCH_TIMEOUT_S)
+                settle = SETTLE_OFFICE_S if opening["app"] in PREWARM_APPS else SETTLE_S
+                await self.desktop.wait_idle(quiet=settle, timeout=LAUNCH_TIMEOUT_S)
             obs = await self._observe()
         except SandboxCrashed as exc:
             raise DesktopLost(f"the desktop container died during reset: {exc}") from exc
