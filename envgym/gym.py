@@ -141,13 +141,14 @@ class GymnasiumEnv(gymnasium.Env[str, str]):
             self._loop.close()
 
 
-def register_gymnasium_id(env_id: str) -> None:
-    """Make ``gymnasium.make(gym_id(env_id))`` build the sync facade (idempotent)."""
+def register_gymnasium_id(env_id: str, *, nondeterministic: bool = False) -> None:
+    """Make ``gymnasium.make(gym_id(env_id))`` build the sync facade (idempotent). ``nondeterministic`` is
+    Gymnasium's flag: the same seed may not give equal observations (a desktop app's pixels under load)."""
     name = gym_id(env_id)
     if name not in gymnasium.registry:
         gymnasium.register(id=name, entry_point="envgym.gym:GymnasiumEnv", kwargs={"env_id": env_id},
                            vector_entry_point="envgym.vector.lockstep:GymnasiumVectorEnv",
-                           disable_env_checker=True)
+                           disable_env_checker=True, nondeterministic=nondeterministic)
 
 
 def register_gymnasium_envs() -> None:
