@@ -17,6 +17,10 @@ if [ "${ENVGYM_SKIP_DOCKER:-0}" != 1 ]; then
   command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
   command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 fi
+# The desktop image's Debian packages are resolved by the host's apt: it needs bookworm's package lists.
+if [ "${ENVGYM_SKIP_DOCKER:-0}" != 1 ] && ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
+  apt-get update -qq
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "host-setup: installing ${need[*]} from Debian's packages"
   export DEBIAN_FRONTEND=noninteractive
