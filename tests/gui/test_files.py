@@ -1,4 +1,4 @@
-"""envgym_gui.files: task files built deterministically, and LibreOffice's own files read back safely."""
+"""envgym_gui.files and .readers: task files built deterministically, LibreOffice's own files read back safely."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from envgym.errors import SpecError
-from envgym_gui import files
-from envgym_gui.files import FileFormatError, formula_from_odf, formula_to_odf, materialize, read_ods, read_odt
+from envgym_gui import files, readers
+from envgym_gui.files import formula_from_odf, formula_to_odf, materialize
+from envgym_gui.readers import FileFormatError, read_ods, read_odt
 
 FIXTURES = Path(__file__).parent / "fixtures"
 """Files LibreOffice 7.4 wrote (``soffice --headless --convert-to``): ``lo_budget.ods`` and ``lo_styles.odt``
@@ -102,7 +103,7 @@ def test_hostile_files_raise_file_format_errors(monkeypatch: pytest.MonkeyPatch)
         read_ods(_zip({"content.xml": b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>'}))
     with pytest.raises(FileFormatError, match="not well-formed"):
         read_ods(_zip({"content.xml": b"<unclosed"}))
-    monkeypatch.setattr(files, "MAX_MEMBER_BYTES", 1000)
+    monkeypatch.setattr(readers, "MAX_MEMBER_BYTES", 1000)
     with pytest.raises(FileFormatError, match="cap"):
         read_ods(_zip({"content.xml": b"<a>" + b" " * 100_000 + b"</a>"}))  # a small zip bomb
 
@@ -140,12 +141,12 @@ def test_png_and_config_readers() -> None:
     png = materialize({"/i.png": {"png": {"width": 3, "height": 2, "fill": "#ff0000",
                                            "rects": [[0, 0, 1, 1, "#00ff00"]]}}})["/i.png"]
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and b"IHDR" in png and png.endswith(b"IEND\xaeB`\x82")
-    ini = files.read_ini(b"top = 1\n[editor]\nFontSize = 12\ntheme=dark ; not a comment in values\n")
+    ini = readers.read_ini(b"top = 1\n[editor]\nFontSize = 12\ntheme=dark ; not a comment in values\n")
     assert ini[""] == {"top": "1"} and ini["editor"]["FontSize"] == "12"
-    assert files.read_kv(b"# c\nvolume=7\nname: \"x y\"\nflag\nvolume = 9\n") == {"volume": "9", "name": "x y",
+    assert readers.read_kv(b"# c\nvolume=7\nname: \"x y\"\nflag\nvolume = 9\n") == {"volume": "9", "name": "x y",
                                                                                "flag": ""}
-    assert files.read_json(b'{"a": [1, {"b": true}]}') == {"a": [1, {"b": True}]}
+    assert readers.read_json(b'{"a": [1, {"b": true}]}') == {"a": [1, {"b": True}]}
     with pytest.raises(FileFormatError):
-        files.read_json(b"{nope")
+        readers.read_json(b"{nope")
     with pytest.raises(FileFormatError):
-        files.read_ini(b"[unclosed\nx")
+        readers.read_ini(b"[unclosed\nx")

@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 from envgym import FrozenModel, Verdict
 from envgym.types import CriterionResult
 from envgym.verify import VerifyContext
-from envgym_gui.files import (
+from envgym_gui.readers import (
     FileFormatError,
     parse_address,
     read_ini,
