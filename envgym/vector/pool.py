@@ -27,6 +27,12 @@ Guarantees:
   ``async for`` early should hold the stream in ``contextlib.aclosing`` or exit the pool's ``async with``.
 - Errors that are bugs rather than episodes (the task iterator raising) stop the run and propagate.
 
+Order: an iterator (sync or async) is pulled lazily, in its own order. A list or tuple is known in full, so
+when any of its jobs carries :attr:`Job.cost_hint` the pool starts them longest-processing-time-first
+(:func:`longest_first`): a finite run ends with a drain, slots idling while the last episodes finish, and
+a long episode started last stretches it by its whole length; started first, it overlaps the short ones.
+Without a hint the given order is kept. Ordering changes nothing else: exactly one trajectory per job.
+
 Agents come from ``agents.create(task)`` (an :class:`~envgym.agent.AgentFactory`, which the pool does not
 close) unless a :class:`Job` brings its own. Several runs may share one pool; ``concurrency`` bounds the
 episodes of all of them together.
@@ -38,13 +44,14 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+import math
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from envgym.agent import Agent, AgentFactory
 from envgym.env import Env
-from envgym.errors import EnvError, EnvgymError, PolicyError
+from envgym.errors import EnvError, EnvgymError, PolicyError, SpecError
 from envgym.registry import make
 from envgym.rollout import run_episode
 from envgym.task import TaskSpec
@@ -66,6 +73,14 @@ class Job:
     agent: Agent | None = None
     max_steps: int | None = None
     step_timeout_s: float | None = None
+    cost_hint: float | None = None
+    """How long the episode is expected to take, in any unit shared by the jobs of one run (seconds, steps,
+    a previous attempt's wall time): only compared with other jobs' hints, to start the longest first when
+    the jobs come as a list (see the module docstring). None: unknown."""
+
+    def __post_init__(self) -> None:
+        if self.cost_hint is not None and not 0 <= self.cost_hint < math.inf:
+            raise SpecError(f"cost_hint must be a finite number >= 0, not {self.cost_hint!r}", field="cost_hint")
 
 
 class Finished(NamedTuple):
@@ -74,6 +89,19 @@ class Finished(NamedTuple):
 
 
 Jobs = Iterable[TaskSpec | Job] | AsyncIterable[TaskSpec | Job]
+
+
+def longest_first(jobs: Sequence[TaskSpec | Job]) -> Sequence[TaskSpec | Job]:
+    """``jobs`` in the order a pool starts them: those with a :attr:`Job.cost_hint`, largest first, then
+    those without; ties and unhinted jobs keep their given order. Without any hint, ``jobs`` itself."""
+    if not any(isinstance(job, Job) and job.cost_hint is not None for job in jobs):
+        return jobs
+    return sorted(jobs, key=_hint_order)  # stable: equal keys keep their given order
+
+
+def _hint_order(job: TaskSpec | Job) -> tuple[int, float]:
+    hint = job.cost_hint if isinstance(job, Job) else None
+    return (1, 0.0) if hint is None else (0, -hint)
 
 
 def failed_trajectory(job: Job, error: BaseException) -> Trajectory:
@@ -225,9 +253,12 @@ class EpisodePool:
 
 
 class _Source:
-    """The shared job iterator: sync or async, pulled lazily; async ones one caller at a time."""
+    """The shared job iterator: sync or async, pulled lazily (async ones one caller at a time); a list or
+    tuple in :func:`longest_first` order."""
 
     def __init__(self, jobs: Jobs) -> None:
+        if isinstance(jobs, list | tuple):
+            jobs = longest_first(jobs)
         self._sync = iter(jobs) if isinstance(jobs, Iterable) else None
         self._async = None if isinstance(jobs, Iterable) else aiter(jobs)
         self._lock = asyncio.Lock()

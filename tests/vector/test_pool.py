@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from vector_fakes import ChaosAgent, ChaosEnv, ChaosFactory, FakeSandbox, fake_tasks
 
+from envgym.errors import SpecError
+from envgym.task import TaskSpec
 from envgym.types import Outcome
 from envgym.vector import EpisodePool, Job
 
@@ -112,6 +114,59 @@ async def test_slots_refill_at_once_and_stay_bounded():
     # every short task started and ended while the long one was still running in the other slot
     assert order == ["t0000", "s0", "s1", "s2", "s3", "s4", "s5"]
     assert ended == ["s0", "s1", "s2", "s3", "s4", "s5", "t0000"]
+
+
+class _Recording(ChaosFactory):
+    """Notes the order in which episodes start (their agent is created at the start)."""
+
+    def __init__(self):
+        super().__init__()
+        self.started = []
+
+    def create(self, task):
+        self.started.append(task.id)
+        return super().create(task)
+
+
+def _hinted_jobs():
+    """Six one-step tasks, then a 30-step one: given last, the worst place for it in a finite run."""
+    short = [t.model_copy(update={"id": f"s{i}"}) for i, t in enumerate(fake_tasks(6, steps=1))]
+    return short + fake_tasks(1, steps=30)
+
+
+async def _start_order(jobs, *, lazily=False):
+    """The task ids in the order their episodes started, two slots, ``jobs`` given as they are or as an iterator."""
+    factory = _Recording()
+    async with EpisodePool(factory, concurrency=2, make_env=lambda _: ChaosEnv(delay=0.001)) as pool:
+        ended = [done.job.task.id async for done in pool.run_jobs(iter(jobs) if lazily else jobs)]
+    ids = [job.id if isinstance(job, TaskSpec) else job.task.id for job in jobs]
+    assert sorted(ended) == sorted(ids) == sorted(factory.started)  # each job exactly once
+    return factory.started
+
+
+async def test_a_list_of_hinted_jobs_starts_longest_first():
+    tasks = _hinted_jobs()
+    jobs = [Job(t, key=t.id, cost_hint=t.metadata["steps"]) for t in tasks]
+    assert await _start_order(jobs) == ["t0000", "s0", "s1", "s2", "s3", "s4", "s5"]
+    # equal hints keep their given order; jobs without a hint come after the hinted ones, in their order
+    mixed = [Job(tasks[0], key=0), Job(tasks[1], key=1, cost_hint=2.0), Job(tasks[2], key=2),
+             Job(tasks[3], key=3, cost_hint=2.0), Job(tasks[6], key=6, cost_hint=5.0)]
+    assert await _start_order(tuple(mixed)) == ["t0000", "s1", "s3", "s0", "s2"]
+
+
+async def test_without_hints_or_from_an_iterator_the_given_order_is_kept():
+    tasks = _hinted_jobs()
+    given = [t.id for t in tasks]
+    assert await _start_order([Job(t, key=t.id) for t in tasks]) == given
+    assert await _start_order(tasks) == given  # bare TaskSpecs carry no hint
+    hinted = [Job(t, key=t.id, cost_hint=t.metadata["steps"]) for t in tasks]
+    assert await _start_order(hinted, lazily=True) == given  # pulled lazily: the pool cannot look ahead
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_a_cost_hint_must_be_a_finite_non_negative_number(bad):
+    with pytest.raises(SpecError, match="cost_hint"):
+        Job(fake_tasks(1)[0], cost_hint=bad)
 
 
 async def test_tasks_are_pulled_lazily_from_an_async_iterator():
