@@ -1,8 +1,10 @@
 """The Gymnasium facade: every envgym id as a synchronous ``gymnasium.Env``.
 
-``import envgym`` registers each id ``family/name-vN`` with Gymnasium as ``envgym/family-name-vN``
-(Gymnasium's grammar allows one namespace), so::
+Importing this module (which ``import envgym`` does as soon as Gymnasium is imported too, in either
+order) registers each id ``family/name-vN`` with Gymnasium as ``envgym/family-name-vN`` (Gymnasium's
+grammar allows one namespace), loading every plug-in; ids registered later follow at once. So::
 
+    import envgym, gymnasium
     env = gymnasium.make("envgym/tool-retail-v1")
     obs, info = env.reset(seed=0)                  # obs: the Observation as canonical JSON text
     obs, reward, terminated, truncated, info = env.step('{"name": "get_order", "arguments": {"order_id": "o1"}}')
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import warnings
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -24,6 +27,7 @@ import gymnasium
 from gymnasium import spaces
 
 from envgym.env import Env
+from envgym.errors import PluginError
 from envgym.registry import list_envs, make
 from envgym.types import Action, Observation, ToolCall, canonical_json
 
@@ -155,3 +159,13 @@ def register_gymnasium_envs() -> None:
     """Register every envgym id, loading all plug-ins, with Gymnasium."""
     for env_id in list_envs():
         register_gymnasium_id(env_id)
+
+
+def _register_on_import() -> None:
+    try:
+        register_gymnasium_envs()
+    except PluginError as exc:  # a broken third-party plug-in must not make Gymnasium or envgym unimportable
+        warnings.warn(f"{exc}; its ids are not registered with Gymnasium", RuntimeWarning, stacklevel=2)
+
+
+_register_on_import()

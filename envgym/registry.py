@@ -12,8 +12,9 @@ family; the callable registers what the package brings::
 
 A hook is loaded the first time an id of its family is asked for, or when anything needs every
 registration (``list_envs``, ``list_suites``, an unknown suite or verifier type); a hook that fails raises
-:class:`PluginError`, never silently disappears. ``import envgym`` loads every hook to register ids with
-Gymnasium, so a hook must import envgym inside its body, not at the top of its module.
+:class:`PluginError`, never silently disappears. ``import envgym`` loads no hook; importing Gymnasium beside
+it loads every hook, to register the ids with Gymnasium (:mod:`envgym.gym`), and this may happen while
+``import envgym`` is in progress, so a hook imports envgym inside its body, not at the top of its module.
 
 ``make`` builds an id: the factory is called with the spec's keyword arguments overridden by the caller's
 (a keyword the factory does not take is a :class:`RegistryError` naming the env id and the keywords it
@@ -31,6 +32,7 @@ import difflib
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -126,9 +128,10 @@ def register(env_id: str, entry_point: str, *, kwargs: dict[str, Any] | None = N
     spec_ = EnvSpec(id=env_id, entry_point=entry_point, kwargs=kwargs or {}, suites=suites,
                     max_episode_steps=max_episode_steps, description=description)
     _registry[env_id] = spec_
-    from envgym.gym import register_gymnasium_id
+    if "gymnasium" in sys.modules:  # otherwise envgym.gym registers every id once Gymnasium is imported
+        from envgym.gym import register_gymnasium_id
 
-    register_gymnasium_id(env_id)
+        register_gymnasium_id(env_id)
     return spec_
 
 

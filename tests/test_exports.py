@@ -4,7 +4,7 @@ For every package under ``envgym/`` (found by walking the tree, so a new one is 
 ``__all__`` without duplicates; every name in it imports (``from PKG import *`` and ``getattr``); every
 public name its ``__init__`` defines (``def``, ``class``, assignment) is in it. For the root package the
 check is attribute-exact, as httpx's ``test_exported_members``: every public attribute of ``envgym`` is
-in ``__all__`` or is a submodule.
+in ``__all__`` or is a submodule, the names it imports lazily on first use included.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ def test_all_is_importable_and_complete(package):
 
 
 def test_root_exports_exactly_its_public_attributes():
-    public = {name for name, value in vars(envgym).items()
-              if not name.startswith("_") and not isinstance(value, types.ModuleType | __future__._Feature)}
+    # dir() is vars() plus the names the root imports lazily (PEP 562) before their first use
+    public = {name for name in dir(envgym) if not name.startswith("_")
+              and not isinstance(getattr(envgym, name), types.ModuleType | __future__._Feature)}
     assert public == set(envgym.__all__)
     assert envgym.__all__ == sorted(envgym.__all__)
 
