@@ -93,3 +93,18 @@ async def test_env_bug_is_a_failure_blamed_on_the_env(notes, monkeypatch):
         trajectory = await run_episode(env, ScriptedAgent([Action.say("x")]), notes[0])
     assert trajectory.outcome is Outcome.FAILURE and "ZeroDivisionError" in trajectory.error
     assert trajectory.blame is Blame.ENV and trajectory.reward == 0.0
+
+
+async def test_step_records_are_what_model_construct_and_validation_build(notes):
+    from envgym.trajectory import StepRecord
+
+    async with envgym.make("test/notes-v1") as env:
+        trajectory = await run_episode(env, OracleAgent(notes[0]), notes[0])
+    assert trajectory.steps
+    for step in trajectory.steps:
+        fields = {name: getattr(step, name) for name in StepRecord.model_fields}
+        built = StepRecord.model_construct(**fields)
+        assert step == built and step.model_fields_set == built.model_fields_set
+        assert step.__pydantic_extra__ is built.__pydantic_extra__ and step.__pydantic_private__ is None
+        assert StepRecord.model_validate_json(step.model_dump_json()) == step
+        assert step.model_copy(update={"index": 99}).index == 99 and step.index != 99

@@ -25,7 +25,9 @@ Deadlines are the pool's: the time an observation waits for its action counts ag
 ``step_timeout_s`` (the policy is slow), and an episode past it ends as ``infra_error``. ``send`` for
 such an episode is ignored; ``send`` for an id never handed out raises :class:`UnknownEpisode`. Actions
 are ``Action`` objects or the Gymnasium facade's text/JSON forms. Leaving ``async with`` (or cancelling)
-cancels every episode and closes every env.
+cancels every episode and closes every env. Tasks may be :class:`~envgym.vector.pool.Job` objects (their
+step cap, step deadline and seed are kept); a list of them with ``cost_hint`` starts longest first, as in
+the pool.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class Channel:
         self._ids = itertools.count()
         self._issued = 0
         self._live = 0  # episodes started and not yet finished
-        self._waiting: dict[int, tuple[asyncio.Future[Action], int]] = {}  # handed out, awaiting send
+        self._waiting: dict[int, _ChannelAgent] = {}  # parked or handed out, awaiting send (each holds its future)
         self._ready: dict[int, Ready] = {}  # parked, not yet handed out
         self._finished: dict[int, Trajectory] = {}
         self._changed = asyncio.Event()
@@ -143,24 +145,28 @@ class Channel:
                     await self._changed.wait()
             except TimeoutError:
                 pass
-        handed = list(self._ready.values())[:max_batch]
-        for ready in handed:
-            del self._ready[ready.episode_id]
+        if max_batch is None or len(self._ready) <= max_batch:
+            handed, self._ready = list(self._ready.values()), {}
+        else:
+            handed = list(self._ready.values())[:max_batch]
+            for ready in handed:
+                del self._ready[ready.episode_id]
         finished, self._finished = self._finished, {}
         done = self._pump_done and self._live == 0 and not self._ready
         return Batch(ready=handed, finished=finished, done=done)
 
     def send(self, actions: Mapping[int, Any]) -> None:
         """Answer handed-out episodes: ``{episode_id: action}``."""
+        ready, waiting = self._ready, self._waiting
         for episode_id, action in actions.items():
-            waiting = None if episode_id in self._ready else self._waiting.pop(episode_id, None)
-            if waiting is None:
-                if 0 <= episode_id < self._issued and episode_id not in self._ready:
+            agent = None if episode_id in ready else waiting.pop(episode_id, None)
+            if agent is None:
+                if 0 <= episode_id < self._issued and episode_id not in ready:
                     continue  # answered already, or the episode ended meanwhile (deadline, crash)
                 raise UnknownEpisode(f"episode {episode_id} was not handed out by recv()")
-            future, step = waiting
+            future = agent.future
             if not future.done():
-                future.set_result(parse_action(action, step + 1))
+                future.set_result(action if type(action) is Action else parse_action(action, agent.step + 1))
 
 
 class _ChannelJobs:
@@ -181,11 +187,16 @@ class _ChannelJobs:
         episode_id = next(channel._ids)
         channel._issued = episode_id + 1
         channel._live += 1
-        return Job(job.task, seed=job.seed, key=episode_id, agent=_ChannelAgent(channel, episode_id, job.task))
+        return Job(job.task, seed=job.seed, key=episode_id, agent=_ChannelAgent(channel, episode_id, job.task),
+                   max_steps=job.max_steps, step_timeout_s=job.step_timeout_s, cost_hint=job.cost_hint)
 
 
 class _ChannelAgent(Agent):
-    """The channel's stand-in agent for one episode: parks observations, returns what ``send`` gives."""
+    """The channel's stand-in agent for one episode: parks observations, returns what ``send`` gives.
+
+    Per step (the channel's hot path): one future, one ``Ready``, one entry in each of the channel's two
+    dicts, which ``recv`` and ``send`` remove on the way; only an episode ended while it waits (a deadline,
+    cancellation) removes its own."""
 
     name = "channel"
 
@@ -195,21 +206,23 @@ class _ChannelAgent(Agent):
         self._episode_id = episode_id
         self._task = task
         self._info: dict[str, Any] = {}
-        self._step = 0
+        self.step = 0
+        self.future: asyncio.Future[Action] | None = None
 
     async def reset(self, observation: Observation, info: dict[str, Any]) -> None:
         self._info = info
 
     async def act(self, observation: Observation) -> Action:
-        channel, episode_id = self._channel, self._episode_id
-        future: asyncio.Future[Action] = asyncio.get_running_loop().create_future()
-        channel._ready[episode_id] = Ready(episode_id, self._task, observation, self._step,
-                                           self._info if self._step == 0 else {})
-        channel._waiting[episode_id] = (future, self._step)
+        channel, episode_id, step = self._channel, self._episode_id, self.step
+        self.future = future = asyncio.get_running_loop().create_future()
+        channel._ready[episode_id] = Ready(episode_id, self._task, observation, step, self._info if step == 0 else {})
+        channel._waiting[episode_id] = self
         channel._changed.set()
         try:
-            return await future
-        finally:
+            action = await future
+        except BaseException:  # ended while waiting: nobody else will remove it
             channel._ready.pop(episode_id, None)
             channel._waiting.pop(episode_id, None)
-            self._step += 1
+            raise
+        self.step = step + 1
+        return action

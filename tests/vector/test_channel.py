@@ -5,7 +5,7 @@ import pytest
 from vector_fakes import ChaosEnv, FakeSandbox, fake_tasks
 
 from envgym.types import Action, Outcome
-from envgym.vector import Channel, UnknownEpisode
+from envgym.vector import Channel, Job, UnknownEpisode
 
 
 @pytest.fixture(autouse=True)
@@ -122,3 +122,18 @@ async def test_failing_task_iterator_surfaces_in_recv():
             while True:
                 batch = await channel.recv()
                 channel.send({r.episode_id: "go" for r in batch.ready})
+
+
+async def test_jobs_keep_their_run_settings_and_hinted_lists_start_longest_first():
+    short, long = fake_tasks(2, steps=5)
+    jobs = [Job(short, max_steps=2, cost_hint=1.0), Job(long, cost_hint=5.0)]
+    async with Channel(jobs, concurrency=1, make_env=lambda _: ChaosEnv()) as channel:
+        started, finished = [], {}
+        while not (batch := await channel.recv()).done:
+            started += [r.task.id for r in batch.ready if r.step == 0]
+            channel.send({r.episode_id: "go" for r in batch.ready})
+            finished.update({t.task_id: t for t in batch.finished.values()})
+        finished.update({t.task_id: t for t in batch.finished.values()})
+    assert started == [long.id, short.id]  # the larger hint first, although given second
+    assert len(finished[short.id].steps) == 2 and finished[short.id].outcome is Outcome.TRUNCATED  # its step cap
+    assert len(finished[long.id].steps) == 5 and finished[long.id].outcome is Outcome.SUCCESS
