@@ -59,8 +59,8 @@ async def test_reset_without_task_draws_from_suite_by_seed():
         assert env.task == first and a == b
 
 
-async def test_store_is_a_real_file_removed_on_close(notes):
-    env = envgym.make("test/notes-v1")
+async def test_an_on_disk_store_is_a_real_file_removed_on_close(notes):
+    env = envgym.make("test/notes-v1", on_disk=True)
     await env.reset(task=notes[0])
     path = env.unwrapped.db_path
     assert path.exists() and path.read_bytes().startswith(b"SQLite format 3")

@@ -108,6 +108,8 @@ class Domain:
     """The written policy, given to the agent in ``info["policy"]``."""
     ignore_fields: tuple[str, ...] = ()
     """``table.column`` fields left out of every state the verifiers see (see :mod:`envgym.verify.state`)."""
+    on_disk: bool = False
+    """Each episode's store is a file (its tools need one), not a copy in memory; slower to reset."""
     by_name: dict[str, Tool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

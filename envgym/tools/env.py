@@ -1,9 +1,11 @@
 """The tool-use environment: function calling over a real SQLite store, under a written policy.
 
 :class:`ToolEnv` serves any :class:`~envgym.tools.Domain` (an object, or a ``"package.module:DOMAIN"``
-reference, so a registration's keyword arguments stay strings). Each episode gets its own database file,
-created from the task's initial state in a fresh temporary directory and deleted on close. ``reset`` shows
-the instruction; ``info`` carries the tools (OpenAI function schemas), the policy, the task id and split. A
+reference, so a registration's keyword arguments stay strings). Each episode gets its own store: a copy, in
+memory, of a template built once per task from its initial state (:mod:`envgym.tools.store`), so no episode
+sees another's writes; a domain (or env) with ``on_disk`` gets a file in a fresh temporary directory
+instead. The store lives host-side; the agent reaches it only through tool calls. ``reset`` shows the
+instruction; ``info`` carries the tools (OpenAI function schemas), the policy, the task id and split. A
 step executes the action's tool calls in order, each in its own transaction; a malformed call (bad JSON,
 unknown tool, wrong argument types, policy violation) becomes an error result and ``last_action_error`` and
 changes nothing. A message without tool calls is the agent's final answer: the episode terminates with
@@ -11,14 +13,16 @@ reward 0 and the kernel's :class:`~envgym.wrappers.Grading` wrapper grades it on
 the call log, the answer, the store as the agent left it (``state``, queryable), the store before the
 episode (``initial_state``) and the store the reference solution produces (``expected_state``, replayed on
 an in-memory copy). The last two are cached per task; the domain's ``ignore_fields`` are left out of every
-snapshot.
+snapshot. Grading is incremental: the store records which tables the episode's statements wrote
+(:func:`~envgym.tools.store.track_changes`) and the state views say so (``changed_tables``), so the final
+state comparison reads only the tables the episode or the reference changed.
 
-Where the work runs: creating and deleting an episode's store (filesystem work) goes to a worker thread;
-tool calls and the grading snapshot run inline on the event loop. They are SQLite statements on a small
-file in the page cache with ``synchronous=OFF``, tens of microseconds each, less than a worker-thread hop
-costs; a hop per step cost a quarter of the throughput at 32 concurrent episodes
-(``benchmarks/eval_throughput.py``, ``benchmarks/kernel_overhead.py``). A domain whose tools do real I/O
-must not be written this way.
+Where the work runs: building a task's template and replaying its reference (once per task), and creating
+and deleting an on-disk store, go to a worker thread; copying the template, tool calls and grading run
+inline on the event loop. They are SQLite statements on a small in-memory database, tens of microseconds
+each, less than a worker-thread hop costs; a hop per step cost a quarter of the throughput at 32
+concurrent episodes (``benchmarks/eval_throughput.py``, ``benchmarks/kernel_overhead.py``). A domain whose
+tools do real I/O must not be written this way.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ import shutil
 import sqlite3
 import tempfile
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -52,17 +57,26 @@ class FrozenState:
 
     ``snapshot()`` and ``columns()`` are what was captured; ``query()`` runs on a fresh copy of the store
     when the state can be rebuilt (``reopen``), else it is refused (the expected state is a snapshot only).
+    ``changed`` names the tables that differ from the task's initial state, where the env knows them (see
+    ``changed_tables`` in :mod:`envgym.verify.state`).
     """
 
     def __init__(self, tables: Snapshot, columns: dict[str, tuple[str, ...]],
-                 reopen: Callable[[], sqlite3.Connection] | None = None) -> None:
-        self.tables, self._columns, self._reopen = tables, columns, reopen
+                 reopen: Callable[[], sqlite3.Connection] | None = None,
+                 changed: frozenset[str] | None = None) -> None:
+        self.tables, self._columns, self._reopen, self._changed = tables, columns, reopen, changed
 
-    def snapshot(self) -> Snapshot:
-        return self.tables
+    def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
+        if tables is None:
+            return self.tables
+        wanted = set(tables)
+        return {t: rows for t, rows in self.tables.items() if t in wanted}
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         return self._columns
+
+    def changed_tables(self) -> frozenset[str] | None:
+        return self._changed
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         if self._reopen is None:
@@ -74,12 +88,32 @@ class FrozenState:
             conn.close()
 
 
-class _LiveState(FrozenState):
-    """The actual final state: a snapshot taken at grading time, plus queries on the live store."""
+class _LiveState:
+    """The store as the agent left it: each table read once, when a verifier asks, ignored fields left out.
 
-    def __init__(self, tables: Snapshot, conn: sqlite3.Connection) -> None:
-        self._live = store.SqliteState(conn)
-        super().__init__(tables, self._live.columns())
+    The columns are the initial store's unless a statement may have changed the schema; the changed tables
+    are what :func:`envgym.tools.store.track_changes` saw the episode's statements write.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, changes: store.Changes, columns: dict[str, tuple[str, ...]],
+                 ignore: tuple[str, ...]) -> None:
+        self._live, self._changes, self._ignore = store.SqliteState(conn), changes, ignore
+        self._columns = columns if changes.tables() is not None else self._live.columns()
+        self._read: Snapshot = {}
+        drop_fields({}, ignore, columns=self._columns)  # a misspelt entry is loud even if no table is read
+
+    def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
+        wanted = list(self._columns) if tables is None else [t for t in self._columns if t in set(tables)]
+        unread = [t for t in wanted if t not in self._read]
+        if unread:
+            self._read.update(drop_fields(self._live.snapshot(unread), self._ignore, columns=self._columns))
+        return {t: self._read[t] for t in wanted if t in self._read}
+
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        return self._columns
+
+    def changed_tables(self) -> frozenset[str] | None:
+        return self._changes.tables()
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         return self._live.query(sql)
@@ -135,7 +169,16 @@ def _execute(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
     return record, content
 
 
-_Cached = tuple[Snapshot, dict[str, tuple[str, ...]]]
+@dataclass(frozen=True)
+class _TaskStates:
+    """A task's store before any episode and as its reference solution leaves it, ignored fields left out."""
+
+    initial: Snapshot
+    columns: dict[str, tuple[str, ...]]
+    expected: Snapshot | None
+    expected_columns: dict[str, tuple[str, ...]]
+    changed: frozenset[str] | None
+    """The tables the reference changes (None: it changed the schema)."""
 
 
 class ToolEnv(Env):
@@ -143,31 +186,45 @@ class ToolEnv(Env):
 
         envgym.register("mine/shop-v1", "envgym.tools:ToolEnv", kwargs={"domain": "my_pkg.shop:DOMAIN"},
                         suites=("mine-shop",), max_episode_steps=30)
+
+    ``on_disk`` (default: the domain's :attr:`~envgym.tools.Domain.on_disk`) keeps each episode's store in a
+    file under a fresh temporary directory (in ``workdir``), deleted when the next episode starts or on close.
     """
 
     has_write_actions: ClassVar[bool] = True
-    _expected_cache: ClassVar[OrderedDict[tuple[str, str], _Cached]] = OrderedDict()
-    _initial_cache: ClassVar[OrderedDict[tuple[str, str], _Cached]] = OrderedDict()
+    _states_cache: ClassVar[OrderedDict[tuple[str, str], _TaskStates]] = OrderedDict()
 
-    def __init__(self, domain: Domain | str, *, workdir: str | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, domain: Domain | str, *, workdir: str | None = None, on_disk: bool | None = None,
+                 clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
         self.domain = load_domain(domain)
+        self.on_disk = self.domain.on_disk if on_disk is None else on_disk
         self._workdir_root = workdir
         self._dir: Path | None = None
         self._conn: sqlite3.Connection | None = None
+        self._changes = store.Changes()
         self._calls: list[CallRecord] = []
         self._final_answer: str | None = None
         self.tool_schemas = self.domain.schemas
 
     @property
     def db_path(self) -> Path | None:
+        """The episode's store file (None when the store is in memory)."""
         return self._dir / "store.sqlite" if self._dir else None
 
     async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
-        # One worker-thread hop per reset: drop the last episode's store, create this one's.
-        self._conn, self._dir = await asyncio.to_thread(self._fresh_store, chosen)
+        key = (self.domain.name, chosen.hash)
+        image = store.template(key)
+        if image is None:  # the task's first episode in this process: build its template off the loop
+            image = await asyncio.to_thread(store.image, self.domain.schema_sql, chosen.initial_state, key=key)
+        if self.on_disk:
+            self._conn, self._dir = await asyncio.to_thread(self._file_store, image)
+        else:  # a copy of the template in memory: microseconds, no file, no worker-thread hop
+            self._release_sync()
+            self._conn = store.clone(image)
+        self._changes = store.track_changes(self._conn)
         self.task = chosen
         self._calls = []
         self._final_answer = None
@@ -193,40 +250,43 @@ class ToolEnv(Env):
         """The calls, the final answer, and the store now, before the episode and as the reference leaves it."""
         if self._conn is None or self.task is None:
             raise EnvError("verify() without an open episode")
-        task, conn = self.task, self._conn
-        live = store.SqliteState(conn)
-        actual = _LiveState(drop_fields(live.snapshot(), self.domain.ignore_fields, columns=live.columns()), conn)
-        initial = await self._cached(self._initial_cache, task, ())
+        task = self.task
+        states = await self._task_states(task)
+        actual = _LiveState(self._conn, self._changes, states.columns, self.domain.ignore_fields)
+        initial = FrozenState(states.initial, states.columns, reopen=lambda: self._open_initial(task),
+                              changed=frozenset())
+        expected = None if states.expected is None else \
+            FrozenState(states.expected, states.expected_columns, changed=states.changed)
         return VerifyContext(calls=list(self._calls), final_answer=self._final_answer, state=actual,
-                             expected_state=await self._expected_state(task), task=task,
-                             initial_state=FrozenState(*initial, reopen=lambda: self._open_initial(task)))
+                             expected_state=expected, task=task, initial_state=initial)
 
-    async def _expected_state(self, task: TaskSpec) -> FrozenState | None:
-        if task.solution is None:
-            return None
-        return FrozenState(*await self._cached(self._expected_cache, task, task.solution))
-
-    async def _cached(self, cache: OrderedDict[tuple[str, str], _Cached], task: TaskSpec,
-                      actions: tuple[Action, ...]) -> _Cached:
-        """The store after ``actions`` from the task's initial state, the domain's ignored fields left out."""
+    async def _task_states(self, task: TaskSpec) -> _TaskStates:
         key = (self.domain.name, task.hash)
-        cached = cache.get(key)
+        cached = self._states_cache.get(key)
         if cached is None:
-            cached = await asyncio.to_thread(self._replay, task, actions)
-            cache[key] = cached
-            while len(cache) > 512:
-                cache.popitem(last=False)
+            cached = await asyncio.to_thread(self._replay, task)
+            self._states_cache[key] = cached
+            while len(self._states_cache) > 512:
+                self._states_cache.popitem(last=False)
         return cached
 
-    def _replay(self, task: TaskSpec, actions: tuple[Action, ...]) -> _Cached:
+    def _replay(self, task: TaskSpec) -> _TaskStates:
+        """Snapshot the initial store, replay the reference solution on it (if any), snapshot again."""
         conn = self._open_initial(task)
         try:
+            view, ignore = store.SqliteState(conn), self.domain.ignore_fields
+            columns = view.columns()
+            initial = drop_fields(view.snapshot(), ignore, columns=columns)
+            if task.solution is None:
+                return _TaskStates(initial, columns, None, columns, frozenset())
             calls: list[CallRecord] = []
-            for action in actions:
+            for action in task.solution:
                 execute_calls(self.domain, conn, calls, action.tool_calls)
-            state = store.SqliteState(conn)
-            columns = state.columns()
-            return drop_fields(state.snapshot(), self.domain.ignore_fields, columns=columns), columns
+            expected_columns = view.columns()
+            expected = drop_fields(view.snapshot(), ignore, columns=expected_columns)
+            changed = None if expected_columns != columns else \
+                frozenset(t for t in set(initial) | set(expected) if initial.get(t) != expected.get(t))
+            return _TaskStates(initial, columns, expected, expected_columns, changed)
         finally:
             conn.close()
 
@@ -234,16 +294,14 @@ class ToolEnv(Env):
         return store.create(":memory:", self.domain.schema_sql, task.initial_state,
                             template_key=(self.domain.name, task.hash))
 
-    def _fresh_store(self, task: TaskSpec) -> tuple[sqlite3.Connection, Path]:
+    def _file_store(self, image: bytes) -> tuple[sqlite3.Connection, Path]:
         self._release_sync()
         directory = Path(tempfile.mkdtemp(prefix="envgym-tool-", dir=self._workdir_root))
         try:
-            conn = store.create(directory / "store.sqlite", self.domain.schema_sql, task.initial_state,
-                                template_key=(self.domain.name, task.hash))
+            return store.clone(image, directory / "store.sqlite"), directory
         except BaseException:
             shutil.rmtree(directory, ignore_errors=True)
             raise
-        return conn, directory
 
     def _release_sync(self) -> None:
         conn, directory = self._conn, self._dir
@@ -254,5 +312,7 @@ class ToolEnv(Env):
             shutil.rmtree(directory, ignore_errors=True)
 
     async def close(self) -> None:
-        if self._conn is not None or self._dir is not None:
+        if self._dir is not None:
             await asyncio.to_thread(self._release_sync)
+        else:
+            self._release_sync()

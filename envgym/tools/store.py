@@ -1,25 +1,39 @@
-"""A SQLite store made from a task's initial state, and the state view verifiers read of it.
+"""A SQLite store made from a task's initial state, what an episode wrote to it, and the view verifiers read.
 
-``create(path, schema_sql, initial_state)`` builds the database (a file, or ``":memory:"``) holding the
-initial rows; ``initial_state`` maps table names to lists of row objects, and an unknown table or column is
-a :class:`~envgym.errors.SpecError` naming it. With a ``template_key`` the first build is kept (a serialised
-image, at most 256) and later stores of that key are a copy of it, not a reload. :class:`SqliteState` is the
-:class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every table but SQLite's own, rows
-sorted as the state contract says), ``columns()`` (every table's columns, from the schema) and read-only
-``query()``. The tool env and the web apps both keep their stores this way.
+``image(schema_sql, initial_state, key=...)`` builds a database holding the initial rows and returns its
+serialised image (bytes); ``initial_state`` maps table names to lists of row objects, and an unknown table
+or column is a :class:`~envgym.errors.SpecError` naming it. With a ``key`` (e.g. domain name and task hash)
+the image is kept (at most 256) and ``template(key)`` hands it back without a rebuild. ``clone(image)``
+opens an episode's store from an image: in memory by default (``sqlite3`` deserialisation, no file), or
+written to ``path`` when a task needs a file. The image is immutable bytes and every clone is a copy of it,
+so an episode starts from a state no earlier episode touched. ``create(path, schema_sql, initial_state)`` is
+the two in one.
+
+:func:`track_changes` records which tables a connection's statements may write (SQLite's authorizer sees
+every statement when it is compiled, including trigger bodies and foreign-key actions), so grading reads
+only those tables (:meth:`Changes.tables`); a statement the tracker cannot place (DDL, a pragma that sets
+a value, an attach) makes it report None: everything may have changed. It over-approximates (a rolled-back
+write still counts) and never misses a write done through the connection.
+
+:class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
+table but SQLite's own, or the named ones, rows sorted as the state contract says), ``columns()`` (every
+table's columns, from the schema) and read-only ``query()``. The tool env and the web apps keep their
+stores this way.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from envgym.errors import SpecError
-from envgym.verify.state import sort_rows
+from envgym.verify.state import Snapshot, sort_rows
 
-__all__ = ["SqliteState", "connect", "create"]
+__all__ = ["Changes", "SqliteState", "clone", "connect", "create", "image", "template", "track_changes"]
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -30,39 +44,59 @@ def connect(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
-_templates: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+_templates: OrderedDict[Any, bytes] = OrderedDict()
+_templates_lock = threading.Lock()  # images are built in worker threads while the loop reads them
 
 
-def create(path: str | Path, schema_sql: str, initial_state: dict[str, Any], *,
-           template_key: tuple[str, str] | None = None) -> sqlite3.Connection:
-    """Create the store at ``path`` (``:memory:`` allowed) holding the initial rows.
+def template(key: Any) -> bytes | None:
+    """The image kept under ``key`` by :func:`image`, or None (nothing is built)."""
+    with _templates_lock:
+        found = _templates.get(key)
+        if found is not None:
+            _templates.move_to_end(key)
+    return found
 
-    With a ``template_key`` (e.g. domain name and task hash) the first build is kept as a serialised
-    database image and later stores with the same key are written from it: a file copy, not a reload.
-    """
-    image = _templates.get(template_key) if template_key else None
-    if image is None:
-        built = _build(":memory:", schema_sql, initial_state)
-        image = built.serialize()
+
+def image(schema_sql: str, initial_state: dict[str, Any], *, key: Any = None) -> bytes:
+    """The serialised database holding ``initial_state`` (kept under ``key`` when given: built once)."""
+    found = template(key) if key is not None else None
+    if found is not None:
+        return found
+    built = _build(schema_sql, initial_state)
+    try:
+        found = built.serialize()
+    finally:
         built.close()
-        if template_key:
-            _templates[template_key] = image
+    if key is not None:
+        with _templates_lock:
+            _templates[key] = found
             while len(_templates) > 256:
                 _templates.popitem(last=False)
+    return found
+
+
+def clone(data: bytes, path: str | Path = ":memory:") -> sqlite3.Connection:
+    """An episode's store from an :func:`image`: in memory, or a file at ``path`` (written from the image)."""
     if str(path) == ":memory:":
         conn = connect(":memory:")
-        conn.deserialize(image)
+        conn.deserialize(data)
     else:
-        Path(path).write_bytes(image)
+        Path(path).write_bytes(data)
         conn = connect(path)
+        conn.execute("PRAGMA journal_mode = MEMORY")
+        conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA journal_mode = MEMORY")
-    conn.execute("PRAGMA synchronous = OFF")
     return conn
 
 
-def _build(path: str | Path, schema_sql: str, initial_state: dict[str, Any]) -> sqlite3.Connection:
-    conn = connect(path)
+def create(path: str | Path, schema_sql: str, initial_state: dict[str, Any], *,
+           template_key: Any = None) -> sqlite3.Connection:
+    """A store at ``path`` (``":memory:"`` allowed) holding the initial rows: ``clone(image(...), path)``."""
+    return clone(image(schema_sql, initial_state, key=template_key), path)
+
+
+def _build(schema_sql: str, initial_state: dict[str, Any]) -> sqlite3.Connection:
+    conn = connect(":memory:")
     conn.executescript(schema_sql)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.execute("BEGIN")
@@ -85,22 +119,62 @@ def _build(path: str | Path, schema_sql: str, initial_state: dict[str, Any]) -> 
     return conn
 
 
+_ROW_WRITES = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE})
+_HARMLESS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_TRANSACTION,
+                       sqlite3.SQLITE_SAVEPOINT, sqlite3.SQLITE_RECURSIVE})
+
+
+class Changes:
+    """The tables a connection may have written since :func:`track_changes` (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._tables: set[str] = set()
+        self._unknown = False
+
+    def tables(self) -> frozenset[str] | None:
+        """Every table a statement may have written, or None when a statement may have changed anything."""
+        return None if self._unknown else frozenset(self._tables)
+
+    def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+        if action in _ROW_WRITES and arg1 is not None and db in ("main", None):
+            self._tables.add(arg1)
+        elif action == sqlite3.SQLITE_PRAGMA and arg2 is None:
+            pass  # a pragma read (table_info, foreign_keys): one given a value may change anything
+        elif action not in _HARMLESS and not (action in _ROW_WRITES and db == "temp"):
+            self._unknown = True  # DDL, a pragma set, an attach: the schema itself may differ
+        return sqlite3.SQLITE_OK
+
+
+def track_changes(conn: sqlite3.Connection) -> Changes:
+    """Start recording the tables ``conn``'s statements write. Call it before the first statement that may
+    write: SQLite asks the authorizer when a statement is compiled, and a compiled statement is cached."""
+    changes = Changes()
+    conn.set_authorizer(changes._authorize)
+    return changes
+
+
 class SqliteState:
     """Read access to a store for verifiers."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def _tables(self) -> list[str]:
+    def tables(self) -> list[str]:
+        """The store's tables (SQLite's own left out), by name."""
         return [r[0] for r in self.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
 
-    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
-        return {t: sort_rows(t, self.conn.execute(f'SELECT * FROM "{_quoted(t)}"')) for t in self._tables()}
+    def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
+        """Every table's rows, or those of ``tables`` that exist (a name the store lacks is left out)."""
+        names = self.tables()
+        if tables is not None:
+            wanted = set(tables)
+            names = [t for t in names if t in wanted]
+        return {t: sort_rows(t, self.conn.execute(f'SELECT * FROM "{_quoted(t)}"')) for t in names}
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """Every table's column names, in schema order (empty tables included)."""
-        return {t: tuple(r[1] for r in self.conn.execute(f'PRAGMA table_info("{_quoted(t)}")')) for t in self._tables()}
+        return {t: tuple(r[1] for r in self.conn.execute(f'PRAGMA table_info("{_quoted(t)}")')) for t in self.tables()}
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         if not sql.lstrip().lower().startswith(("select", "with")):

@@ -10,7 +10,12 @@ A view's ``snapshot()`` maps every table name to its rows, each row a dict of co
   no meaning: :func:`diff_states` compares each table as a multiset of rows;
 - a view may also offer ``columns() -> {table: (column, ...)}``: every table's columns, those of an empty
   table and those the env leaves out of the snapshot included. :func:`drop_fields` checks ``ignore_fields``
-  entries against it (without it, against the columns its rows show).
+  entries against it (without it, against the columns its rows show);
+- a view may also offer ``changed_tables() -> frozenset[str] | None``: every table whose rows or columns may
+  differ from the task's initial state (a superset is fine; None: any may). A view that offers it takes
+  ``snapshot(tables=...)`` (just those tables; a name the state lacks is left out), and the env promises
+  that its ``state`` and ``expected_state`` start from the same initial state. :func:`diff_views` then reads
+  and compares only the tables either side changed: every other table holds the initial rows on both.
 
 ``ignore_fields`` entries are ``"table.column"``, split on the **last** dot: a table name may hold dots, a
 column name may not. An entry without a dot, or naming a table or column the state does not have, is a
@@ -28,7 +33,8 @@ from typing import Any, Protocol
 
 from envgym.errors import VerifierError
 
-__all__ = ["Rows", "Snapshot", "StateView", "columns_of", "diff_states", "drop_fields", "row_sort_key", "sort_rows"]
+__all__ = ["Rows", "Snapshot", "StateView", "columns_of", "diff_states", "diff_views", "drop_fields", "row_sort_key",
+           "sort_rows"]
 
 Rows = list[dict[str, Any]]
 Snapshot = dict[str, Rows]
@@ -172,3 +178,33 @@ def drop_fields(snapshot: Snapshot, ignore: Iterable[str], *,
     return {table: sort_rows(table, ({k: v for k, v in row.items() if k not in drop.get(table, ())} for row in rows))
             if table in drop else rows
             for table, rows in snapshot.items()}
+
+
+def _changed_tables(actual: Any, expected: Any) -> list[str] | None:
+    """The tables either view may have changed since their shared initial state, or None if one cannot say."""
+    found = []
+    for view in (actual, expected):
+        changed = getattr(view, "changed_tables", None)
+        tables = changed() if callable(changed) else None
+        if tables is None:
+            return None
+        found.append(tables)
+    return sorted(set().union(*found))
+
+
+def diff_views(actual: StateView, expected: StateView, ignore: Iterable[str] = (), *,
+               limit: int = 10) -> dict[str, Any]:
+    """:func:`diff_states` of the two views' snapshots, the ``ignore`` fields dropped from both.
+
+    When both views offer ``columns()`` and ``changed_tables()`` (see the module docstring), only the tables
+    either side changed are read and compared; the diff is the same, since every other table holds the
+    initial rows on both sides.
+    """
+    a_columns, e_columns = columns_of(actual), columns_of(expected)
+    tables = _changed_tables(actual, expected) if a_columns is not None and e_columns is not None else None
+    if tables is None:
+        a_rows, e_rows = actual.snapshot(), expected.snapshot()
+    else:
+        a_rows, e_rows = actual.snapshot(tables=tables), expected.snapshot(tables=tables)  # type: ignore[call-arg]
+    return diff_states(drop_fields(a_rows, ignore, columns=a_columns), drop_fields(e_rows, ignore, columns=e_columns),
+                       limit=limit)

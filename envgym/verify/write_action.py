@@ -10,8 +10,10 @@ Four criteria, each reported by name in the verdict:
 - ``no_collateral_writes``: no successful write left unmatched (unless ``allow_collateral``).
 - ``final_state`` (with ``compare_final_state``, the default): the store equals the one the reference
   solution produces, tables diffed row by row as :mod:`envgym.verify.state` specifies, ``ignore_fields``
-  left out (a misspelt entry is a VerifierError). When the env has no expected state to compare with (the
-  task has no reference solution the env can replay) or no final state, the criterion **fails**, saying so:
+  left out (a misspelt entry is a VerifierError); only the tables either side changed are read when the
+  env's views say which (:func:`~envgym.verify.state.diff_views`). When the env has no expected state to
+  compare with (the task has no reference solution the env can replay) or no final state, the criterion
+  **fails**, saying so:
   a task that does not want the comparison sets ``compare_final_state: false``. It used to be dropped
   silently, so a task without a reference solution graded writes only while its file said otherwise.
 
@@ -28,7 +30,7 @@ from envgym.types import CriterionResult, Verdict
 from envgym.verify.context import CallRecord, VerifyContext
 from envgym.verify.matching import args_match, mismatches
 from envgym.verify.spec import ExpectedWrite, WriteActionSpec
-from envgym.verify.state import columns_of, diff_states, drop_fields
+from envgym.verify.state import diff_states, diff_views
 
 __all__ = ["diff_states", "verify_write_action"]
 
@@ -97,10 +99,7 @@ async def verify_write_action(spec: WriteActionSpec, ctx: VerifyContext) -> Verd
                 name="final_state", score=0.0, passed=False,
                 detail=f"cannot compare: {lacking}; set compare_final_state: false to grade without it"))
         else:
-            actual = drop_fields(ctx.state.snapshot(), spec.ignore_fields, columns=columns_of(ctx.state))
-            expected = drop_fields(ctx.expected_state.snapshot(), spec.ignore_fields,
-                                   columns=columns_of(ctx.expected_state))
-            state_diff = diff_states(actual, expected)
+            state_diff = diff_views(ctx.state, ctx.expected_state, spec.ignore_fields)
             criteria.append(CriterionResult(
                 name="final_state", score=float(not state_diff), passed=not state_diff,
                 detail=f"differs in: {', '.join(state_diff)}" if state_diff else "matches the reference"))

@@ -64,7 +64,7 @@ async def test_null_agent_fails(task):
 
 async def test_bad_calls_are_observations_and_change_nothing():
     task = BY_SLUG["schedule-meeting"]
-    env = envgym.make("tool/assistant-v1")
+    env = envgym.make("tool/assistant-v1", on_disk=True)  # the file is read behind the env's back
     try:
         await env.reset(task=task)
         before = store_snapshot(env.unwrapped.db_path)

@@ -101,7 +101,7 @@ async def test_null_agent_fails(task):
 
 async def test_bad_calls_are_observations_and_change_nothing():
     task = BY_SLUG["cancel-pending"]
-    env = envgym.make("tool/retail-v1")
+    env = envgym.make("tool/retail-v1", on_disk=True)  # the file is read behind the env's back
     try:
         await env.reset(task=task)
         before = store_snapshot(env.unwrapped.db_path)
@@ -158,14 +158,23 @@ async def test_refusing_by_doing_the_wrong_thing_fails():
     assert result.info["verdict"].evidence["collateral_writes"] == ["issue_refund"]
 
 
-async def test_store_is_a_real_file_removed_on_close():
-    env = envgym.make("tool/retail-v1")
+async def test_the_store_is_in_memory_and_a_file_only_on_disk(tmp_path):
+    async with envgym.make(ENV_ID, workdir=str(tmp_path)) as env:
+        for _ in range(2):
+            await env.reset(task=TASKS[0])
+            await env.step(TASKS[0].solution[0])
+            assert env.unwrapped.db_path is None and list(tmp_path.iterdir()) == []  # no file churn per episode
+
+    env = envgym.make(ENV_ID, on_disk=True, workdir=str(tmp_path))
     await env.reset(task=TASKS[0])
     path = env.unwrapped.db_path
-    assert path.is_file() and path.stat().st_size > 0
+    assert path.is_file() and path.stat().st_size > 0 and path.parent.parent == tmp_path
     assert store_snapshot(path)["meta"] == [{"key": "today", "value": "2024-06-15"}]
     await env.step(TASKS[0].solution[0])
     assert path.is_file()
+    await env.reset(task=TASKS[0])  # the next episode's file is a fresh one; the last one's is gone
+    assert not path.parent.exists() and env.unwrapped.db_path.is_file()
+    path = env.unwrapped.db_path
     await env.close()
     assert not path.exists() and not path.parent.exists()
 
