@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 import typing
 
+from envgym import _lazy
+
 if typing.TYPE_CHECKING:
     from envgym.clock import Clock, SimClock, SystemClock
     from envgym.env import Env, StepResult
@@ -36,7 +38,7 @@ if typing.TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_HOMES = {
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "envgym.clock": ("Clock", "SimClock", "SystemClock"),
     "envgym.env": ("Env", "StepResult"),
     "envgym.errors": ("EnvgymError",),
@@ -44,22 +46,7 @@ _HOMES = {
                         "register", "register_suite", "register_verifier", "spec"),
     "envgym.task": ("TaskSpec", "load_suite", "load_tasks"),
     "envgym.types": ("Action", "FrozenModel", "Observation", "Outcome", "ToolCall", "ToolResult", "Usage", "Verdict"),
-}
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'envgym' has no attribute {name!r}")
-    __import__(home)
-    value = getattr(sys.modules[home], name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+})
 
 
 def load_environment(**kwargs: object) -> object:

@@ -30,7 +30,6 @@ than ``--max-infra-errors`` of the run's episodes, or all of them, ended as ``in
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import math
 import re
@@ -40,22 +39,36 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from envgym.agents import OpenAIConfig
+from envgym._lazy import LazyConsole
 from envgym.errors import EnvgymError, ExtraMissing, PluginError, RegistryError, SpecError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from envgym.progress import RunProgress
 
 CLI_ENTRY_POINT_GROUP = "envgym.cli"
 T = TypeVar("T")
 
-console = Console(stderr=True)
-out = Console(soft_wrap=True)
+
+console: Console | LazyConsole = LazyConsole(stderr=True)
+out: Console | LazyConsole = LazyConsole(soft_wrap=True)
+
+
+def escape(text: str) -> str:
+    """rich's markup escape (imported on first use, like rich itself)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def _table(title: str, *columns: str) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    return table
 
 
 def positive_int(text: str) -> int:
@@ -114,16 +127,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from envgym.registry import list_envs, spec, suite_spec
     from envgym.task import list_suites, load_suite
 
-    table = Table(title="environments")
-    for column in ("id", "suites", "description"):
-        table.add_column(column)
+    table = _table("environments", "id", "suites", "description")
     for env_id in list_envs(args.family):
         s = spec(env_id)
         table.add_row(env_id, ", ".join(s.suites), s.description)
     out.print(table)
-    suites = Table(title="suites")
-    for column in ("suite", "tasks", "train", "test", "description"):
-        suites.add_column(column)
+    suites = _table("suites", "suite", "tasks", "train", "test", "description")
     for name in list_suites():  # every named suite: bundled, and those any installed plug-in registers
         tasks = load_suite(name)
         registered = suite_spec(name)
@@ -134,6 +143,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    import asyncio
+
     from envgym.check import check
     from envgym.registry import list_envs
 
@@ -151,9 +162,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             out.print(f"{env_id}: skipped: {exc}", markup=False)  # --all checks what this install can run
             continue
         ok &= report.ok
-        table = Table(title=f"{env_id}: {report.tasks} tasks")
-        table.add_column("check")
-        table.add_column("result")
+        table = _table(f"{env_id}: {report.tasks} tasks", "check", "result")
         for name in report.passed:
             table.add_row(name, "[green]ok[/]")
         for name, detail in report.failed:
@@ -190,6 +199,10 @@ def _cmd_tasks_validate(args: argparse.Namespace) -> int:
 
 
 EXIT_INFRA = 3
+# envgym.task.SPLITS and OpenAIConfig's default base_url, written out: importing either module would double
+# envgym --help's time (pydantic and every verifier kind); tests/test_cli_help.py keeps them equal.
+SPLITS = ("train", "test", "dev")
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 """``envgym eval``'s exit code when the run's infra errors exceed ``--max-infra-errors`` (or all episodes are)."""
 
 
@@ -203,6 +216,10 @@ def _user(args: argparse.Namespace) -> Any:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from pydantic import ValidationError
+
     from envgym.agents import parse_agent
     from envgym.eval import EvalConfig, JudgeSettings, evaluate, plan
     from envgym.progress import RunProgress
@@ -259,6 +276,8 @@ async def _with_progress(run: Coroutine[Any, Any, T], progress: RunProgress, tit
     """Await ``run`` while showing ``progress``: live on a terminal, plain lines elsewhere (see envgym.progress).
 
     One ticker on the run's own loop refreshes the view, so nothing reads the state from another thread."""
+    import asyncio
+
     from rich.live import Live
 
     from envgym.progress import PlainLines, live_view
@@ -266,7 +285,8 @@ async def _with_progress(run: Coroutine[Any, Any, T], progress: RunProgress, tit
     task = asyncio.ensure_future(run)
     try:
         if console.is_terminal:
-            with Live(live_view(progress, title), console=console, auto_refresh=False) as live:
+            screen = console.get() if isinstance(console, LazyConsole) else console
+            with Live(live_view(progress, title), console=screen, auto_refresh=False) as live:
                 while not task.done():
                     await asyncio.wait([task], timeout=0.25)
                     live.update(live_view(progress, title), refresh=True)
@@ -300,9 +320,7 @@ def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
     for warning in board.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True, highlight=False)
     for suite, entries in board.suites.items():
-        table = Table(title=suite)
-        for column in ("agent", "success", "95% CI", "mean score", "episodes", "infra errors", "mean steps"):
-            table.add_column(column)
+        table = _table(suite, "agent", "success", "95% CI", "mean score", "episodes", "infra errors", "mean steps")
         for e in entries:
             # an agent whose every episode was an infra error has no rate and no mean: a dash, not a crash
             table.add_row(escape(e.name), f"{e.success_rate:.1%}" if e.episodes else "—",
@@ -350,7 +368,6 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from envgym import __version__
-    from envgym.task import SPLITS
 
     parser = Parser(prog="envgym", description="An agentic environment gym and benchmark suite.", epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"envgym {__version__}")
@@ -387,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="test", choices=(*SPLITS, "all"), help="which tasks of each suite")
     p.add_argument("--agent", required=True, help="oracle | null | random[:SEED] | openai:MODEL | hf[:GGUF] | "
                                                   "MODULE:CALLABLE | FILE.py:CALLABLE (your own agent)")
-    p.add_argument("--base-url", default=OpenAIConfig.model_fields["base_url"].default,
+    p.add_argument("--base-url", default=DEFAULT_BASE_URL,
                    help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument("--api-key-env", help="environment variable holding the endpoint's API key; it must then be "
                                          "set (without it: OPENAI_API_KEY if set, else no key, for a keyless "

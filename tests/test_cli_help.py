@@ -53,3 +53,11 @@ def test_top_level_help_has_examples_and_exit_codes():
     assert "examples:\n  envgym list" in text  # the epilog keeps its lines
     assert "envgym eval --suite tool-retail --agent oracle --out runs/oracle" in text
     assert "3 too many infra errors" in text
+
+
+def test_the_constants_written_out_for_a_fast_start_match_their_sources():
+    from envgym.agents import OpenAIConfig
+    from envgym.task import SPLITS
+
+    assert cli.SPLITS == SPLITS
+    assert OpenAIConfig.model_fields["base_url"].default == cli.DEFAULT_BASE_URL

@@ -7,18 +7,43 @@ Screenshots travel as image parts (:mod:`envgym.rl.vision`: the content-addresse
 ``envgym train``) build on the modules here; this package imports neither.
 """
 
-from envgym.rl.agents import RecordingAgent, RecordingAgentFactory
-from envgym.rl.backends import (
-    BackendError,
-    Completion,
-    InferenceBackend,
-    PromptTooLong,
-    TransformersBackend,
-    VLLMBackend,
-)
-from envgym.rl.proxy import CallRecord, RecordingProxy, Sampling, SessionRecord
-from envgym.rl.samples import Segment, TrainingSample, read_samples, samples_from_episode, segments_of, write_samples
-from envgym.rl.vision import ImageStore
+from __future__ import annotations
+
+import typing
+
+from envgym import _lazy
+
+if typing.TYPE_CHECKING:
+    from envgym.rl.agents import RecordingAgent, RecordingAgentFactory
+    from envgym.rl.backends import (
+        BackendError,
+        Completion,
+        InferenceBackend,
+        PromptTooLong,
+        TransformersBackend,
+        VLLMBackend,
+    )
+    from envgym.rl.proxy import CallRecord, RecordingProxy, Sampling, SessionRecord
+    from envgym.rl.samples import (
+        Segment,
+        TrainingSample,
+        read_samples,
+        samples_from_episode,
+        segments_of,
+        write_samples,
+    )
+    from envgym.rl.vision import ImageStore
+
+# imported on first use: httpx, pydantic and the proxy stay out of `envgym train --help` and `envgym --help`
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "envgym.rl.agents": ("RecordingAgent", "RecordingAgentFactory"),
+    "envgym.rl.backends": ("BackendError", "Completion", "InferenceBackend", "PromptTooLong", "TransformersBackend",
+                           "VLLMBackend"),
+    "envgym.rl.proxy": ("CallRecord", "RecordingProxy", "Sampling", "SessionRecord"),
+    "envgym.rl.samples": ("Segment", "TrainingSample", "read_samples", "samples_from_episode", "segments_of",
+                          "write_samples"),
+    "envgym.rl.vision": ("ImageStore",),
+})
 
 __all__ = [
     "BackendError",

@@ -5,24 +5,46 @@ See :mod:`envgym.sandbox.base` for the contract, :mod:`~envgym.sandbox.profile` 
 Docker backend needs the ``docker`` extra; importing this package does not.
 """
 
-from envgym.sandbox.base import Channel, ExecResult, Sandbox, SandboxState, Session
-from envgym.sandbox.errors import (
-    ChannelClosed,
-    DaemonUnavailable,
-    ExecTimeout,
-    ImageMissing,
-    SandboxCrashed,
-    SandboxError,
-    SandboxFileNotFound,
-    SandboxStateError,
-    SpecRejected,
-    UnsafeArchive,
-)
-from envgym.sandbox.fake import FakeSandbox
-from envgym.sandbox.images import tag_for
-from envgym.sandbox.local import InsecureSandboxWarning, LocalSandbox
-from envgym.sandbox.pool import SandboxPool
-from envgym.sandbox.profile import DEFAULT, PROFILES, STRICT, SandboxProfile, validate_spec
+from __future__ import annotations
+
+import typing
+
+from envgym import _lazy
+
+if typing.TYPE_CHECKING:
+    from envgym.sandbox.base import Channel, ExecResult, Sandbox, SandboxState, Session
+    from envgym.sandbox.docker import DockerSandbox
+    from envgym.sandbox.errors import (
+        ChannelClosed,
+        DaemonUnavailable,
+        ExecTimeout,
+        ImageMissing,
+        SandboxCrashed,
+        SandboxError,
+        SandboxFileNotFound,
+        SandboxStateError,
+        SpecRejected,
+        UnsafeArchive,
+    )
+    from envgym.sandbox.fake import FakeSandbox
+    from envgym.sandbox.images import tag_for
+    from envgym.sandbox.local import InsecureSandboxWarning, LocalSandbox
+    from envgym.sandbox.pool import SandboxPool
+    from envgym.sandbox.profile import DEFAULT, PROFILES, STRICT, SandboxProfile, validate_spec
+
+# imported on first use: pydantic and the backends stay out of `envgym sandbox --help` and `envgym --help`
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "envgym.sandbox.base": ("Channel", "ExecResult", "Sandbox", "SandboxState", "Session"),
+    "envgym.sandbox.docker": ("DockerSandbox",),
+    "envgym.sandbox.errors": ("ChannelClosed", "DaemonUnavailable", "ExecTimeout", "ImageMissing", "SandboxCrashed",
+                              "SandboxError", "SandboxFileNotFound", "SandboxStateError", "SpecRejected",
+                              "UnsafeArchive"),
+    "envgym.sandbox.fake": ("FakeSandbox",),
+    "envgym.sandbox.images": ("tag_for",),
+    "envgym.sandbox.local": ("InsecureSandboxWarning", "LocalSandbox"),
+    "envgym.sandbox.pool": ("SandboxPool",),
+    "envgym.sandbox.profile": ("DEFAULT", "PROFILES", "STRICT", "SandboxProfile", "validate_spec"),
+})
 
 __all__ = [
     "DEFAULT",
@@ -53,10 +75,3 @@ __all__ = [
     "validate_spec",
 ]
 
-
-def __getattr__(name: str) -> object:
-    if name == "DockerSandbox":  # the docker module imports nothing from the SDK at import time either,
-        from envgym.sandbox.docker import DockerSandbox  # but it is the heaviest; keep it out of `import envgym`
-
-        return DockerSandbox
-    raise AttributeError(name)

@@ -10,14 +10,12 @@ command returns an exit code.
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
-from rich.console import Console
-
+from envgym._lazy import LazyConsole
 from envgym.errors import EnvgymError
 
-out = Console()
+out = LazyConsole()  # rich loads when a command prints, not for --help
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -45,6 +43,8 @@ async def _gc(dry_run: bool) -> list[tuple[str, str]]:
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:
+    import asyncio
+
     from envgym.sandbox.images import remove_images, stale_images
 
     reaped = asyncio.run(_gc(args.dry_run))

@@ -15,18 +15,15 @@ the field and exits 2. ``add_parser(subparsers)`` is its ``envgym.cli`` entry po
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+from envgym._lazy import LazyConsole
 from envgym.errors import SpecError
 
-console = Console(stderr=True)
+console = LazyConsole(stderr=True)  # rich, asyncio and the trainer load when a command runs, not for --help
 
 
 def _parse_value(raw: str) -> Any:
@@ -66,13 +63,17 @@ def resolve_config(args: argparse.Namespace, **forced: Any) -> Any:
 
 def _train(config: Any, out: Path, *, quiet: bool, fresh: bool, label: str = "", ray: str | None = None,
            proxy_host: str = "127.0.0.1") -> Any:
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from envgym.rl.train.trainer import Trainer
 
     if fresh and out.exists():
         shutil.rmtree(out)
     progress = Progress(TextColumn(f"[bold]train{(' ' + label) if label else ''}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[info]}"),
-                        console=console, disable=quiet)
+                        console=console.get() if isinstance(console, LazyConsole) else console, disable=quiet)
     bar = progress.add_task("steps", total=config.steps, info="loading the model")
 
     def report(line: dict[str, Any]) -> None:

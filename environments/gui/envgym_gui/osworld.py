@@ -50,13 +50,12 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from envgym.errors import SpecError
-from envgym.task import TaskSpec, write_tasks
-from envgym.types import Action, Limits
+
+if TYPE_CHECKING:  # imported where used: `envgym --help` loads this module for its subcommand
+    from envgym.task import TaskSpec
 
 ENV_ID = "gui/osworld-v1"
 HOME = "/home/user"
@@ -139,6 +138,11 @@ def import_tasks(source: str | Path | Iterable[dict[str, Any]], *, env_id: str =
 
 def map_task(raw: Any, *, domain: str | None = None, env_id: str = ENV_ID, where: str = "task") -> TaskSpec:
     """One OSWorld task dict -> a :class:`TaskSpec`, or :class:`Skip` with the reason."""
+    from pydantic import ValidationError
+
+    from envgym.task import TaskSpec
+    from envgym.types import Action, Limits
+
     if not isinstance(raw, dict):
         raise Skip(f"malformed: {where}: a task is a JSON object, not {type(raw).__name__}")
     for name, kinds in (("id", str), ("instruction", str), ("evaluator", dict)):
@@ -598,6 +602,8 @@ def _verifier(checks: list[dict[str, Any]], expect: str) -> dict[str, Any]:
 
 def write_suite(source: str | Path, out: str | Path, *, commit: str | None = None) -> dict[str, Any]:
     """Import ``source`` into the folder ``out`` (see the module docstring); return the report written."""
+    from envgym.task import write_tasks
+
     tasks, skipped = import_tasks(source)
     out = Path(out)
     with_ref = [t for t in tasks if t.solution]

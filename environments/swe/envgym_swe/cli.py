@@ -27,12 +27,10 @@ import json
 import re
 from pathlib import Path
 
-from rich.console import Console
-
-from envgym.cli import positive_int, positive_seconds
+from envgym.cli import LazyConsole, positive_int, positive_seconds
 from envgym.errors import EnvgymError, SpecError
 
-out = Console(soft_wrap=True)
+out = LazyConsole(soft_wrap=True)  # rich loads when a command prints, not for envgym --help
 CANDIDATES, LABELLED = "candidates.swebench.json", "instances.swebench.json"
 """What ``mine`` writes beside the suite's ``tasks.jsonl`` (JSON lists: every ``*.jsonl`` of a suite is tasks)."""
 
