@@ -61,3 +61,17 @@ def test_the_constants_written_out_for_a_fast_start_match_their_sources():
 
     assert cli.SPLITS == SPLITS
     assert OpenAIConfig.model_fields["base_url"].default == cli.DEFAULT_BASE_URL
+
+
+def test_help_loads_no_heavy_module():
+    # every plug-in's add_parser runs for --help: none may pull pydantic, rich, httpx or a verifier kind
+    import subprocess
+    import sys
+
+    heavy = ("pydantic", "rich", "httpx", "numpy", "gymnasium", "torch", "envgym.task", "envgym.verify",
+             "envgym.registry", "envgym.rl.proxy", "envgym.sandbox.base")
+    code = ("import contextlib, io, sys\nfrom envgym.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n    main(['--help'])\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
