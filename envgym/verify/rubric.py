@@ -19,13 +19,12 @@ the question that is not itself an answer ("is it in stock?" quoted back is not 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import re
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
-
-import httpx
 
 from envgym.errors import JudgeUnavailable, VerifierError
 from envgym.types import CriterionResult, Verdict
@@ -144,6 +143,8 @@ async def ask_judge(check: LLMJudgeCheck, ctx: VerifyContext) -> tuple[bool, str
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     url = config.base_url.rstrip("/") + "/chat/completions"
     last: Exception | None = None
+    # httpx (a tenth of a second) loads with the first judged criterion, off the loop, not with every env
+    httpx = await asyncio.to_thread(importlib.import_module, "httpx")
     async with httpx.AsyncClient(timeout=config.timeout_s) as client:
         for attempt in range(config.retries + 1):
             try:
