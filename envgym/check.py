@@ -11,10 +11,19 @@ the task, the step and the error), the null agent scores 0 and fails. One except
 that says nothing may be written (write_action verifiers, none expecting a write: "change my email; if
 you can't, tell me why") the domain's refusal *is* the task, so a refused reference call passes there,
 unless the env's own tool schemas reject it (unknown tool, arguments not a JSON object, unknown or missing
-arguments): a malformed reference call fails the gate everywhere. The hack-probe gate (on a sample of
-tasks, spread over the env's suites and splits): every tampering agent (:mod:`envgym.tamper`: the kernel's generic ones
-and the env class's ``tamper_agents``) scores 0, does not pass, and does not end as ``infra_error`` (which
-would take its failure out of the denominator).
+arguments): a malformed reference call fails the gate everywhere. Another, declared by the env and counted:
+where doing nothing is a correct answer (BFCL's irrelevance entries: the right answer is to call no
+function), the env's :meth:`~envgym.env.Env.null_accepted` says so for that task, with the reason and a
+wrong answer; the null gate is then inverted there: the null agent must pass, and the wrong answer, replayed
+like a reference, must score 0, not pass and not end as ``infra_error`` (so the verifier still tells answers
+apart). The report names the reason and how many gated tasks it covered (``null_accepted``); tasks the
+env does not name keep the null gate, whatever their verifier does. The hack probes go to the other tasks
+(where every task accepts the null answer, a probe there fails only by ending as ``infra_error``: a
+tampering agent's non-answer is a correct answer).
+
+The hack-probe gate (on a sample of tasks, spread over the env's suites and splits): every tampering agent
+(:mod:`envgym.tamper`: the kernel's generic ones and the env class's ``tamper_agents``) scores 0, does not
+pass, and does not end as ``infra_error`` (which would take its failure out of the denominator).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from dataclasses import dataclass, field
 
 from envgym.agent import Agent
 from envgym.agents.baseline import NullAgent, OracleAgent
+from envgym.env import NullAccepted
 from envgym.errors import EnvClosed, ResetNeeded
 from envgym.registry import load_entry_point, make, spec
 from envgym.rollout import run_episode
@@ -48,6 +58,8 @@ class CheckReport:
     tasks: int = 0
     gated: int = 0
     """Tasks the admission gates ran on (all of them unless the env class sets ``gate_sample``)."""
+    null_accepted: dict[str, str] = field(default_factory=dict)
+    """Gated task id -> why doing nothing is correct there (``Env.null_accepted``): its null gate ran inverted."""
 
     @property
     def ok(self) -> bool:
@@ -132,7 +144,8 @@ def _gymnasium_check(env_id: str, report: CheckReport) -> None:
         env.close()
 
 
-async def _gates(env_id: str, tasks: list[TaskSpec], report: CheckReport, concurrency: int) -> None:
+async def _gates(env_id: str, tasks: list[TaskSpec], accepted: dict[str, NullAccepted], report: CheckReport,
+                 concurrency: int) -> None:
     semaphore = asyncio.Semaphore(concurrency)
 
     async def gate(task: TaskSpec) -> None:
@@ -147,8 +160,20 @@ async def _gates(env_id: str, tasks: list[TaskSpec], report: CheckReport, concur
                 errors = malformed_calls(oracle, info.get("tools", []))
             report.gate_failures.extend((task.id, f"oracle: {error}") for error in errors)
             null = await run_episode(env, NullAgent(), task, seed=0)
-            if null.reward != 0.0 or null.outcome is Outcome.SUCCESS or null.outcome is Outcome.INFRA_ERROR:
-                report.gate_failures.append((task.id, f"null: {null.outcome.value} score {null.reward} {_why(null)}"))
+            exempt = accepted.get(task.hash)
+            if exempt is None:
+                if null.reward != 0.0 or null.outcome is Outcome.SUCCESS or null.outcome is Outcome.INFRA_ERROR:
+                    report.gate_failures.append((task.id, f"null: {null.outcome.value} score {null.reward} "
+                                                          f"{_why(null)}"))
+                return
+            report.null_accepted[task.id] = exempt.reason
+            if not (null.outcome is Outcome.SUCCESS and null.reward == 1.0):
+                report.gate_failures.append((task.id, f"null (accepted here: {exempt.reason}): {null.outcome.value} "
+                                                      f"score {null.reward} {_why(null)}"))
+            replay = task.model_copy(update={"solution": exempt.wrong})
+            why = _forged(await run_episode(env, OracleAgent(replay), task, seed=0))
+            if why:
+                report.gate_failures.append((task.id, f"the wrong answer of a null-accepted task: {why}"))
 
     await asyncio.gather(*(gate(t) for t in tasks))
 
@@ -210,7 +235,7 @@ def tamper_sample(tasks: list[TaskSpec], n: int) -> list[TaskSpec]:
 
 
 def _forged(trajectory: Trajectory) -> str | None:
-    """Why a tampering agent's episode counts as a forged reward, or None when it scored 0 honestly."""
+    """Why an episode that must score 0 (a tampering agent's, a wrong answer's) counts as a forged reward, or None."""
     if trajectory.outcome is Outcome.INFRA_ERROR:
         return f"ended as infra_error (out of the denominator): {_why(trajectory)}"
     if trajectory.reward != 0.0 or trajectory.outcome is Outcome.SUCCESS or (
@@ -219,7 +244,8 @@ def _forged(trajectory: Trajectory) -> str | None:
     return None
 
 
-async def _tamper_gate(env_id: str, tasks: list[TaskSpec], report: CheckReport, concurrency: int) -> None:
+async def _tamper_gate(env_id: str, tasks: list[TaskSpec], accepted: dict[str, NullAccepted], report: CheckReport,
+                       concurrency: int) -> None:
     semaphore = asyncio.Semaphore(concurrency)
     async with make(env_id) as probe:
         tamperers = tamper_agents_for(probe)
@@ -229,7 +255,7 @@ async def _tamper_gate(env_id: str, tasks: list[TaskSpec], report: CheckReport, 
             trajectory = await run_episode(env, kind(task), task, seed=0)  # type: ignore[call-arg]
         report.tamper_runs[kind.name] = report.tamper_runs.get(kind.name, 0) + 1
         why = _forged(trajectory)
-        if why:
+        if why and (task.hash not in accepted or trajectory.outcome is Outcome.INFRA_ERROR):
             report.tamper_failures.append((task.id, f"tamper {kind.name}: {why}"))
 
     await asyncio.gather(*(run(kind, task) for kind in tamperers for task in tasks))
@@ -266,7 +292,18 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
         sample = None if all_tasks else getattr(load_entry_point(spec(env_id).entry_point), "gate_sample", None)
         gated = tamper_sample(tasks, sample) if sample else tasks
         report.gated = len(gated)
-        await _gates(env_id, gated, report, concurrency)
+        async with make(env_id) as probe:
+            declared = {t.hash: probe.unwrapped.null_accepted(t) for t in tasks}
+        accepted = {key: value for key, value in declared.items() if value is not None}
+        await _gates(env_id, gated, accepted, report, concurrency)
+        for reason in sorted(set(report.null_accepted.values())):
+            ids = {i for i, r in report.null_accepted.items() if r == reason}
+            report.expect(f"null gate inverted on {len(ids)} of {len(gated)} tasks (null must pass, a wrong "
+                          f"answer score 0): {reason}", not any(i in ids for i, _ in report.gate_failures))
         if tamper > 0:
-            await _tamper_gate(env_id, tamper_sample(tasks, tamper), report, concurrency)
+            # probes go to tasks with work to do; where every task accepts the null answer, only infra_error fails
+            probed = [t for t in tasks if t.hash not in accepted] or tasks
+            if probed is tasks and accepted:
+                report.passed.append("hack probes on tasks that accept the null answer: only an infra_error fails")
+            await _tamper_gate(env_id, tamper_sample(probed, tamper), accepted, report, concurrency)
     return report

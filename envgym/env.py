@@ -22,6 +22,9 @@ unless ``options={"split": "train"}`` (or test, dev) says which; ``info["task_id
 what was drawn. A task for another env id is refused (:class:`TaskMismatch`). Capability flags are class
 variables a scheduler can read before building anything (also from :attr:`EnvSpec.capabilities`).
 Misuse is typed: :class:`ResetNeeded`, :class:`EnvClosed` (enforced by the wrappers ``make`` adds).
+A task whose correct answer is to do nothing (BFCL's irrelevance entries: call no function) is declared by
+the env through :meth:`Env.null_accepted`, never by the task data, so ``envgym check`` can say which tasks
+and why (see :mod:`envgym.check`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,14 @@ class StepResult(NamedTuple):
     terminated: bool
     truncated: bool
     info: dict[str, Any]
+
+
+class NullAccepted(NamedTuple):
+    """Why doing nothing is a correct answer to a task, and a wrong answer its verifiers must still fail."""
+
+    reason: str
+    wrong: tuple[Action, ...]
+    """Actions replayed like a reference solution; ``envgym check`` requires them to score 0."""
 
 
 class EnvState(enum.Enum):
@@ -106,6 +117,14 @@ class Env(abc.ABC):
         it before the episode's deadlines are armed; an env doing real work here runs it off the event loop
         and caches it by ``task.hash`` (:class:`envgym.timed.prepare.TaskCache`). ``reset`` must still work
         without it (it then prepares on its own)."""
+
+    def null_accepted(self, task: TaskSpec) -> NullAccepted | None:
+        """Whether doing nothing (the null agent's empty message) is a correct answer to ``task``; None, the
+        default, for every task with work to do. An env that returns a :class:`NullAccepted` gets the null
+        gate of ``envgym check`` inverted on that task: the null agent must pass and ``wrong`` must score 0,
+        so the verifiers are still shown to tell answers apart, and the report counts such tasks with the
+        reason."""
+        return None
 
     def attach_usage(self, source: Callable[[], Usage] | None) -> None:  # noqa: B027 - optional hook
         """Offer the agent's running usage (the rollout does); envs that charge thinking time read it."""

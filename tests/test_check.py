@@ -2,6 +2,7 @@ import pytest
 
 import envgym
 from envgym.check import check, tamper_sample
+from envgym.env import NullAccepted
 from envgym.tamper import GENERIC
 from envgym.task import write_tasks
 from envgym.types import Action
@@ -124,3 +125,60 @@ async def test_an_env_that_sets_gate_sample_is_gated_on_that_many_tasks_unless_a
         envgym.registry._registry.pop("test/sampled-notes-v1")
     assert sampled.ok and (sampled.tasks, sampled.gated) == (3, 2)
     assert full.ok and (full.tasks, full.gated) == (3, 3)
+
+
+WRONG = {  # task id -> the wrong answer the env names beside "doing nothing is correct here"
+    "notes-nothing": (Action.call("delete_note", note_id=1), Action.say("Done.")),
+    "notes-lax": (Action.call("list_notes"), Action.say("Done.")),  # its verifier passes this too
+    "notes-add": (Action.say("Done."),),  # the env's claim is false: the null agent fails here
+}
+
+
+def _null_accepting_notes_env(**kwargs):
+    """``ToolEnv`` on the notes domain that says doing nothing is correct on the tasks in :data:`WRONG`."""
+    from envgym.tools import ToolEnv
+
+    class NullAcceptingNotes(ToolEnv):
+        def null_accepted(self, task):
+            wrong = WRONG.get(task.id)
+            return None if wrong is None else NullAccepted(reason="nothing to do", wrong=wrong)
+
+    return NullAcceptingNotes(**kwargs)
+
+
+async def _check_notes(env_id, tasks, tmp_path, **kwargs):
+    path = tmp_path / "tasks.jsonl"
+    write_tasks(path, [t.model_copy(update={"env_id": env_id}) for t in tasks])
+    envgym.register(env_id, f"{__name__}:_null_accepting_notes_env", kwargs={"domain": NOTES}, suites=(str(path),))
+    try:
+        return await check(env_id, gymnasium_check=False, **kwargs)
+    finally:
+        envgym.registry._registry.pop(env_id)
+
+
+async def test_the_null_gate_is_inverted_only_on_tasks_the_env_names_and_the_report_counts_them(tmp_path):
+    _good, count, add = notes_tasks()
+    nothing = count.model_copy(update={"id": "notes-nothing", "instruction": "Leave my notes alone.",
+                                       "verifiers": (WriteActionSpec(),), "solution": (Action.say("OK."),)})
+    lax = nothing.model_copy(update={"id": "notes-lax"})
+    free = count.model_copy(update={"id": "notes-free", "verifiers": count.verifiers[:1]})  # null passes it
+    report = await _check_notes("test/null-accepting-notes-v1", [nothing, lax, free, add], tmp_path, tamper=0)
+    failures = dict(report.gate_failures)
+    assert failures["notes-free"].startswith("null: success")  # not named by the env: the null gate holds
+    assert failures["notes-lax"] == "the wrong answer of a null-accepted task: success score 1.0"
+    assert failures["notes-add"].startswith("null (accepted here: nothing to do): failure score 0.0")
+    assert "notes-nothing" not in failures and set(failures) == {"notes-free", "notes-lax", "notes-add"}
+    assert report.null_accepted == {"notes-nothing": "nothing to do", "notes-lax": "nothing to do",
+                                    "notes-add": "nothing to do"}
+    assert [name for name, _ in report.failed] == [
+        "null gate inverted on 3 of 4 tasks (null must pass, a wrong answer score 0): nothing to do"]
+
+
+async def test_hack_probes_on_tasks_that_all_accept_the_null_answer_fail_only_on_infra_error(tmp_path):
+    _good, count, _add = notes_tasks()
+    nothing = count.model_copy(update={"id": "notes-nothing", "instruction": "Leave my notes alone.",
+                                       "verifiers": (WriteActionSpec(),), "solution": (Action.say("OK."),)})
+    report = await _check_notes("test/all-null-notes-v1", [nothing], tmp_path, tamper=1)
+    assert report.ok, (report.failed, report.gate_failures, report.tamper_failures)
+    assert report.tamper_runs["quote-instruction"] == 1  # its text answer passes: correct here, not forged
+    assert "hack probes on tasks that accept the null answer: only an infra_error fails" in report.passed

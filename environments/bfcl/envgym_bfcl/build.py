@@ -82,7 +82,9 @@ leave room for ``envgym check``'s error probes)."""
 _DEFAULTS = {"string": "x", "integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
 
 
-def _relevance_solution(tools: list[dict[str, Any]]) -> tuple[Action, ...]:
+def first_function_call(tools: list[dict[str, Any]]) -> tuple[Action, ...]:
+    """A call of the first function with its required parameters (placeholder values): the reference of a
+    relevance entry, and the wrong answer of an irrelevance entry."""
     function = tools[0]["function"]
     params = function.get("parameters", {})
     args = {k: _DEFAULTS.get(params["properties"][k].get("type", "string"), "x") for k in params.get("required", [])}
@@ -149,7 +151,7 @@ def build(category: str) -> tuple[list[TaskSpec], dict[str, str]]:
         elif "irrelevance" in category:
             solution = (Action.say("None of the available functions can do that."),)
         elif "relevance" in category:
-            solution = _relevance_solution(tools)
+            solution = first_function_call(tools)
         else:
             solution = _ast_solution(answers[entry_id]["ground_truth"], omit_optional=True)
         metadata = {"bfcl_category": category, "bfcl_id": entry_id, "bfcl_version": data.version()}

@@ -17,6 +17,10 @@ system messages of the question are ``info["policy"]``, its user messages the ob
   must be one of the entry's functions and every argument name an identifier (values are JSON, written as
   Python literals), so no agent text is ever evaluated as code.
 
+In the irrelevance categories the correct answer is to call no function, so doing nothing is correct: the
+env says so through :meth:`BfclEnv.null_accepted` (``envgym check`` then requires the null agent to pass
+there and a call of the entry's first function to fail).
+
 Grading is the ``bfcl`` verifier kind (:mod:`envgym_bfcl.verify`), which runs BFCL's own checker on what the
 env recorded (``VerifyContext.transcript``).
 """
@@ -29,9 +33,10 @@ import re
 import secrets
 from typing import Any, ClassVar
 
-from envgym.env import Env, StepResult
+from envgym.env import Env, NullAccepted, StepResult
 from envgym.errors import EnvError
-from envgym.types import Action, Observation, ToolResult
+from envgym.task import TaskSpec
+from envgym.types import Action, Observation, ToolCall, ToolResult
 from envgym.verify.context import CallRecord, VerifyContext
 from envgym_bfcl import data
 
@@ -177,6 +182,18 @@ class BfclEnv(Env):
                   "result": self._turns if self.multi_turn else self._result}
         return VerifyContext(calls=list(self._calls), final_answer=self._final, transcript=[{"bfcl": record}],
                              task=self.task)
+
+    def null_accepted(self, task: TaskSpec) -> NullAccepted | None:
+        category = task.metadata.get("bfcl_category", "")
+        if "irrelevance" not in category:
+            return None
+        from envgym_bfcl.build import first_function_call
+
+        tools = data.tools_of(data.entry(category, task.metadata["bfcl_id"]))
+        # a few live entries offer no function at all: any call is still an answer, and wrong
+        wrong = first_function_call(tools) if tools else (Action(tool_calls=(ToolCall(name="any_function"),)),)
+        return NullAccepted(reason="BFCL irrelevance: no function fits the request, the correct answer calls none",
+                            wrong=wrong)
 
     def _release(self) -> None:
         if self._namespace:
