@@ -29,8 +29,8 @@ errors by cause; earlier ones are always retried, so those are the whole run's.
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 import socket
 import time
 import uuid
@@ -48,7 +48,7 @@ from envgym.agents import AgentConfig, agent_id, build_factory
 from envgym.errors import SpecError
 from envgym.export import ExportContext, Exporter, close_exporters, open_exporters
 from envgym.progress import RunProgress, cause_of
-from envgym.record import JsonlWriter, ResultRecord, latest, read_records
+from envgym.record import GroupWriter, ResultRecord, json_line, latest, read_records, repair_tail
 from envgym.registry import make, parse_id, spec, suite_name_for, suite_spec
 from envgym.task import TaskSpec, load_suite
 from envgym.trajectory import Trajectory
@@ -135,10 +135,6 @@ def suite_label(suite: str) -> str:
     if named is not None:
         return named
     return Path(suite).stem if suite.endswith(".jsonl") else suite
-
-
-def _episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
-    return int(content_hash([config.seed, task.hash, run_index]).removeprefix("sha256:")[:8], 16)
 
 
 def task_sets(pairs: list[tuple[str, TaskSpec]]) -> dict[str, str]:
@@ -248,21 +244,27 @@ def _open_exporters(run_dir: Path, meta: dict[str, Any], config: EvalConfig,
     return open_exporters(ctx)
 
 
-def _export(exporters: list[Exporter], record: ResultRecord, trajectory: Trajectory) -> None:
-    for exporter in exporters:
-        exporter.export(record, trajectory)
-
-
-def _persist(trajectories: JsonlWriter, trajectory: Trajectory, records: JsonlWriter, record: ResultRecord) -> None:
-    trajectories.write_sync(trajectory)
-    records.write_sync(record)
+def resolve_workers(workers: int | str) -> int:
+    """``workers`` as a count: ``"auto"`` is the CPUs this process may run on."""
+    if workers == "auto":
+        affinity = getattr(os, "sched_getaffinity", None)
+        return len(affinity(0)) if affinity else (os.cpu_count() or 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise SpecError(f"workers must be a whole number >= 1 or 'auto', not {workers!r}", field="workers")
+    return workers
 
 
 async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int = 8,
                    factory: AgentFactory | None = None, on_record: ProgressHook | None = None,
                    on_plan: Callable[[int, int], None] | None = None,
-                   progress: RunProgress | None = None, ray: str | None = None) -> EvalSummary:
+                   progress: RunProgress | None = None, ray: str | None = None,
+                   workers: int | str = 1) -> EvalSummary:
     """Run (or resume) an evaluation into ``run_dir``; returns what happened.
+
+    ``workers`` (a count or ``"auto"``: one per CPU) spreads the episodes over that many worker processes
+    (:mod:`envgym.eval_workers`), ``concurrency`` episodes in flight in all of them together; this process
+    stays the only writer of the run directory. Worth it when the envs' work is CPU-bound Python; each
+    worker builds its agents from the config (or from ``factory``, which must then pickle).
 
     ``ray`` (a Ray address, or ``auto``) runs the episodes on the cluster's envgym hosts instead of here
     (:mod:`envgym.vector.ray`): the hosts' slots bound them rather than ``concurrency``, each host builds its
@@ -274,18 +276,22 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
     run_dir = Path(run_dir)
     if concurrency < 1:
         raise SpecError(f"concurrency must be at least 1, not {concurrency}", field="concurrency")
+    workers = resolve_workers(workers)
+    if workers > 1 and ray is not None:
+        raise SpecError("workers and ray are two ways to spread episodes; choose one", field="workers")
     pairs = plan(config)
-    hosts_agents = factory if factory is not None else config.agent  # what a Ray host builds its agents from
+    hosts_agents = factory if factory is not None else config.agent  # what a Ray host or worker builds agents from
     factory = factory or build_factory(config.agent)
     exporters: list[Exporter] = []
     try:
         meta = _load_or_create_run(run_dir, config, factory, pairs)
         existing, torn = read_records(run_dir / "records.jsonl", repair=True)
+        repair_tail(run_dir / "trajectories.jsonl")  # else the next line appended would join a torn one
         previous = {r.key: r for r in latest(existing)}
         exporters = _open_exporters(run_dir, meta, config, pairs)
         for exporter in exporters:  # a crash may have fallen between a record and its exports
             exporter.repair(list(previous.values()))
-        todo: list[tuple[str, TaskSpec, int, int]] = []
+        todo: list[EpisodeKey] = []
         for suite, task in pairs:
             for k in range(config.runs):
                 old = previous.get((task.hash, k))
@@ -302,14 +308,95 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
             left = Counter(suite for suite, *_ in todo)
             progress.plan({s: n * config.runs for s, n in planned.items()},
                           {s: n * config.runs - left[s] for s, n in planned.items()})
-        await _run_jobs(config, meta, factory, todo, run_dir, concurrency, summary, on_record, exporters, progress,
-                        ray=ray, hosts_agents=hosts_agents)
+        recorder = Recorder(run_dir, summary, progress, on_record, exporters)
+        async with recorder.writer:
+            if min(workers, concurrency, len(todo)) > 1:
+                from envgym.eval_workers import run_in_workers
+
+                await run_in_workers(config, meta, hosts_agents, todo, recorder, progress,
+                                     workers=min(workers, concurrency, len(todo)), concurrency=concurrency)
+            else:
+                await _run_jobs(config, meta, factory, todo, concurrency, recorder, progress,
+                                ray=ray, hosts_agents=hosts_agents)
         return summary
     finally:
         try:
             close_exporters(exporters)
         finally:
             await factory.aclose()
+
+
+EpisodeKey = tuple[str, TaskSpec, int, int]
+"""An episode of the run: (suite label, task, run index, attempt)."""
+
+
+def episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
+    return int(content_hash([config.seed, task.hash, run_index]).removeprefix("sha256:")[:8], 16)
+
+
+def record_of(config: EvalConfig, meta: dict[str, Any], key: EpisodeKey, trajectory: Trajectory) -> ResultRecord:
+    """The record of an episode's trajectory (wherever it ran)."""
+    suite, task, run_index, attempt = key
+    return ResultRecord.from_trajectory(
+        trajectory, run_id=meta["run_id"], suite=suite, split=task.split, env_version=parse_id(task.env_id)[2],
+        agent_id=meta["agent_id"], agent=meta["agent"], config_hash=config.hash, run_index=run_index,
+        attempt=attempt, envgym_version=_version, created_at=time.time())
+
+
+def env_maker(config: EvalConfig) -> Callable[[str], Any]:
+    """``make_env`` of the run's pools: the judge, the simulated user and the virtual-time budget applied."""
+    judge = None
+    if config.judge is not None:  # the kernel's, handed to make() (the Grading wrapper), never to an env
+        from envgym.verify import JudgeConfig
+
+        key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
+        judge = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
+    kwargs: dict[str, dict[str, Any]] = {}
+
+    def make_env(env_id: str) -> Any:
+        if env_id not in kwargs:  # looked up once per env id, not per env built
+            kwargs[env_id] = {**_user_kwargs(env_id, config), **_budget_kwargs(env_id, config)}
+        return make(env_id, judge=judge, **kwargs[env_id])
+
+    return make_env
+
+
+class Recorder:
+    """Makes finished episodes durable records (group commit, :class:`~envgym.record.GroupWriter`), then
+    reports each one done: exporters (in the writer's thread), the summary, ``progress``, ``on_record``."""
+
+    def __init__(self, run_dir: Path, summary: EvalSummary, progress: RunProgress | None,
+                 on_record: ProgressHook | None, exporters: list[Exporter]) -> None:
+        self.summary, self.progress, self.on_record, self.exporters = summary, progress, on_record, exporters
+        self.writer: GroupWriter[tuple[ResultRecord, Trajectory | bytes]] = GroupWriter(
+            [run_dir / "trajectories.jsonl", run_dir / "records.jsonl"], self._durable,
+            in_thread=self._export if exporters else None)
+
+    async def add(self, record: ResultRecord, trajectory: Trajectory | bytes,
+                  lines: tuple[bytes, bytes] | None = None) -> None:
+        """Queue an episode: its trajectory (or trajectory line) and record, lines made here unless given."""
+        if lines is None:
+            assert isinstance(trajectory, Trajectory)
+            lines = (json_line(trajectory), json_line(record))
+        await self.writer.submit(lines, (record, trajectory))
+
+    def _export(self, items: list[tuple[ResultRecord, Trajectory | bytes]]) -> None:
+        for record, trajectory in items:  # derived from the record: a crash before they are written is repaired
+            if isinstance(trajectory, bytes):
+                trajectory = Trajectory.model_validate_json(trajectory)
+            for exporter in self.exporters:
+                exporter.export(record, trajectory)
+
+    def _durable(self, items: list[tuple[ResultRecord, Trajectory | bytes]]) -> None:
+        summary, progress, on_record = self.summary, self.progress, self.on_record
+        for record, _ in items:
+            summary.outcomes[record.outcome.value] += 1
+            if record.outcome is Outcome.INFRA_ERROR:
+                summary.infra_causes[cause_of(record)] += 1
+            if progress is not None:
+                progress.finished(record)
+            if on_record:
+                on_record(record)
 
 
 def _episode_pool(factory: AgentFactory, hosts_agents: Any, ray: str | None, *, concurrency: int,
@@ -322,22 +409,12 @@ def _episode_pool(factory: AgentFactory, hosts_agents: Any, ray: str | None, *, 
     return RayEpisodePool(hosts_agents, address=ray, make_env=make_env)
 
 
-async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFactory,
-                    todo: list[tuple[str, TaskSpec, int, int]], run_dir: Path, concurrency: int,
-                    summary: EvalSummary, on_record: ProgressHook | None, exporters: list[Exporter],
-                    progress: RunProgress | None = None, *, ray: str | None = None,
-                    hosts_agents: Any = None) -> None:
-    """Run the jobs in the everlasting pool; write each record (after its trajectory, before its exports)."""
-    judge = None
-    if config.judge is not None:  # the kernel's, handed to make() (the Grading wrapper), never to an env
-        import os
-
-        from envgym.verify import JudgeConfig
-
-        key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
-        judge = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
+async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFactory, todo: list[EpisodeKey],
+                    concurrency: int, recorder: Recorder, progress: RunProgress | None = None, *,
+                    ray: str | None = None, hosts_agents: Any = None) -> None:
+    """Run the jobs in this process's pool (or on Ray) and hand each finished episode to the recorder."""
     # the step cap and deadline are run settings: the task (and its hash) is run as written
-    jobs = [Job(task, seed=_episode_seed(config, task, run_index), key=(suite, task, run_index, attempt),
+    jobs = [Job(task, seed=episode_seed(config, task, run_index), key=(suite, task, run_index, attempt),
                 max_steps=config.max_steps, step_timeout_s=config.step_timeout_s)
             for suite, task, run_index, attempt in todo]
 
@@ -347,34 +424,9 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
                 progress.started(job.key[0])
             yield job
 
-    records = JsonlWriter(run_dir / "records.jsonl")
-    trajectories = JsonlWriter(run_dir / "trajectories.jsonl")
-    try:
-        async with _episode_pool(factory, hosts_agents, ray, concurrency=max(1, min(concurrency, len(todo))),
-                               make_env=lambda env_id: make(env_id, judge=judge,
-                                                            **_user_kwargs(env_id, config),
-                                                            **_budget_kwargs(env_id, config))) as pool:
-            if progress is not None:
-                progress.in_flight_of = lambda: pool.in_flight
-            async for job, trajectory in pool.run_jobs(pulled()):
-                suite, task, run_index, attempt = job.key
-                record = ResultRecord.from_trajectory(
-                    trajectory, run_id=meta["run_id"], suite=suite, split=task.split,
-                    env_version=parse_id(task.env_id)[2], agent_id=meta["agent_id"], agent=meta["agent"],
-                    config_hash=config.hash, run_index=run_index, attempt=attempt, envgym_version=_version,
-                    created_at=time.time())
-                # one thread hop; the record (the commit marker) after its trajectory
-                await asyncio.to_thread(_persist, trajectories, trajectory, records, record)
-                # derived from the record: a crash before they are written is repaired on resume
-                if exporters:
-                    await asyncio.to_thread(_export, exporters, record, trajectory)
-                summary.outcomes[record.outcome.value] += 1
-                if record.outcome is Outcome.INFRA_ERROR:
-                    summary.infra_causes[cause_of(record)] += 1
-                if progress is not None:
-                    progress.finished(record)
-                if on_record:
-                    on_record(record)
-    finally:
-        records.close()
-        trajectories.close()
+    async with _episode_pool(factory, hosts_agents, ray, concurrency=max(1, min(concurrency, len(todo))),
+                             make_env=env_maker(config)) as pool:
+        if progress is not None:
+            progress.in_flight_of = lambda: pool.in_flight
+        async for job, trajectory in pool.run_jobs(pulled()):
+            await recorder.add(record_of(config, meta, job.key, trajectory), trajectory)

@@ -1,14 +1,21 @@
-"""Result records: one JSON line per finished episode, appended and fsync'd.
+"""Result records: one JSON line per finished episode, appended and made durable before it counts.
 
 A :class:`ResultRecord` is everything the leaderboard needs about an episode, schema-versioned: the task
 (id, content hash, suite, split), the env id and version, the agent (id, model, settings), the run's
 config hash, the seed and run index, the attempt number, the outcome and verdict, usage and timing,
 the error of an infra failure and, when asked for, the token data of the model's calls (for trainers).
-Files are append-only; each record is one ``write`` followed by ``fsync``, so a crash can leave at most a
-torn last line, which :func:`read_records` detects and (with ``repair``) cuts off, appending it to
-``FILE.torn``. A corrupt line anywhere else (not UTF-8, not JSON, nested too deep, not an object, not a
-record) is a :class:`RecordError` naming the file, the line and the field. Lines are split on ``\\n`` only;
-a lone surrogate in a string (no text, so no UTF-8) is written as U+FFFD, so every line written reads back.
+
+Files are append-only and written two ways. :class:`JsonlWriter` makes each line one ``write`` and one
+``fdatasync``. :class:`GroupWriter` (what ``envgym eval`` uses) appends entries of one line per file to
+parallel files (trajectories, then records) with *group commit*: every entry queued while the previous
+batch was being written goes down in the next batch, one ``write`` and one ``fdatasync`` per file, the
+files in order (so a record is never durable before its trajectory), and only then is the batch handed
+to ``on_durable``: nothing is reported done before its sync. A crash therefore leaves whole lines plus at
+most a torn last line per file, which :func:`read_records` detects and (with ``repair``) cuts off,
+appending it to ``FILE.torn`` (:func:`repair_tail` does the same without parsing the file). A corrupt line
+anywhere else (not UTF-8, not JSON, nested too deep, not an object, not a record) is a
+:class:`RecordError` naming the file, the line and the field. Lines are split on ``\\n`` only; a lone
+surrogate in a string (no text, so no UTF-8) is written as U+FFFD, so every line written reads back.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ import asyncio
 import json
 import os
 import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
@@ -85,7 +94,7 @@ class ResultRecord(FrozenModel):
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _line(model: FrozenModel) -> bytes:
+def json_line(model: FrozenModel) -> bytes:
     """The model's JSON line. A lone surrogate (an agent can emit one: no text, so no UTF-8 for it) is
     written as U+FFFD rather than failing the write, which would end the run and fail again on resume."""
     try:
@@ -108,8 +117,8 @@ class JsonlWriter:
 
     def write_sync(self, model: FrozenModel) -> None:
         """Append one line and fsync it, blocking: call it from a worker thread."""
-        os.write(self._fd, _line(model))
-        os.fsync(self._fd)
+        _write_all(self._fd, json_line(model))
+        _sync(self._fd)
 
     async def append(self, model: FrozenModel) -> None:
         async with self._lock:
@@ -119,6 +128,155 @@ class JsonlWriter:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+_sync = getattr(os, "fdatasync", os.fsync)
+"""Appends need the data and the new size on disk, not the timestamps: ``fdatasync`` where there is one."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+T = TypeVar("T")
+
+
+class GroupWriter(Generic[T]):
+    """Parallel append-only JSONL files with group commit; see the module docstring.
+
+    ``await submit(lines, item)`` queues one line per file (bytes ending in ``\\n``) and returns at once
+    unless ``max_pending`` entries already wait (then it waits for room). A commit task writes each batch
+    in a thread of its own; after the syncs it calls ``in_thread(items)`` there (blocking work such as
+    exporters), then ``on_durable(items)`` on the loop, in submission order. The first error of a write,
+    a sync or a callback stops the writer: entries not yet written are dropped (never reported done), and
+    the error is raised by the next ``submit`` and by ``aclose``. ``aclose`` (or leaving ``async with``)
+    writes what is queued, even when the caller is being cancelled, then closes the files.
+    """
+
+    def __init__(self, paths: Sequence[str | Path], on_durable: Callable[[list[T]], None], *,
+                 in_thread: Callable[[list[T]], None] | None = None, max_pending: int = 4096) -> None:
+        self.paths = [Path(p) for p in paths]
+        self._on_durable, self._in_thread, self._max_pending = on_durable, in_thread, max_pending
+        self._pending: list[tuple[Sequence[bytes], T]] = []
+        self._fds: list[int] = []
+        for path in self.paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fds.append(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+        self._wake = asyncio.Event()
+        self._room = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="envgym-commit")
+        self.batches = 0
+        """Batches written so far (each one sync per file)."""
+
+    async def submit(self, lines: Sequence[bytes], item: T) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._commit(), name="envgym-group-commit")
+        while True:
+            if self._task.done() or self._closing:
+                self._raise_failure()
+                raise RuntimeError("the writer is closed")
+            if len(self._pending) < self._max_pending:
+                break
+            self._room.clear()
+            await self._room.wait()
+        self._pending.append((lines, item))
+        self._wake.set()
+
+    def _raise_failure(self) -> None:
+        if self._task is not None and self._task.done() and not self._task.cancelled():
+            error = self._task.exception()
+            if error is not None:
+                raise error
+
+    async def _commit(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            while not self._pending:
+                if self._closing:
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+            batch, self._pending = self._pending, []
+            self._room.set()
+            items = [item for _, item in batch]
+            try:
+                await loop.run_in_executor(self._thread, self._write, batch, items)
+            finally:
+                self._room.set()  # wake a waiting submit, also to see that the writer failed
+            self.batches += 1
+            self._on_durable(items)
+
+    def _write(self, batch: list[tuple[Sequence[bytes], T]], items: list[T]) -> None:
+        for index, fd in enumerate(self._fds):  # a later file's lines (records) only after the earlier synced
+            _write_all(fd, b"".join(lines[index] for lines, _ in batch))
+            _sync(fd)
+        if self._in_thread is not None:
+            self._in_thread(items)
+
+    async def aclose(self) -> None:
+        """Write what is queued, stop the commit task, close the files; raise the writer's error if any."""
+        self._closing = True
+        self._wake.set()
+        interrupted = False
+        try:
+            while self._task is not None and not self._task.done():
+                try:
+                    await asyncio.shield(self._task)
+                except asyncio.CancelledError:
+                    if self._task.cancelled():
+                        raise
+                    interrupted = True  # Ctrl-C meanwhile: the queued lines still go down, then it propagates
+                except Exception:
+                    break
+        finally:
+            self._thread.shutdown(wait=True)
+            for fd in self._fds:
+                os.close(fd)
+            self._fds = []
+        if interrupted:
+            raise asyncio.CancelledError
+        self._raise_failure()
+
+    async def __aenter__(self) -> GroupWriter[T]:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def repair_tail(path: str | Path) -> bool:
+    """Cut a torn last line (no ``\\n`` at the end) off ``path`` into ``PATH.torn``, without parsing the file
+    (for files too large to read back whole, like trajectories); whether there was one."""
+    path = Path(path)
+    if not path.exists():
+        return False
+    with open(path, "r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return False
+        start, block = size, 1 << 16
+        while start > 0:  # find the last newline, reading backwards a block at a time
+            start = max(0, start - block)
+            handle.seek(start)
+            chunk = handle.read(min(block, size - start))
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                start += cut + 1
+                break
+        handle.seek(start)
+        tail = handle.read()
+        with open(path.with_suffix(path.suffix + ".torn"), "ab") as backup:
+            backup.write(tail + b"\n")
+        handle.truncate(start)
+        os.fsync(handle.fileno())
+    return True
 
 
 def _read_numbered(path: Path, repair: bool) -> tuple[list[tuple[int, dict[str, Any]]], bool]:

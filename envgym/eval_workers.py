@@ -1,0 +1,347 @@
+"""``envgym eval --workers N``: a run's episodes spread over N worker processes, one writer.
+
+Envs whose work is Python on the CPU (the tool family: SQLite, grading) leave every core but one idle in
+a single process. :func:`run_in_workers` starts N fresh interpreters (multiprocessing's ``forkserver``
+where there is one, else ``spawn``), each running its own event loop and
+:class:`~envgym.vector.pool.EpisodePool` with its share of the run's ``concurrency``, and hands them jobs
+over a socket pair; each worker sends back, per finished episode, its trajectory line and record line.
+This process stays the only writer of the run directory (:class:`envgym.eval.Recorder`: a record counts
+only once durable), so ``envgym eval``'s guarantees hold unchanged:
+
+- **Exactly once.** Every job yields one record. A worker that dies (killed, crashed) costs only the
+  episodes it had in flight: they are sent to another worker (a replacement is started); a job lost with
+  :data:`MAX_ATTEMPTS` workers becomes an ``infra_error`` record (:class:`WorkerLost`), which the next
+  resume retries. A worker that dies before it is ready (it could not import or unpickle the agent) is a
+  :class:`WorkerFailed` error of the run, not retried.
+- **Cancellation.** Ctrl-C reaches only this process (workers ignore SIGINT); it closes the sockets, and
+  each worker cancels its episodes, closes its envs and exits (killed after ``close_timeout_s``). Results
+  that were on their way are dropped, never half-written: those episodes run again on resume.
+- Workers build agents from the run's ``AgentConfig``, or from the caller's factory, which must pickle;
+  envs come from ``envgym.make`` (registered through entry points: a registration made only in this
+  process's memory does not reach the workers).
+
+A job is started (``progress.started``) when it is handed to a worker; a worker holds at most its slots
+plus a few prefetched jobs, so the in-flight count (``progress.in_flight_of``) runs slightly ahead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import multiprocessing
+import pickle
+import signal
+import socket
+import struct
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from envgym.errors import EnvgymError, SpecError
+from envgym.progress import RunProgress
+from envgym.record import ResultRecord, json_line
+from envgym.task import TaskSpec
+from envgym.vector.pool import EpisodePool, Job, failed_trajectory
+
+MAX_ATTEMPTS = 3
+"""Workers a job may be lost with before it is recorded as ``infra_error``."""
+_HEADER = struct.Struct("!I")
+
+
+class WorkerLost(EnvgymError, ConnectionError):
+    """The worker process running the episode died, on every attempt."""
+
+    blame = "infra"
+
+
+class WorkerFailed(EnvgymError, RuntimeError):
+    """A worker process could not start, or its pool failed outside any episode: the run stops."""
+
+
+@dataclass(frozen=True)
+class _Init:
+    """What a worker is told once: everything it needs to turn job numbers into records."""
+
+    config: Any  # EvalConfig
+    meta: dict[str, Any]
+    agents: Any  # an AgentConfig or a picklable AgentFactory
+    tasks: list[TaskSpec]
+    slots: int
+
+
+@dataclass
+class _Worker:
+    slots: int
+    process: Any = None
+    writer: asyncio.StreamWriter | None = None
+    ready: bool = False
+    dead: bool = False
+    outstanding: dict[int, Any] = field(default_factory=dict)
+
+
+def _frame(payload: Any) -> bytes:
+    data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> Any:
+    size = _HEADER.unpack(await reader.readexactly(_HEADER.size))[0]
+    return pickle.loads(await reader.readexactly(size))
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if ctx.get_start_method() == "forkserver":  # later workers fork from a server that imported envgym once
+        ctx.set_forkserver_preload(["envgym.eval_workers"])
+    return ctx
+
+
+# -- the parent ------------------------------------------------------------------------------------------
+
+
+async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: list[Any], recorder: Any,
+                         progress: RunProgress | None, *, workers: int, concurrency: int,
+                         close_timeout_s: float = 60.0) -> None:
+    """Run ``todo`` (:data:`envgym.eval.EpisodeKey` items) in ``workers`` processes; hand each finished
+    episode's lines to ``recorder`` (an :class:`envgym.eval.Recorder`)."""
+    from envgym.eval import episode_seed, record_of
+
+    try:
+        pickle.dumps(agents)
+    except Exception as exc:
+        raise SpecError(f"workers build their own agents: the agent factory must pickle ({exc!r}); pass the "
+                        "AgentConfig instead, or run with workers=1", field="workers") from None
+    index: dict[str, int] = {}  # each task goes to a worker once; jobs name it by number
+    tasks: list[TaskSpec] = []
+    for _, task, _, _ in todo:
+        if task.hash not in index:
+            index[task.hash] = len(tasks)
+            tasks.append(task)
+    pool = _ProcessPool(config, meta, agents, tasks, workers=workers, concurrency=concurrency,
+                        close_timeout_s=close_timeout_s)
+    jobs = [(jid, index[task.hash], suite, run_index, attempt, episode_seed(config, task, run_index))
+            for jid, (suite, task, run_index, attempt) in enumerate(todo)]
+    if progress is not None:
+        progress.in_flight_of = lambda: min(pool.in_flight, concurrency)
+    try:
+        async for jid, result in pool.run(jobs, started=None if progress is None else
+                                          (lambda jid: progress.started(todo[jid][0]))):
+            if isinstance(result, BaseException):  # lost too often: the parent writes its infra_error
+                trajectory = failed_trajectory(Job(todo[jid][1], seed=jobs[jid][5]), result)
+                await recorder.add(record_of(config, meta, todo[jid], trajectory), trajectory)
+            else:
+                trajectory_line, record_line = result
+                await recorder.add(ResultRecord.model_validate_json(record_line), trajectory_line,
+                                   (trajectory_line, record_line))
+    finally:
+        await pool.aclose()
+
+
+class _ProcessPool:
+    """Worker processes fed with jobs; see the module docstring."""
+
+    def __init__(self, config: Any, meta: dict[str, Any], agents: Any, tasks: list[TaskSpec], *, workers: int,
+                 concurrency: int, close_timeout_s: float) -> None:
+        self.config, self.meta, self.agents, self.tasks = config, meta, agents, tasks
+        self.close_timeout_s = close_timeout_s
+        self.shares = [concurrency // workers + (i < concurrency % workers) for i in range(workers)]
+        self.workers: list[_Worker] = []
+        self.events: asyncio.Queue[tuple[str, _Worker, Any]] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ctx = _context()
+        self.lost = 0
+
+    @property
+    def in_flight(self) -> int:
+        return sum(len(w.outstanding) for w in self.workers if not w.dead)
+
+    def _start(self, slots: int) -> None:
+        worker = _Worker(slots)
+        self.workers.append(worker)
+        task = asyncio.get_running_loop().create_task(self._serve(worker), name="envgym-eval-worker")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, worker: _Worker) -> None:
+        """Start one worker, send its init, then post its frames as events until it is gone."""
+        try:
+            sock, theirs = socket.socketpair()
+            try:
+                worker.process = self._ctx.Process(target=worker_main, args=(theirs,), name="envgym-eval-worker",
+                                                   daemon=True)
+                # in a thread: the first start waits for the fork server to import envgym
+                await asyncio.to_thread(worker.process.start)
+            finally:
+                theirs.close()
+            reader, worker.writer = await asyncio.open_connection(sock=sock)
+            worker.writer.write(_frame(_Init(self.config, self.meta, self.agents, self.tasks, worker.slots)))
+            while True:
+                kind, body = await _read_frame(reader)
+                self.events.put_nowait((kind, worker, body))
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, EOFError, pickle.UnpicklingError):
+            pass
+        finally:
+            self.events.put_nowait(("gone", worker, None))
+
+    async def run(self, jobs: list[tuple[Any, ...]],
+                  started: Callable[[int], None] | None = None) -> AsyncIterator[tuple[int, Any]]:
+        """Yield ``(jid, (trajectory line, record line))`` per job, or ``(jid, WorkerLost)`` once lost too often."""
+        queue = collections.deque((job, 1) for job in jobs)
+        left = len(jobs)
+        for share in self.shares:
+            self._start(share)
+        while left:
+            for worker in self.workers:  # top every ready worker up to its slots plus a few prefetched
+                cap = worker.slots + max(2, worker.slots // 4)
+                if not worker.ready or worker.dead or not queue or len(worker.outstanding) >= cap:
+                    continue
+                batch = []
+                while queue and len(worker.outstanding) < cap:
+                    job, attempt = queue.popleft()
+                    worker.outstanding[job[0]] = (job, attempt)
+                    batch.append(job)
+                    if started is not None and attempt == 1:
+                        started(job[0])
+                assert worker.writer is not None
+                worker.writer.write(_frame(("jobs", batch)))
+            kind, worker, body = await self.events.get()
+            if kind == "ready":
+                worker.ready = True
+            elif kind == "done":
+                for jid, lines in body:
+                    if worker.outstanding.pop(jid, None) is not None:
+                        left -= 1
+                        yield jid, lines
+            elif kind == "error":
+                raise WorkerFailed(f"an eval worker failed outside any episode: {body}")
+            elif kind == "gone" and not worker.dead:
+                worker.dead = True
+                code = await self._reap(worker)
+                if not worker.ready:
+                    raise WorkerFailed(f"an eval worker exited ({code}) before it was ready; its error is on stderr")
+                self.lost += 1
+                for job, attempt in worker.outstanding.values():
+                    if attempt < MAX_ATTEMPTS:
+                        queue.appendleft((job, attempt + 1))
+                    else:
+                        left -= 1
+                        yield job[0], WorkerLost(f"the worker process running it died ({code}) on each of "
+                                                 f"{attempt} attempts")
+                worker.outstanding.clear()
+                if queue:
+                    self._start(worker.slots)
+
+    async def _reap(self, worker: _Worker) -> str:
+        """Wait (bounded) for a worker's process to end, killing it if it will not; how it ended."""
+        process = worker.process
+        if process is None or process.pid is None:
+            return "it never started"
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+        loop.add_reader(process.sentinel, lambda: ended.done() or ended.set_result(None))
+        try:
+            async with asyncio.timeout(self.close_timeout_s):
+                await asyncio.shield(ended)
+        except TimeoutError:
+            process.kill()
+            await asyncio.sleep(0.05)
+        finally:
+            loop.remove_reader(process.sentinel)
+        process.join(timeout=5)  # it has ended (or was killed): this only reaps it
+        code = process.exitcode
+        if code is None:
+            return "still running"
+        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
+    async def aclose(self) -> None:
+        """Close every worker's socket (it cancels its episodes and exits) and wait for it, even when cancelled."""
+        for worker in self.workers:
+            if worker.writer is not None:
+                worker.writer.close()
+        alive = [w for w in self.workers if not w.dead]
+        for w in alive:
+            w.dead = True
+        waiting = asyncio.ensure_future(asyncio.gather(*(self._reap(w) for w in alive), *self._tasks,
+                                                       return_exceptions=True))
+        interrupted = False
+        while not waiting.done():
+            try:
+                await asyncio.shield(waiting)
+            except asyncio.CancelledError:
+                interrupted = True
+        if interrupted:
+            raise asyncio.CancelledError
+
+
+# -- the worker ------------------------------------------------------------------------------------------
+
+
+def worker_main(sock: socket.socket) -> None:
+    """A worker process: serve jobs from the parent until it closes the socket."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_work(sock))
+
+
+async def _work(sock: socket.socket) -> None:
+    from envgym.agents import build_factory
+    from envgym.eval import env_maker, record_of
+
+    reader, writer = await asyncio.open_connection(sock=sock)
+    init: _Init = await _read_frame(reader)
+    factory = init.agents if hasattr(init.agents, "create") else build_factory(init.agents)
+    jobs: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+    outbox: list[tuple[int, tuple[bytes, bytes]]] = []
+    main = asyncio.current_task()
+    assert main is not None
+
+    async def receive() -> None:
+        try:
+            while True:
+                _, batch = await _read_frame(reader)
+                for job in batch:
+                    jobs.put_nowait(job)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            main.cancel()  # the parent is done with us (or gone): stop every episode
+
+    def flush() -> None:
+        if outbox:
+            writer.write(_frame(("done", outbox[:])))
+            outbox.clear()
+
+    async def pulled() -> AsyncIterator[Job]:
+        config = init.config
+        while True:
+            jid, task_index, suite, run_index, attempt, seed = await jobs.get()
+            task = init.tasks[task_index]
+            yield Job(task, seed=seed, key=(jid, (suite, task, run_index, attempt)), max_steps=config.max_steps,
+                      step_timeout_s=config.step_timeout_s)
+
+    receiving = asyncio.create_task(receive())
+    try:
+        async with EpisodePool(factory, concurrency=init.slots, make_env=env_maker(init.config)) as pool:
+            writer.write(_frame(("ready", None)))
+            async with contextlib.aclosing(pool.run_jobs(pulled())) as finished:
+                async for job, trajectory in finished:
+                    jid, key = job.key
+                    record = record_of(init.config, init.meta, key, trajectory)
+                    if not outbox:  # what finishes in this turn of the loop goes back in one frame
+                        asyncio.get_running_loop().call_soon(flush)
+                    outbox.append((jid, (json_line(trajectory), json_line(record))))
+                    if writer.transport.get_write_buffer_size() > 1 << 20:
+                        await writer.drain()
+    except asyncio.CancelledError:
+        pass
+    except Exception as exc:  # not an episode's failure (those are records): the run stops with it
+        with contextlib.suppress(Exception):
+            writer.write(_frame(("error", f"{type(exc).__name__}: {exc}")))
+            await writer.drain()
+    finally:
+        receiving.cancel()
+        with contextlib.suppress(BaseException):
+            await receiving
+        with contextlib.suppress(Exception):
+            await factory.aclose()
+        writer.close()
