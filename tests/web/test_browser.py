@@ -60,13 +60,18 @@ async def test_off_origin_requests_are_blocked_by_the_route(shop_task) -> None:
         assert outcome == "failed"
         with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
             await episode.page.goto("http://203.0.113.9/")
+        port = int(episode.origin.rsplit(":", 1)[1])
+        neighbour = f"http://127.0.0.1:{port + 1 if port < 65535 else port - 1}/"  # another env's server, say
+        for url in (neighbour, f"{episode.origin}@192.0.2.5/"):
+            with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
+                await episode.page.goto(url)
         step = await env.step(Action.call("goto", url="https://example.com/"))
         assert "limited to this site" in step.observation.last_action_error
         for _ in range(50):
             if "http://192.0.2.1/pixel.png" in episode.blocked:
                 break
             await asyncio.sleep(0.05)
-        assert {"http://192.0.2.1/pixel.png", "http://198.51.100.7/exfiltrate", "http://203.0.113.9/"} <= \
+        assert {"http://192.0.2.1/pixel.png", "http://198.51.100.7/exfiltrate", "http://203.0.113.9/", neighbour} <= \
             set(episode.blocked)
 
 
@@ -125,7 +130,7 @@ async def test_reset_takes_the_prewarmed_context_and_close_leaves_none(shop_task
     browser = envgym_web_browser()
     browser.acquire()  # keeps Chromium up after the env closes, so its contexts can be counted
     try:
-        async with envgym.make("web/shop-v1") as env:
+        async with envgym.make("web/shop-v1", recycle=False) as env:
             await env.reset(task=shop_task)
             spare = await env.unwrapped._spare
             await env.step(Action.call("fill", element_id="search-input", value="mug"))
@@ -135,8 +140,51 @@ async def test_reset_takes_the_prewarmed_context_and_close_leaves_none(shop_task
             await env.unwrapped._spare
             assert len((await browser._ensure()).contexts) == 2  # this episode's context and the next spare
         assert (await browser._ensure()).contexts == []
-        async with envgym.make("web/shop-v1", prewarm=False) as env:
+        async with envgym.make("web/shop-v1", prewarm=False, recycle=False) as env:
             await env.reset(task=shop_task)
             assert env.unwrapped._spare is None and len((await browser._ensure()).contexts) == 1
+    finally:
+        await browser.release()
+
+
+async def test_the_next_episode_recycles_a_clean_context_and_observes_as_a_fresh_one(shop_task) -> None:
+    async with envgym.make("web/shop-v1", screenshot=True) as env:
+        fresh, _ = await env.reset(task=shop_task)
+        episode = env.unwrapped.episode
+        assert not episode.recycled
+        await episode.page.evaluate("() => { localStorage.setItem('left', '1'); sessionStorage.setItem('left', '1'); }")
+        await episode.context.add_cookies([{"name": "left", "value": "1", "url": episode.origin}])
+        await episode.page.evaluate("() => window.open('/cart')")  # a popup the next episode must not find
+        await env.step(Action.call("fill", element_id="search-input", value="mug"))
+        await env.step(Action.call("hover", element_id="nav-cart"))  # a hovered link draws differently
+        again, _ = await env.reset(task=shop_task)
+        assert env.unwrapped.episode is episode and episode.recycled  # same context and page, proven clean
+        assert again.text == fresh.text and again.screenshot == fresh.screenshot  # the mouse was parked off the page
+        assert episode.context.pages == [episode.page]
+        assert await episode.page.evaluate("() => [localStorage.length, sessionStorage.length, history.length]") \
+            == [0, 0, 1]
+        assert [c["name"] for c in await episode.context.cookies()] == []
+
+
+async def test_a_context_not_proven_clean_is_replaced_by_a_fresh_one(shop_task) -> None:
+    browser = envgym_web_browser()
+    browser.acquire()
+    try:
+        async with envgym.make("web/shop-v1") as env:
+            fresh, _ = await env.reset(task=shop_task)
+            episode = env.unwrapped.episode
+            await episode.page.evaluate("() => localStorage.setItem('left', '1')")
+            cdp = await episode.cdp()
+            send = cdp.send
+
+            async def clearing_fails(method: str, params: dict | None = None) -> dict:
+                return {} if method == "Storage.clearDataForOrigin" else await send(method, params)
+
+            cdp.send = clearing_fails  # the storage survives recycling: the next document finds it
+            again, _ = await env.reset(task=shop_task)
+            assert env.unwrapped.episode is not episode and not env.unwrapped.episode.recycled
+            assert again.text == fresh.text
+            assert await env.unwrapped.episode.page.evaluate("() => localStorage.length") == 0
+            assert (await browser._ensure()).contexts == [env.unwrapped.episode.context]  # the old one is closed
     finally:
         await browser.release()

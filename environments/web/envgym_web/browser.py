@@ -13,6 +13,17 @@ cache) whose every request outside the episode's origin is aborted by a route ha
 ``blocked``. When Chromium dies, every episode opened on it raises :class:`BrowserCrashed` (an ``EnvError``:
 the rollout records the episode as ``infra_error``) and the next ``open_episode`` launches a new browser.
 
+An env may run its next episode in the same context and page (:meth:`EpisodeBrowser.recycle`), which spares
+Chromium a renderer process per episode (the largest CPU cost of a short episode), but only while the context
+is proven clean: recycling closes any other page, clears cookies and the origin's storage, and parks the mouse
+off the page; after the next document loads, :meth:`EpisodeBrowser.proven_clean` drops the navigation history
+and checks what that document found when it started (an init script records it before any page script runs):
+no cookie, empty local and session storage. A context that fails any of this is closed and the episode gets
+a fresh one.
+
+The off-origin guard is a route whose URL matcher is a regular expression: Playwright matches it in its driver,
+so same-origin requests never make the round trip to Python, only the ones to abort do.
+
 Playwright objects belong to the event loop that created them, so the "one browser per process" is one per
 process and loop: the sync Gymnasium facade, which runs a private loop, gets its own.
 """
@@ -22,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import uuid
 import weakref
@@ -29,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, async_playwright
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, Route, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from envgym.errors import EnvError
@@ -74,6 +86,18 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
+# Runs at the start of every document, before the page's own scripts: what the document found. ``recycle`` asks
+# for none of it to be there (a fresh context has none).
+_START_JS = """(() => {
+  let found;
+  try { found = {cookie: document.cookie, local: localStorage.length, session: sessionStorage.length}; }
+  catch (e) { found = {error: String(e)}; }
+  Object.defineProperty(window, '__envgymStart', {value: found, enumerable: false});
+})()"""
+_CLEAN_JS = """() => { const s = window.__envgymStart;
+  return !!s && s.cookie === '' && s.local === 0 && s.session === 0; }"""
+
+
 @dataclass
 class EpisodeBrowser:
     """One episode's browser context and page. ``blocked`` lists the off-origin URLs the route aborted."""
@@ -84,16 +108,70 @@ class EpisodeBrowser:
     generation: int
     owner: SharedBrowser
     blocked: list[str] = field(default_factory=list)
+    recycled: bool = False
+    """True when this context served an earlier episode (until :meth:`proven_clean` says otherwise)."""
+    page_crashed: bool = False
+    _cdp: CDPSession | None = None
 
     @property
     def crashed(self) -> bool:
         return self.owner.generation != self.generation or not self.owner.connected
+
+    async def cdp(self) -> CDPSession:
+        """A DevTools session on the page (one per episode browser, kept)."""
+        if self._cdp is None:
+            self._cdp = await self.context.new_cdp_session(self.page)
+        return self._cdp
+
+    async def recycle(self, origin: str) -> bool:
+        """Ready this context for another episode on ``origin``; False when it cannot be (close it then).
+
+        Closes any other page (popups), clears the context's cookies and the origin's storage, empties the
+        page's session storage and parks the mouse off the page (so no element of the next document starts
+        hovered). What the next document finds is checked by :meth:`proven_clean`.
+        """
+        if self.crashed or self.page_crashed or self.page.is_closed() or origin.lower() != self.origin:
+            return False
+        try:
+            for other in self.context.pages:
+                if other is not self.page:
+                    await other.close()
+            await self.context.clear_cookies()
+            cdp = await self.cdp()
+            await cdp.send("Storage.clearDataForOrigin", {"origin": self.origin, "storageTypes": "all"})
+            if origin_of(self.page.url) == self.origin:  # session storage lives in the tab, per origin
+                await self.page.evaluate("() => { try { sessionStorage.clear(); } catch (e) {} }")
+            await self.page.mouse.move(-1, -1)
+            if await self.context.cookies() or len(self.context.pages) != 1:
+                return False
+        except PlaywrightError:
+            return False
+        self.blocked = []
+        self.recycled = True
+        return True
+
+    async def proven_clean(self) -> bool:
+        """After the next episode's first document loaded: drop the history and check what it started with."""
+        try:
+            cdp = await self.cdp()
+            await cdp.send("Page.resetNavigationHistory")
+            history = await cdp.send("Page.getNavigationHistory")
+            clean = len(history["entries"]) == 1 and bool(await self.page.evaluate(_CLEAN_JS))
+        except PlaywrightError:
+            return False
+        self.recycled = clean
+        return clean
 
     async def close(self) -> None:
         if self.crashed:
             return
         with contextlib.suppress(PlaywrightError):
             await self.context.close()
+
+
+def _off_origin(origin: str) -> re.Pattern[str]:
+    """Every URL but those of ``origin`` (Chromium reports URLs canonical: the path's ``/`` follows the port)."""
+    return re.compile(rf"^(?!{re.escape(origin)}/)")
 
 
 class SharedBrowser:
@@ -150,9 +228,11 @@ class SharedBrowser:
                     episode.blocked.append(url)
                     await route.abort("blockedbyclient")
 
-            await context.route("**/*", guard)
+            await context.route(_off_origin(episode.origin), guard)
+            await context.add_init_script(_START_JS)
             context.set_default_timeout(15_000)
             episode.page = await context.new_page()
+            episode.page.on("crash", lambda _page: setattr(episode, "page_crashed", True))
         except PlaywrightError as exc:
             if not self.connected or self.generation != generation:
                 raise BrowserCrashed(f"chromium died while opening an episode: {exc.message.splitlines()[0]}") from exc

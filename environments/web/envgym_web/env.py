@@ -6,10 +6,15 @@ episode (off-origin requests blocked), actions from :mod:`envgym_web.actions`, o
 grades the episode. A dead browser raises :class:`~envgym_web.browser.BrowserCrashed` (an ``EnvError``, so
 the rollout records ``infra_error``); the next reset runs on a relaunched browser.
 
-Resets are cheap because the expensive part of a fresh context, Chromium starting its renderer for the new
-page, happens while the agent works: after each reset the env opens a spare context for the same origin
-in the background, and the next reset takes it (``prewarm=False`` turns this off, halving the contexts an
-env holds). The finished episode's context is closed concurrently with entering the next one.
+Resets are cheap because no episode waits for Chromium to start a renderer. By default (``recycle=True``)
+the next episode runs in the finished episode's context and page once they are proven clean
+(:meth:`~envgym_web.browser.EpisodeBrowser.recycle`: other pages closed, cookies and storage cleared, the new
+document checked to have started with none, history dropped); a context that is not is closed and the
+episode gets a fresh one. This saves the renderer process an episode would otherwise start, most of the CPU
+of a short episode. With ``recycle=False`` every episode gets a fresh context, and the expensive part of one
+happens while the agent works: after each reset the env opens a spare context for the same origin in the
+background, and the next reset takes it (``prewarm=False`` turns this off, halving the contexts an env
+holds). The finished episode's context is closed concurrently with entering the next one.
 
 :class:`WebAppEnv` (``web/shop-v1``, ``web/forum-v1``) serves an envgym app from its own HTTP server on
 127.0.0.1 (one per env, so the origin is stable across resets; each reset gives it a fresh database seeded
@@ -29,6 +34,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
 from envgym.clock import Clock
 from envgym.env import Env, StepResult
@@ -56,11 +62,12 @@ class BrowserEnv(Env):
     multimodal: ClassVar[bool] = True
 
     def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, prewarm: bool = True,
-                 clock: Clock | None = None) -> None:
+                 recycle: bool = True, clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
         self.screenshot = screenshot
         self.screenshot_scale = screenshot_scale
         self.prewarm = prewarm
+        self.recycle = recycle
         self.browser: SharedBrowser | None = None
         self.episode: EpisodeBrowser | None = None
         self._final_answer: str | None = None
@@ -83,27 +90,42 @@ class BrowserEnv(Env):
     def _goal(self) -> str:
         return self.task.instruction if self.task else ""
 
+    async def _snapshot(self, page: Page) -> dict[str, Any]:
+        """One look at the page (:func:`observe.snapshot`); subclasses read their own page state in the same call."""
+        return await observe.snapshot(page)
+
     # --- the episode ---------------------------------------------------------------------------------------
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[WebObservation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
-        self._end_episode_soon()
+        previous, self.episode = self.episode, None
         if self.browser is None:
             self.browser = shared_browser()
             self.browser.acquire()
         self._want_pixels = bool((options or {}).get("screenshot", self.screenshot))
-        origin = await self._open_site(chosen)
+        try:
+            origin = await self._open_site(chosen)
+        except BaseException:
+            self._close_soon(previous)
+            raise
         self.task = chosen
         self._final_answer = None
-        self.episode = await self._take_spare(origin) or await self.browser.open_episode(origin)
+        if previous is not None and not (self.recycle and await previous.recycle(origin)):
+            self._close_soon(previous)
+            previous = None
+        self.episode = previous or await self._take_spare(origin) or await self.browser.open_episode(origin)
         try:
             await self._enter(chosen, self.episode)
+            if self.episode.recycled and not await self.episode.proven_clean():
+                self._close_soon(self.episode)  # not proven clean: the episode starts over in a fresh context
+                self.episode = await self.browser.open_episode(origin)
+                await self._enter(chosen, self.episode)
             obs = await self._observe()
         except PlaywrightError as exc:
             raise self._broken(exc) from exc
         finally:
             await self._finish_closing()
-        if self.prewarm:
+        if self.prewarm and not self.recycle:
             self._spare = asyncio.create_task(self.browser.open_episode(origin))
         info = {"tools": TOOLS, "task_id": chosen.id, "task_hash": chosen.hash, "env_id": chosen.env_id}
         return obs, info
@@ -175,16 +197,17 @@ class BrowserEnv(Env):
     async def _observe(self, error: str | None = None) -> WebObservation:
         assert self.episode is not None and self.task is not None
         page = self.episode.page
+        note = self._note()
         for attempt in range(4):
             try:
                 await page.wait_for_load_state("load", timeout=15_000)
-                state = await observe.snapshot(page)
+                state = await self._snapshot(page)
                 break
             except PlaywrightError as exc:  # a navigation replaced the document mid-evaluate: look again
                 if attempt == 3 or "context was destroyed" not in (exc.message or "") or self.episode.crashed:
                     raise
         pixels = await observe.screenshot(page, scale=self.screenshot_scale) if self._want_pixels else None
-        text = observe.render(self._goal(), state["url"], state["title"], state["dom"], note=self._note())
+        text = observe.render(self._goal(), state["url"], state["title"], state["dom"], note=note)
         if error:
             text += f"\n\nLAST ACTION ERROR: {error}"
         return WebObservation(text=text, url=state["url"], title=state["title"], screenshot=pixels,
@@ -196,9 +219,8 @@ class BrowserEnv(Env):
             with contextlib.suppress(EnvError, PlaywrightError):
                 await (await spare).close()
 
-    def _end_episode_soon(self) -> None:
-        """Close the finished episode's context in the background (awaited by :meth:`_finish_closing`)."""
-        episode, self.episode = self.episode, None
+    def _close_soon(self, episode: EpisodeBrowser | None) -> None:
+        """Close an episode's context in the background (awaited by :meth:`_finish_closing`)."""
         if episode is not None:
             previous = self._closing
 
@@ -215,7 +237,8 @@ class BrowserEnv(Env):
             await closing
 
     async def close(self) -> None:
-        self._end_episode_soon()
+        episode, self.episode = self.episode, None
+        self._close_soon(episode)
         await self._finish_closing()
         await self._drop_spare()
         browser, self.browser = self.browser, None
@@ -262,8 +285,9 @@ class WebAppEnv(BrowserEnv):
     _expected_cache: ClassVar[OrderedDict[tuple[str, str], dict[str, Any]]] = OrderedDict()
 
     def __init__(self, app: str, *, screenshot: bool = False, screenshot_scale: float = 0.5, prewarm: bool = True,
-                 clock: Clock | None = None) -> None:
-        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, clock=clock)
+                 recycle: bool = True, clock: Clock | None = None) -> None:
+        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, recycle=recycle,
+                         clock=clock)
         self.app = load_app(app)
         self.session: AppSession | None = None
         self.server: HttpServer | None = None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
 from envgym.clock import Clock
 from envgym.env import StepResult
@@ -33,6 +34,7 @@ from envgym.task import TaskSpec
 from envgym.types import Action, Limits, Verdict
 from envgym.verify import JudgeConfig, VerifyContext
 from envgym.verify.spec import Criterion, RubricSpec, SqlCheck
+from envgym_web import observe
 from envgym_web.browser import EpisodeBrowser
 from envgym_web.env import BrowserEnv
 from envgym_web.server import HttpServer, Request, Response
@@ -62,6 +64,15 @@ _STATE_JS = """(nonce) => {
                : {done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL,
                   reason: String(WOB_REWARD_REASON), utterance: core.getUtterance(), left_ms: left};
 }"""
+# Reset's one round trip after the page loaded: mark the document, seed and start the instance, wait (in the
+# page) until the task is ready, and read the state back.
+_ENTER_JS = f"""async ([nonce, seed]) => {{
+  ({_HOOK_JS})(nonce);
+  Math.seedrandom(seed);
+  core.startEpisodeReal();
+  for (let i = 0; i < 100 && !WOB_TASK_READY; i++) await new Promise((done) => setTimeout(done, 50));
+  return ({_STATE_JS})(nonce);
+}}"""
 _LEFT = {"done": True, "reward": 0, "raw_reward": 0, "reason": "left the task page", "utterance": "", "left_ms": 0}
 PASS_SQL = "SELECT done AND raw_reward >= 1 FROM wob"
 
@@ -133,8 +144,9 @@ class MiniWobEnv(BrowserEnv):
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, OtherMiniWobPage)
 
     def __init__(self, *, screenshot: bool = False, screenshot_scale: float = 0.5, prewarm: bool = True,
-                 clock: Clock | None = None) -> None:
-        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, clock=clock)
+                 recycle: bool = True, clock: Clock | None = None) -> None:
+        super().__init__(screenshot=screenshot, screenshot_scale=screenshot_scale, prewarm=prewarm, recycle=recycle,
+                         clock=clock)
         self.server: HttpServer | None = None
         self._utterance = ""
         self._nonce = ""
@@ -161,40 +173,44 @@ class MiniWobEnv(BrowserEnv):
         state = task.initial_state
         await episode.page.goto(f"{self.server.origin}/miniwob/{state['page']}.html", wait_until="load")
         self._nonce = secrets.token_hex(16)
-        await episode.page.evaluate(_HOOK_JS, self._nonce)
-        await episode.page.evaluate("(seed) => { Math.seedrandom(seed); core.startEpisodeReal(); }",
-                                    str(state.get("seed", 0)))
-        for _ in range(100):  # some pages load data before they are ready
-            if await episode.page.evaluate("() => WOB_TASK_READY"):
-                break
-            await asyncio.sleep(0.05)
-        self._last = await episode.page.evaluate(_STATE_JS, self._nonce) or _LEFT
+        self._last = None  # some pages load data before they are ready: the page waits up to 5 s
+        self._keep(await episode.page.evaluate(_ENTER_JS, [self._nonce, str(state.get("seed", 0))]))
         self._utterance = self._last["utterance"]
+
+    def _keep(self, state: dict[str, Any] | None) -> dict[str, Any]:
+        """Remember the page's state; once off the task's page, coming back does not restore the episode."""
+        if self._last is None or self._last["reason"] != _LEFT["reason"]:
+            self._last = state or _LEFT
+        return self._last
+
+    async def _snapshot(self, page: Page) -> dict[str, Any]:
+        state = await observe.snapshot(page, extra=(_STATE_JS, self._nonce))  # the observation reads the state
+        self._keep(state.pop("extra"))
+        return state
 
     async def _read_state(self) -> dict[str, Any]:
         assert self.episode is not None
-        if self._last is not None and self._last["reason"] == _LEFT["reason"]:
-            return self._last  # once off the task's page, coming back does not restore the episode
         try:
-            self._last = await self.episode.page.evaluate(_STATE_JS, self._nonce) or _LEFT
+            return self._keep(await self.episode.page.evaluate(_STATE_JS, self._nonce))
         except PlaywrightError as exc:
             if "context was destroyed" not in (exc.message or "") or self.episode.crashed:
                 raise self._broken(exc) from exc
-            self._last = _LEFT  # the agent's action is navigating away from the task's page
-        return self._last
+            return self._keep(None)  # the agent's action is navigating away from the task's page
 
     async def step(self, action: Action) -> StepResult:
-        result = await super().step(action)
+        result = await super().step(action)  # its observation read the page's state (``_snapshot``)
         if result.terminated:
             return result
-        if (await self._read_state())["done"]:  # the task's page says it is over; the kernel grades
+        if self._last is not None and self._last["done"]:  # the task's page says it is over; the kernel grades
             return StepResult(result.observation, 0.0, True, False, result.info)
         return result
 
     async def verify_context(self) -> VerifyContext:
         if self.episode is None or self.task is None:
             raise EnvError("verify() without an open episode")
-        state = self._last if self.episode.crashed else await self._read_state()
+        # an end is final (the first one is kept), so a state that says done needs no second look
+        done = self._last is not None and self._last["done"]
+        state = self._last if self.episode.crashed or done else await self._read_state()
         return VerifyContext(calls=[], final_answer=self._final_answer, task=self.task, state=WobState(state or {
             "done": False, "reward": 0, "raw_reward": 0, "reason": "no state"}))
 

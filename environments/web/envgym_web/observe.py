@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from envgym.types import FrozenModel, Observation
 
@@ -131,8 +131,13 @@ def render(goal: str, url: str, title: str, dom: str, *, note: str | None = None
     return "\n".join(parts)
 
 
-async def snapshot(page: Page, *, max_lines: int = 800) -> dict[str, str]:
-    return await page.evaluate(SNAPSHOT_JS, max_lines)
+async def snapshot(page: Page, *, max_lines: int = 800, extra: tuple[str, Any] | None = None) -> dict[str, Any]:
+    """The page as ``url``, ``title``, ``dom``; with ``extra=(js_function, arg)`` also ``extra``: that function's
+    value on the same document, in the same round trip (an env's own page state)."""
+    if extra is None:
+        return await page.evaluate(SNAPSHOT_JS, max_lines)
+    script = f"([maxLines, arg]) => ({{...({SNAPSHOT_JS})(maxLines), extra: ({extra[0]})(arg)}})"
+    return await page.evaluate(script, [max_lines, extra[1]])
 
 
 async def screenshot(page: Page, *, scale: float = 0.5, quality: int = 60) -> Screenshot:
