@@ -20,8 +20,8 @@ only once durable), so ``envgym eval``'s guarantees hold unchanged:
   envs come from ``envgym.make`` (registered through entry points: a registration made only in this
   process's memory does not reach the workers).
 
-A job is started (``progress.started``) when it is handed to a worker; a worker holds at most its slots
-plus a few prefetched jobs, so the in-flight count (``progress.in_flight_of``) runs slightly ahead.
+A worker holds at most its slots plus a few prefetched jobs; it reports each job as it starts it
+(``progress.started``; a job lost with a worker counts an attempt only if it had started) and as it ends.
 """
 
 from __future__ import annotations
@@ -77,7 +77,15 @@ class _Worker:
     writer: asyncio.StreamWriter | None = None
     ready: bool = False
     dead: bool = False
-    outstanding: dict[int, Any] = field(default_factory=dict)
+    outstanding: dict[int, _Outstanding] = field(default_factory=dict)
+
+
+@dataclass
+class _Outstanding:
+    job: tuple[Any, ...]  # (jid, task index, suite, run index, attempt, seed)
+    attempts: int = 0
+    """Workers that died while running it."""
+    running: bool = False
 
 
 def _frame(payload: Any) -> bytes:
@@ -124,7 +132,7 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
     jobs = [(jid, index[task.hash], suite, run_index, attempt, episode_seed(config, task, run_index))
             for jid, (suite, task, run_index, attempt) in enumerate(todo)]
     if progress is not None:
-        progress.in_flight_of = lambda: min(pool.in_flight, concurrency)
+        progress.in_flight_of = lambda: pool.in_flight
     try:
         async for jid, result in pool.run(jobs, started=None if progress is None else
                                           (lambda jid: progress.started(todo[jid][0]))):
@@ -155,7 +163,8 @@ class _ProcessPool:
 
     @property
     def in_flight(self) -> int:
-        return sum(len(w.outstanding) for w in self.workers if not w.dead)
+        """Episodes running in the workers (started, not finished)."""
+        return sum(item.running for w in self.workers if not w.dead for item in w.outstanding.values())
 
     def _start(self, slots: int) -> None:
         worker = _Worker(slots)
@@ -188,7 +197,7 @@ class _ProcessPool:
     async def run(self, jobs: list[tuple[Any, ...]],
                   started: Callable[[int], None] | None = None) -> AsyncIterator[tuple[int, Any]]:
         """Yield ``(jid, (trajectory line, record line))`` per job, or ``(jid, WorkerLost)`` once lost too often."""
-        queue = collections.deque((job, 1) for job in jobs)
+        queue = collections.deque(_Outstanding(job) for job in jobs)
         left = len(jobs)
         for share in self.shares:
             self._start(share)
@@ -199,21 +208,25 @@ class _ProcessPool:
                     continue
                 batch = []
                 while queue and len(worker.outstanding) < cap:
-                    job, attempt = queue.popleft()
-                    worker.outstanding[job[0]] = (job, attempt)
-                    batch.append(job)
-                    if started is not None and attempt == 1:
-                        started(job[0])
+                    item = queue.popleft()
+                    worker.outstanding[item.job[0]] = item
+                    batch.append(item.job)
                 assert worker.writer is not None
                 worker.writer.write(_frame(("jobs", batch)))
             kind, worker, body = await self.events.get()
-            if kind == "ready":
-                worker.ready = True
-            elif kind == "done":
-                for jid, lines in body:
+            if kind == "events":
+                began, done = body
+                for jid in began:
+                    if (item := worker.outstanding.get(jid)) is not None:
+                        item.running = True
+                        if started is not None and item.attempts == 0:
+                            started(jid)
+                for jid, lines in done:
                     if worker.outstanding.pop(jid, None) is not None:
                         left -= 1
                         yield jid, lines
+            elif kind == "ready":
+                worker.ready = True
             elif kind == "error":
                 raise WorkerFailed(f"an eval worker failed outside any episode: {body}")
             elif kind == "gone" and not worker.dead:
@@ -222,13 +235,16 @@ class _ProcessPool:
                 if not worker.ready:
                     raise WorkerFailed(f"an eval worker exited ({code}) before it was ready; its error is on stderr")
                 self.lost += 1
-                for job, attempt in worker.outstanding.values():
-                    if attempt < MAX_ATTEMPTS:
-                        queue.appendleft((job, attempt + 1))
+                for item in worker.outstanding.values():  # a job it had not started yet costs no attempt
+                    if item.running:
+                        item.attempts += 1
+                        item.running = False
+                    if item.attempts < MAX_ATTEMPTS:
+                        queue.appendleft(item)
                     else:
                         left -= 1
-                        yield job[0], WorkerLost(f"the worker process running it died ({code}) on each of "
-                                                 f"{attempt} attempts")
+                        yield item.job[0], WorkerLost(f"the worker process running it died ({code}); "
+                                                      f"{item.attempts} workers were lost with it")
                 worker.outstanding.clear()
                 if queue:
                     self._start(worker.slots)
@@ -238,22 +254,26 @@ class _ProcessPool:
         process = worker.process
         if process is None or process.pid is None:
             return "it never started"
+        if not await self._ended(process, self.close_timeout_s):
+            process.kill()
+            await self._ended(process, None)
+        process.join()  # it has ended: this only reaps it
+        code = process.exitcode
+        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
+    @staticmethod
+    async def _ended(process: Any, wait_s: float | None) -> bool:
         loop = asyncio.get_running_loop()
         ended = loop.create_future()
         loop.add_reader(process.sentinel, lambda: ended.done() or ended.set_result(None))
         try:
-            async with asyncio.timeout(self.close_timeout_s):
+            async with asyncio.timeout(wait_s):
                 await asyncio.shield(ended)
+            return True
         except TimeoutError:
-            process.kill()
-            await asyncio.sleep(0.05)
+            return False
         finally:
             loop.remove_reader(process.sentinel)
-        process.join(timeout=5)  # it has ended (or was killed): this only reaps it
-        code = process.exitcode
-        if code is None:
-            return "still running"
-        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
     async def aclose(self) -> None:
         """Close every worker's socket (it cancels its episodes and exits) and wait for it, even when cancelled."""
@@ -293,9 +313,11 @@ async def _work(sock: socket.socket) -> None:
     init: _Init = await _read_frame(reader)
     factory = init.agents if hasattr(init.agents, "create") else build_factory(init.agents)
     jobs: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
-    outbox: list[tuple[int, tuple[bytes, bytes]]] = []
+    began: list[int] = []
+    done: list[tuple[int, tuple[bytes, bytes]]] = []
     main = asyncio.current_task()
     assert main is not None
+    loop = asyncio.get_running_loop()
 
     async def receive() -> None:
         try:
@@ -306,16 +328,22 @@ async def _work(sock: socket.socket) -> None:
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             main.cancel()  # the parent is done with us (or gone): stop every episode
 
-    def flush() -> None:
-        if outbox:
-            writer.write(_frame(("done", outbox[:])))
-            outbox.clear()
+    def flush() -> None:  # what happens in one turn of the loop goes back in one frame
+        writer.write(_frame(("events", (began[:], done[:]))))
+        began.clear()
+        done.clear()
+
+    def note() -> None:
+        if not began and not done:
+            loop.call_soon(flush)
 
     async def pulled() -> AsyncIterator[Job]:
         config = init.config
         while True:
             jid, task_index, suite, run_index, attempt, seed = await jobs.get()
             task = init.tasks[task_index]
+            note()
+            began.append(jid)
             yield Job(task, seed=seed, key=(jid, (suite, task, run_index, attempt)), max_steps=config.max_steps,
                       step_timeout_s=config.step_timeout_s)
 
@@ -327,9 +355,8 @@ async def _work(sock: socket.socket) -> None:
                 async for job, trajectory in finished:
                     jid, key = job.key
                     record = record_of(init.config, init.meta, key, trajectory)
-                    if not outbox:  # what finishes in this turn of the loop goes back in one frame
-                        asyncio.get_running_loop().call_soon(flush)
-                    outbox.append((jid, (json_line(trajectory), json_line(record))))
+                    note()
+                    done.append((jid, (json_line(trajectory), json_line(record))))
                     if writer.transport.get_write_buffer_size() > 1 << 20:
                         await writer.drain()
     except asyncio.CancelledError:

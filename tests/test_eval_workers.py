@@ -1,0 +1,149 @@
+"""``evaluate(workers=N)``: a run's episodes in worker processes, this process the only writer.
+
+Workers are real processes (forkserver), so the agent factories here are module-level classes that pickle.
+"""
+
+import asyncio
+import multiprocessing
+import os
+from collections import Counter
+
+import pytest
+
+from envgym.agent import Agent
+from envgym.agents import OracleConfig
+from envgym.agents.baseline import OracleFactory
+from envgym.errors import SpecError
+from envgym.eval import EvalConfig, evaluate
+from envgym.eval_workers import MAX_ATTEMPTS, WorkerFailed
+from envgym.progress import RunProgress
+from envgym.record import latest, read_records
+
+from fakes import ScriptedAgent
+
+pytestmark = pytest.mark.slow  # each run starts worker processes
+
+
+def _config(**changes):
+    return EvalConfig(suites=("tool-retail",), split=None, agent=OracleConfig(), **{"limit": 4, **changes})
+
+
+def _results(run):
+    """Per episode key: outcome, passed, score, seed; and the raw records."""
+    records, torn = read_records(run / "records.jsonl")
+    assert not torn
+    return {r.key: (r.outcome.value, r.passed, r.score, r.seed) for r in latest(records)}, records
+
+
+def _workers():
+    return [p for p in multiprocessing.active_children() if p.name == "envgym-eval-worker"]
+
+
+async def _first_record(run, task):
+    written = run / "records.jsonl"
+    for _ in range(1200):  # a loaded host can take seconds to start the workers
+        await asyncio.sleep(0.05)
+        if written.exists() and written.read_bytes().count(b"\n") >= 1:
+            return
+        assert not task.done(), task
+    raise AssertionError("no record was written")
+
+
+class SlowOracle(OracleFactory):
+    def create(self, task):
+        return ScriptedAgent(list(task.solution), delay=0.05)
+
+
+async def test_workers_record_what_one_process_records(tmp_path):
+    progress = RunProgress()
+    one = await evaluate(_config(runs=2), tmp_path / "one", concurrency=4)
+    two = await evaluate(_config(runs=2), tmp_path / "two", concurrency=4, workers=2, progress=progress)
+    assert one.outcomes == two.outcomes == Counter(success=8)
+    (mine, _), (theirs, records) = _results(tmp_path / "one"), _results(tmp_path / "two")
+    assert theirs == mine and len(records) == 8
+    assert (tmp_path / "two" / "trajectories.jsonl").read_bytes().count(b"\n") == 8
+    assert progress.done == 8 and progress.in_flight == 0 and progress.ran == 8
+    assert _workers() == []
+
+
+async def test_interrupted_worker_run_resumes_without_duplicates(tmp_path):
+    run = tmp_path / "run"
+    task = asyncio.create_task(evaluate(_config(runs=3), run, concurrency=2, workers=2, factory=SlowOracle()))
+    await _first_record(run, task)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _workers() == []  # every worker was told to stop and has exited
+    partial, torn = read_records(run / "records.jsonl")
+    assert 0 < len(partial) < 12 and not torn
+    summary = await evaluate(_config(runs=3), run, concurrency=2, workers=2, factory=SlowOracle())
+    results, records = _results(run)
+    assert summary.skipped == len(partial) and summary.ran == 12 - len(partial)
+    assert len(records) == 12 and len(results) == 12 and {r[0] for r in results.values()} == {"success"}
+
+
+async def test_a_killed_workers_episodes_run_again(tmp_path):
+    run = tmp_path / "run"
+    task = asyncio.create_task(evaluate(_config(runs=3), run, concurrency=4, workers=2, factory=SlowOracle()))
+    await _first_record(run, task)
+    victim = _workers()[0]
+    victim.kill()
+    summary = await task
+    results, records = _results(run)
+    assert summary.outcomes == Counter(success=12)
+    assert len(records) == 12 and len(results) == 12  # each episode recorded exactly once
+
+
+class ExitAgent(Agent):
+    async def act(self, observation):
+        os._exit(3)  # the worker process dies under the episode
+
+
+class PoisonOracle(OracleFactory):
+    """The oracle, except that one task's agent kills the process it runs in."""
+
+    def __init__(self, poison):
+        self.poison = poison
+
+    def create(self, task):
+        return ExitAgent() if task.id == self.poison else super().create(task)
+
+
+async def test_a_job_that_kills_every_worker_becomes_an_infra_error(tmp_path):
+    config = _config(limit=3)
+    from envgym.eval import plan
+
+    poison = plan(config)[1][1].id
+    summary = await evaluate(config, tmp_path / "run", concurrency=2, workers=2, factory=PoisonOracle(poison))
+    assert summary.outcomes == Counter(success=2, infra_error=1)
+    _, records = _results(tmp_path / "run")
+    failed = [r for r in records if r.outcome.value == "infra_error"]
+    assert [r.task_id for r in failed] == [poison] and failed[0].error_type == "WorkerLost"
+    assert f"{MAX_ATTEMPTS} workers were lost" in failed[0].error
+
+
+def _refuse_to_load():
+    raise RuntimeError("this factory cannot be built in a worker")
+
+
+class Unbuildable(OracleFactory):
+    def __reduce__(self):
+        return _refuse_to_load, ()
+
+
+async def test_a_worker_that_cannot_start_fails_the_run(tmp_path):
+    with pytest.raises(WorkerFailed, match="before it was ready"):
+        await evaluate(_config(), tmp_path / "run", concurrency=2, workers=2, factory=Unbuildable())
+    assert _workers() == []
+
+
+class Unpicklable(OracleFactory):
+    def __init__(self):
+        self.hook = lambda: None
+
+
+async def test_factory_that_does_not_pickle_is_refused(tmp_path):
+    with pytest.raises(SpecError, match="must pickle"):
+        await evaluate(_config(), tmp_path / "run", concurrency=2, workers=2, factory=Unpicklable())
+    with pytest.raises(SpecError, match="workers"):
+        await evaluate(_config(), tmp_path / "other", workers=0)
