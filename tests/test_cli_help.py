@@ -68,7 +68,7 @@ def test_help_loads_no_heavy_module():
     import subprocess
     import sys
 
-    heavy = ("pydantic", "rich", "httpx", "numpy", "gymnasium", "torch", "envgym.task", "envgym.verify",
+    heavy = ("pydantic", "rich", "httpx", "numpy", "gymnasium", "torch", "asyncio", "envgym.task", "envgym.verify",
              "envgym.registry", "envgym.rl.proxy", "envgym.sandbox.base")
     code = ("import contextlib, io, sys\nfrom envgym.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n    main(['--help'])\n"

@@ -12,7 +12,6 @@ See :mod:`envgym.mcp.serve`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import signal
 import sys
@@ -38,10 +37,14 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: `envgym --help` imports this module for its subcommand
+
     return asyncio.run(_serve(args))
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     try:
         from envgym.mcp.serve import EpisodeServer
     except ImportError as exc:  # the extra is missing (or an older SDK without mcp_types)

@@ -22,7 +22,6 @@ each command returns an exit code.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -92,6 +91,8 @@ def _print_label(report) -> None:
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: `envgym --help` imports this module
+
     from envgym_swe.instances import read_jsonl
     from envgym_swe.label import label_instances
 
@@ -106,6 +107,7 @@ def _cmd_label(args: argparse.Namespace) -> int:
 
 
 def _cmd_mine(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: `envgym --help` imports this module
     import time
 
     from envgym_swe.importer import import_instances, suites_dir, write_suite
@@ -235,6 +237,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: `envgym --help` imports this module
+
     from envgym.task import load_suite
     from envgym_swe.grade import grade_predictions
     from envgym_swe.importer import import_instances
