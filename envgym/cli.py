@@ -82,6 +82,11 @@ def positive_int(text: str) -> int:
     return value
 
 
+def workers_count(text: str) -> int | str:
+    """An argparse type: ``auto`` or an integer >= 1 (``envgym eval --workers``)."""
+    return "auto" if text == "auto" else positive_int(text)
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a finite number of seconds > 0 (no nan, inf or negatives)."""
     try:
@@ -244,7 +249,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         if skipped and not args.quiet:
             console.print(f"resuming: {skipped} of {planned} episodes already recorded")
 
-    run = evaluate(config, args.out, concurrency=args.concurrency, on_plan=on_plan, progress=progress, ray=args.ray)
+    run = evaluate(config, args.out, concurrency=args.concurrency, on_plan=on_plan, progress=progress, ray=args.ray,
+                   workers=args.workers)
     try:
         summary = asyncio.run(run if args.quiet else _with_progress(run, progress, f"eval {args.agent}",
                                                                     args.progress_interval))
@@ -412,6 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-new-tokens", type=positive_int,
                    help="generation budget per step for --agent hf (default: the agent's, 128)")
     p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")
+    p.add_argument("--workers", type=workers_count, default=1, metavar="N|auto",
+                   help="spread the episodes over N worker processes (auto: one per CPU), --concurrency in all; "
+                        "for envs whose work is Python on the CPU (the tool suites); default 1: this process")
     p.add_argument("--runs", type=positive_int, default=1, help="K episodes per task, >= 1 (pass@k, pass^k)")
     p.add_argument("--seed", type=int, default=0, help="run seed (each episode's seed derives from it)")
     p.add_argument("--limit", type=positive_int, help="only the first N tasks of each suite (default: all)")

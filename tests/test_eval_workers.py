@@ -147,3 +147,16 @@ async def test_factory_that_does_not_pickle_is_refused(tmp_path):
         await evaluate(_config(), tmp_path / "run", concurrency=2, workers=2, factory=Unpicklable())
     with pytest.raises(SpecError, match="workers"):
         await evaluate(_config(), tmp_path / "other", workers=0)
+
+
+def test_cli_workers_flag(screen, tmp_path):
+    from envgym import cli
+
+    base = ["eval", "--suite", "tool-retail", "--split", "all", "--limit", "3", "--agent", "oracle"]
+    assert cli.main([*base, "--workers", "2", "--out", str(tmp_path / "run")]) == 0
+    assert "ran 3, skipped 0 of 3; success 3" in screen()[0]
+    assert len(read_records(tmp_path / "run" / "records.jsonl")[0]) == 3
+    with pytest.raises(SystemExit):
+        cli.main([*base, "--workers", "0", "--out", str(tmp_path / "x")])
+    assert cli.main([*base, "--workers", "2", "--ray", "auto", "--out", str(tmp_path / "y")]) == 2
+    assert "choose one" in screen()[1]
