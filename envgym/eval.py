@@ -3,9 +3,16 @@
 A run lives in one directory::
 
     run.json            the run's id, its typed config and config hash, the agent's description
-    records.jsonl       one ResultRecord per finished episode (append-only, fsync'd)
+    records.jsonl       one ResultRecord per finished episode (append-only, group-committed)
     trajectories.jsonl  the matching trajectories (actions, observations, verdicts) for re-grading
     ...                 whatever the installed record exporters write (the SWE family: ``predictions.jsonl``)
+
+Finished episodes go down in batches (:class:`~envgym.record.GroupWriter`): one write and one
+``fdatasync`` per file covers every episode that finished while the previous batch was being written,
+the trajectories before their records. An episode counts as done (exporters, the summary, progress,
+``on_record``, a resume's skipping) only once its record is durable, so a crash loses nothing reported.
+``workers=N`` runs the episodes in N worker processes (:mod:`envgym.eval_workers`) for envs whose work is
+Python on the CPU; this process stays the only writer, with the same guarantees.
 
 Record exporters are plug-ins (entry-point group ``envgym.exporters``, contract in :mod:`envgym.export`):
 each is opened once per run, called after every finished episode once its record is durable, and on
@@ -13,7 +20,7 @@ resume asked to repair what a crash between a record and its export kept from be
 is derived from its record, so nothing is lost). The kernel writes no family's files itself.
 
 Running the same command again resumes: episodes with a record are skipped, a torn last line is cut off
-(kept beside as ``records.jsonl.torn``), episodes recorded as ``infra_error`` are retried as a new attempt
+(kept beside as ``records.jsonl.torn``; a torn last trajectory line likewise), episodes recorded as ``infra_error`` are retried as a new attempt
 whose record supersedes the old one, and every exporter repairs its files. A directory holding a run with
 another config is refused rather than mixed. Ctrl-C cancels every episode, closes every env, the exporters
 and the agent factory, and leaves only whole records behind. ``run.json`` also keeps, per suite, the hash
