@@ -20,8 +20,9 @@ resume asked to repair what a crash between a record and its export kept from be
 is derived from its record, so nothing is lost). The kernel writes no family's files itself.
 
 Running the same command again resumes: episodes with a record are skipped, a torn last line is cut off
-(kept beside as ``records.jsonl.torn``; a torn last trajectory line likewise), episodes recorded as ``infra_error`` are retried as a new attempt
-whose record supersedes the old one, and every exporter repairs its files. A directory holding a run with
+(kept beside as ``records.jsonl.torn``; a torn last trajectory line likewise), episodes recorded as
+``infra_error`` are retried as a new attempt whose record supersedes the old one, and every exporter
+repairs its files. A directory holding a run with
 another config is refused rather than mixed. Ctrl-C cancels every episode, closes every env, the exporters
 and the agent factory, and leaves only whole records behind. ``run.json`` also keeps, per suite, the hash
 of the planned task set (:func:`task_sets`), so the leaderboard never ranks runs over different tasks together.
