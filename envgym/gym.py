@@ -28,7 +28,7 @@ from gymnasium import spaces
 
 from envgym.env import Env
 from envgym.errors import PluginError
-from envgym.registry import list_envs, make
+from envgym.registry import list_envs, make, spec
 from envgym.types import Action, Observation, ToolCall, canonical_json
 
 T = TypeVar("T")
@@ -158,7 +158,7 @@ def register_gymnasium_id(env_id: str, *, nondeterministic: bool = False) -> Non
 def register_gymnasium_envs() -> None:
     """Register every envgym id, loading all plug-ins, with Gymnasium."""
     for env_id in list_envs():
-        register_gymnasium_id(env_id)
+        register_gymnasium_id(env_id, nondeterministic=spec(env_id).nondeterministic)
 
 
 def _register_on_import() -> None:

@@ -62,6 +62,8 @@ class EnvSpec(FrozenModel):
     """Bundled suites whose tasks this env serves by default (``reset()`` without a task)."""
     max_episode_steps: int | None = None
     description: str = ""
+    nondeterministic: bool = False
+    """Gymnasium's flag: the same seed may not give equal observations (a desktop app's pixels under load)."""
 
     @property
     def capabilities(self) -> dict[str, bool]:
@@ -120,18 +122,18 @@ def parse_id(env_id: str) -> tuple[str, str, int]:
 
 def register(env_id: str, entry_point: str, *, kwargs: dict[str, Any] | None = None,
              suites: tuple[str, ...] = (), max_episode_steps: int | None = None, description: str = "",
-             override: bool = False) -> EnvSpec:
+             nondeterministic: bool = False, override: bool = False) -> EnvSpec:
     """Register an environment id. Registering an existing id raises unless ``override``."""
     parse_id(env_id)
     if env_id in _registry and not override:
         raise RegistryError(f"env id {env_id!r} is already registered (pass override=True to replace it)")
     spec_ = EnvSpec(id=env_id, entry_point=entry_point, kwargs=kwargs or {}, suites=suites,
-                    max_episode_steps=max_episode_steps, description=description)
+                    max_episode_steps=max_episode_steps, description=description, nondeterministic=nondeterministic)
     _registry[env_id] = spec_
     if "gymnasium" in sys.modules:  # otherwise envgym.gym registers every id once Gymnasium is imported
         from envgym.gym import register_gymnasium_id
 
-        register_gymnasium_id(env_id)
+        register_gymnasium_id(env_id, nondeterministic=nondeterministic)
     return spec_
 
 

@@ -39,10 +39,16 @@ def test_an_unknown_name_is_an_attribute_error():
 
 
 def test_gymnasium_knows_the_ids_whichever_is_imported_first():
-    check = "print('envgym/tool-retail-v1' in gymnasium.registry, 'envgym/gui-desktop-v1' in gymnasium.registry)"
+    check = ("print('envgym/tool-retail-v1' in gymnasium.registry, "
+             "gymnasium.registry['envgym/gui-desktop-v1'].nondeterministic)")  # the spec's flag is kept
     for first in ("import envgym, gymnasium", "import gymnasium, envgym", "import envgym.gym, gymnasium",
-                  "import envgym; from gymnasium.utils.env_checker import check_env; import gymnasium"):
+                  "import envgym; from gymnasium.utils.env_checker import check_env; import gymnasium",
+                  "import envgym; envgym.list_envs(); import gymnasium"):
         assert run(f"{first}; {check}") == "True True", first
+
+
+def test_loading_every_plugin_imports_no_gymnasium():
+    assert run("import envgym, sys; envgym.list_envs(); print('gymnasium' in sys.modules)") == "False"
 
 
 def test_gymnasium_learns_ids_registered_after_its_import():
