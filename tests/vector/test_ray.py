@@ -74,6 +74,17 @@ async def test_every_job_streams_back_once_from_the_least_loaded_hosts(hosts):
     assert sorted(final) == sorted(per_host) and all(s["open_envs"] == 0 for s in final.values())
 
 
+async def test_a_hinted_list_is_dispatched_longest_first(hosts):
+    tasks = ray_fakes.sleepy_tasks(2 * HOSTS * SLOTS, sleep=0.01)
+    long = set(range(len(tasks) - SLOTS, len(tasks)))  # given last: the worst place for long episodes
+    jobs = [Job(task, key=i, cost_hint=10.0 if i in long else 1.0) for i, task in enumerate(tasks)]
+    async with _pool(prefetch=0) as pool:
+        done = [d async for d in pool.run_jobs(jobs)]
+    assert sorted(d.job.key for d in done) == list(range(len(tasks)))
+    first_wave = sorted(done, key=lambda d: d.trajectory.timing.started_at)[:HOSTS * SLOTS]
+    assert long <= {d.job.key for d in first_wave}  # every long one started in the first wave
+
+
 async def test_a_node_removed_mid_run_costs_only_its_in_flight_episodes(hosts):
     tasks = ray_fakes.sleepy_tasks(300, sleep=0.1)
     keys: list[int] = []
