@@ -122,6 +122,8 @@ def _build(schema_sql: str, initial_state: dict[str, Any]) -> sqlite3.Connection
 _ROW_WRITES = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE})
 _HARMLESS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_TRANSACTION,
                        sqlite3.SQLITE_SAVEPOINT, sqlite3.SQLITE_RECURSIVE})
+_READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+                           "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check"})
 
 
 class Changes:
@@ -138,8 +140,8 @@ class Changes:
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
         if action in _ROW_WRITES and arg1 is not None and db in ("main", None):
             self._tables.add(arg1)
-        elif action == sqlite3.SQLITE_PRAGMA and arg2 is None:
-            pass  # a pragma read (table_info, foreign_keys): one given a value may change anything
+        elif action == sqlite3.SQLITE_PRAGMA and (arg2 is None or (arg1 or "").lower() in _READ_PRAGMAS):
+            pass  # a pragma read (foreign_keys, table_info(t)): one given a value may change anything
         elif action not in _HARMLESS and not (action in _ROW_WRITES and db == "temp"):
             self._unknown = True  # DDL, a pragma set, an attach: the schema itself may differ
         return sqlite3.SQLITE_OK

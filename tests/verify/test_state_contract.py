@@ -9,7 +9,7 @@ from envgym.errors import VerifierError
 from envgym.verify import CallRecord, VerifyContext, verify_one
 from envgym.verify.matching import args_match, check_matchers, mismatches
 from envgym.verify.spec import ExpectedWrite, WriteActionSpec
-from envgym.verify.state import diff_states, drop_fields, sort_rows
+from envgym.verify.state import diff_states, diff_views, drop_fields, sort_rows
 
 
 class View:
@@ -151,3 +151,50 @@ async def test_compare_final_state_without_an_expected_state_fails_saying_so():
     assert "no expected state" in final.detail and "compare_final_state: false" in final.detail
     opted_out = spec.model_copy(update={"compare_final_state": False})
     assert (await verify_one(opted_out, _ctx([_write(0, "refund")], state=View({"t": []})))).passed
+
+
+# --- incremental comparison: views that say which tables changed ------------------------------------------
+
+class ChangedView(View):
+    """A view that names the tables it changed and refuses to read any other."""
+
+    def __init__(self, tables, changed):
+        super().__init__(tables, columns={t: tuple(rows[0]) if rows else () for t, rows in tables.items()})
+        self.changed, self.read = changed, set()
+
+    def changed_tables(self):
+        return self.changed
+
+    def snapshot(self, tables=None):
+        wanted = set(self.tables) if tables is None else set(tables)
+        self.read |= wanted
+        return {t: rows for t, rows in self.tables.items() if t in wanted}
+
+
+def test_diff_views_reads_only_changed_tables_and_gives_the_whole_diff():
+    base = {"a": [{"id": 1, "v": 1}], "b": [{"id": 2, "v": 2}], "c": [{"id": 3, "v": 3}]}
+    actual = ChangedView({**base, "a": [], "c": [{"id": 3, "v": 3}, {"id": 4, "v": 4}]}, frozenset({"a", "c"}))
+    expected = ChangedView({**base, "b": [{"id": 2, "v": 9}]}, frozenset({"b"}))
+    diff = diff_views(actual, expected)
+    assert diff == diff_states(actual.tables, expected.tables) and set(diff) == {"a", "b", "c"}
+    assert actual.read == expected.read == {"a", "b", "c"}
+
+    unchanged = ChangedView(base, frozenset())
+    assert diff_views(unchanged, ChangedView(base, frozenset())) == {} and unchanged.read == set()
+
+
+def test_diff_views_reads_everything_when_a_view_cannot_say():
+    base = {"a": [{"id": 1}], "b": [{"id": 2}]}
+    actual, expected = ChangedView({"a": [{"id": 1}], "b": []}, None), ChangedView(base, frozenset())
+    assert diff_views(actual, expected) == {"b": {"unexpected": [], "missing": [{"id": 2}]}}
+    assert actual.read == {"a", "b"}
+    plain = View({"a": [{"id": 1}], "b": []})  # no changed_tables(): the whole store, as before
+    assert diff_views(plain, ChangedView(base, frozenset())) == {"b": {"unexpected": [], "missing": [{"id": 2}]}}
+
+
+def test_diff_views_checks_ignore_fields_against_every_table_even_unread_ones():
+    base = {"a": [{"id": 1, "v": 1}], "b": [{"id": 2, "w": 2}]}
+    actual, expected = ChangedView(base, frozenset()), ChangedView(base, frozenset())
+    assert diff_views(actual, expected, ("b.w",)) == {}
+    with pytest.raises(VerifierError, match=r"'b\.nope' names no column of table 'b'"):
+        diff_views(actual, expected, ("b.nope",))

@@ -1,0 +1,158 @@
+"""The tool env's incremental grading: only the tables the episode or the reference changed are read, and
+the verdict is the one a whole-store comparison gives (a table the expected state does not mention, a
+collateral write, a deleted row, a cascade, a schema change, a write undone)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from pydantic import BaseModel
+
+from envgym.task import TaskSpec
+from envgym.tools import Domain, ToolContext, ToolEnv, ToolFailure, tool
+from envgym.types import Action
+from envgym.verify.spec import ExpectedWrite, WriteActionSpec
+from envgym.verify.state import diff_states, drop_fields
+
+SCHEMA = """
+CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER, note TEXT);
+CREATE TABLE cards (id INTEGER PRIMARY KEY, account_id INTEGER REFERENCES accounts(id) ON DELETE CASCADE);
+CREATE TABLE audit (id INTEGER PRIMARY KEY, entry TEXT);
+CREATE TABLE rates (name TEXT, value REAL);
+"""
+STATE = {"accounts": [{"id": 1, "balance": 10, "note": "a"}, {"id": 2, "balance": 20, "note": "b"}],
+         "cards": [{"id": 5, "account_id": 1}, {"id": 6, "account_id": 2}],
+         "rates": [{"name": "base", "value": 1.5}]}
+
+
+class SetBalance(BaseModel):
+    id: int
+    balance: int
+    audit: str | None = None
+    """Also writes an audit row: a table the reference never writes."""
+    close: int | None = None
+    """Also deletes this account (its cards go by cascade)."""
+    note: str | None = None
+
+
+class Sql(BaseModel):
+    sql: str
+
+
+@tool("write", "Set an account's balance.")
+def set_balance(ctx: ToolContext, args: SetBalance) -> dict:
+    ctx.conn.execute("UPDATE accounts SET balance = ? WHERE id = ?", (args.balance, args.id))
+    if args.note is not None:
+        ctx.conn.execute("UPDATE accounts SET note = ? WHERE id = ?", (args.note, args.id))
+    if args.audit is not None:
+        ctx.conn.execute("INSERT INTO audit (entry) VALUES (?)", (args.audit,))
+    if args.close is not None:
+        ctx.conn.execute("DELETE FROM accounts WHERE id = ?", (args.close,))
+    return {"ok": True}
+
+
+@tool("write", "Run statements (a test's back door to the store); one that fails refuses the call.")
+def run_sql(ctx: ToolContext, args: Sql) -> dict:
+    try:
+        for statement in args.sql.split(";"):
+            ctx.conn.execute(statement)
+    except sqlite3.Error as exc:
+        raise ToolFailure(str(exc)) from None
+    return {"ok": True}
+
+
+LEDGER = Domain(name="test-ledger", schema_sql=SCHEMA, tools=(set_balance, run_sql), policy="",
+                ignore_fields=("accounts.note",))
+TASK = TaskSpec(id="ledger-set", env_id="test/ledger-v1", instruction="Set account 1's balance to 50.",
+                initial_state=STATE,
+                verifiers=(WriteActionSpec(expected=(ExpectedWrite(tool="set_balance", args={"id": 1, "balance": 50}),),
+                                           allow_collateral=True),),
+                solution=(Action.call("set_balance", id=1, balance=50), Action.say("Done.")))
+
+
+async def grade(*actions: Action):
+    """The verdict of an episode of ``actions`` (then a final message), and the final-state diff a
+    whole-store comparison gives."""
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=TASK)
+        for action in (*actions, Action.say("Done.")):
+            await env.step(action)
+        ctx = await env.verify_context()
+        verdict = await env.verify()
+        whole = diff_states(ctx.state.snapshot(), drop_fields(ctx.expected_state.snapshot(), ()))
+        return verdict, whole, ctx
+    finally:
+        await env.close()
+
+
+def final_state(verdict):
+    return next(c for c in verdict.criteria if c.name == "final_state")
+
+
+async def test_the_reference_passes_reading_only_the_table_it_changed():
+    verdict, whole, ctx = await grade(*TASK.solution[:-1])
+    assert verdict.passed and whole == {} and verdict.evidence["state_diff"] == {}
+    assert ctx.state.changed_tables() == {"accounts"} and ctx.expected_state.changed_tables() == {"accounts"}
+    assert ctx.state.snapshot(["accounts"])["accounts"][0] == {"id": 1, "balance": 50}  # note left out
+
+
+async def test_a_write_to_a_table_the_expected_state_does_not_mention_fails():
+    verdict, whole, _ = await grade(Action.call("set_balance", id=1, balance=50, audit="done"))
+    assert not verdict.passed and not final_state(verdict).passed
+    assert final_state(verdict).detail == "differs in: audit"
+    assert verdict.evidence["state_diff"] == whole == {"audit": {"unexpected": [{"id": 1, "entry": "done"}],
+                                                                 "missing": []}}
+
+
+async def test_a_collateral_write_to_a_row_the_reference_leaves_alone_fails():
+    verdict, whole, _ = await grade(*TASK.solution[:-1], Action.call("set_balance", id=2, balance=99))
+    assert not final_state(verdict).passed
+    assert verdict.evidence["state_diff"] == whole == {
+        "accounts": {"unexpected": [{"id": 2, "balance": 99}], "missing": [{"id": 2, "balance": 20}]}}
+
+
+async def test_a_deleted_row_and_its_cascade_fail():
+    verdict, whole, _ = await grade(Action.call("set_balance", id=1, balance=50, close=2))
+    assert not final_state(verdict).passed
+    assert verdict.evidence["state_diff"] == whole == {
+        "accounts": {"unexpected": [], "missing": [{"id": 2, "balance": 20}]},
+        "cards": {"unexpected": [], "missing": [{"id": 6, "account_id": 2}]}}
+
+
+async def test_a_change_only_to_an_ignored_field_passes():
+    verdict, whole, ctx = await grade(Action.call("set_balance", id=1, balance=50, note="changed"))
+    assert ctx.state.changed_tables() == {"accounts"}
+    assert verdict.passed and whole == {}
+
+
+async def test_a_write_undone_and_a_refused_call_pass():
+    verdict, _, ctx = await grade(Action.call("run_sql", sql="UPDATE rates SET value = 9"),
+                                  Action.call("run_sql", sql="UPDATE rates SET value = 1.5"),
+                                  Action.call("run_sql", sql="INSERT INTO audit (entry) VALUES ('x'); "
+                                                              "INSERT INTO nowhere VALUES (1)"),
+                                  *TASK.solution[:-1])
+    assert {"rates", "audit"} <= ctx.state.changed_tables()
+    assert final_state(verdict).passed
+
+
+@pytest.mark.parametrize("sql, table", [("CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (1)", "extra"),
+                                         ("DROP TABLE rates", "rates")])
+async def test_a_schema_change_compares_the_whole_store(sql, table):
+    verdict, whole, ctx = await grade(*TASK.solution[:-1], Action.call("run_sql", sql=sql))
+    assert ctx.state.changed_tables() is None
+    assert not final_state(verdict).passed and table in verdict.evidence["state_diff"]
+    assert verdict.evidence["state_diff"] == whole
+
+
+async def test_an_episode_starts_from_the_template_not_the_last_episode():
+    env = ToolEnv(LEDGER)
+    try:
+        for _ in range(2):
+            await env.reset(task=TASK)
+            ctx = await env.verify_context()
+            assert ctx.state.snapshot() == ctx.initial_state.snapshot()
+            await env.step(Action.call("set_balance", id=2, balance=0, close=1, audit="x"))
+    finally:
+        await env.close()

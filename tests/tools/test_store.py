@@ -1,0 +1,92 @@
+"""The store: templates built once and cloned per episode (in memory, or a file), and the write tracker
+grading relies on to skip tables (it must never miss a table a statement wrote)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from envgym.errors import SpecError
+from envgym.tools import store
+
+SCHEMA = """
+CREATE TABLE parent (id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE child (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent(id) ON DELETE CASCADE);
+CREATE TABLE log (entry TEXT);
+CREATE TABLE untouched (x INTEGER);
+CREATE TRIGGER parent_named AFTER UPDATE OF name ON parent BEGIN INSERT INTO log VALUES (new.name); END;
+"""
+STATE = {"parent": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+         "child": [{"id": 10, "parent_id": 1}, {"id": 20, "parent_id": 2}], "untouched": [{"x": 7}]}
+
+
+@pytest.fixture
+def conn():
+    with contextlib.closing(store.clone(store.image(SCHEMA, STATE))) as connection:
+        yield connection
+
+
+def test_a_template_is_built_once_and_every_clone_is_a_copy(tmp_path):
+    key = ("test-store", "clone")
+    assert store.template(key) is None
+    image = store.image(SCHEMA, STATE, key=key)
+    assert store.template(key) is image and store.image(SCHEMA, {}, key=key) is image  # kept, not rebuilt
+    first, second = store.clone(image), store.clone(image, tmp_path / "store.sqlite")
+    try:
+        first.execute("DELETE FROM parent")
+        assert second.execute("SELECT count(*) FROM parent").fetchone()[0] == 2
+        assert (tmp_path / "store.sqlite").read_bytes().startswith(b"SQLite format 3")
+        with contextlib.closing(store.clone(image)) as third:  # the image itself is never written
+            assert store.SqliteState(third).snapshot()["parent"] == STATE["parent"]
+        assert first.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_bad_initial_state_is_a_spec_error_naming_the_table():
+    with pytest.raises(SpecError, match="unknown table 'nope'"):
+        store.image(SCHEMA, {"nope": [{"x": 1}]})
+    with pytest.raises(SpecError, match="bad row for table 'parent'"):
+        store.image(SCHEMA, {"parent": [{"missing_column": 1}]})
+
+
+def test_reads_change_nothing(conn):
+    changes = store.track_changes(conn)
+    conn.execute("SELECT * FROM parent JOIN child ON child.parent_id = parent.id").fetchall()
+    conn.execute("PRAGMA table_info(parent)").fetchall()
+    store.SqliteState(conn).columns()
+    assert changes.tables() == frozenset()
+
+
+def test_writes_name_their_tables_and_those_of_cascades_and_triggers(conn):
+    changes = store.track_changes(conn)
+    conn.execute("DELETE FROM parent WHERE id = 1")  # the child row goes by ON DELETE CASCADE
+    assert changes.tables() == {"parent", "child"}
+    changes = store.track_changes(conn)
+    conn.execute("UPDATE parent SET name = 'c' WHERE id = 2")  # the trigger writes the log
+    assert changes.tables() == {"parent", "log"}
+    assert conn.execute("SELECT entry FROM log").fetchall()[0][0] == "c"
+
+
+def test_a_rolled_back_write_still_counts(conn):
+    changes = store.track_changes(conn)
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO log VALUES ('x')")
+    conn.execute("ROLLBACK")
+    assert changes.tables() == {"log"}  # a superset is safe; a missed table is not
+
+
+@pytest.mark.parametrize("statement", ["CREATE TABLE extra (y)", "ALTER TABLE untouched ADD COLUMN y",
+                                       "DROP TABLE log", "PRAGMA foreign_keys = OFF"])
+def test_a_statement_that_may_change_the_schema_makes_everything_changed(conn, statement):
+    changes = store.track_changes(conn)
+    conn.execute(statement)
+    assert changes.tables() is None
+
+
+def test_a_snapshot_of_named_tables_leaves_out_the_rest_and_unknown_names(conn):
+    state = store.SqliteState(conn)
+    assert state.snapshot(["child", "no_such_table"]) == {"child": STATE["child"]}
+    assert list(state.snapshot()) == ["child", "log", "parent", "untouched"]
