@@ -83,3 +83,42 @@ async def test_episodes_of_one_entry_do_not_share_simulator_state() -> None:
         first = await run_episode(env, OracleAgent(task), task, seed=0)
         second = await run_episode(env, OracleAgent(task), task, seed=0)
     assert first.reward == second.reward == 1.0
+
+
+def test_dropping_instances_is_safe_while_graders_in_threads_add_theirs() -> None:
+    import sys
+    import threading
+
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    from envgym_bfcl.env import drop_instances
+
+    names = vars(multi_turn_utils)
+    fillers = [f"envgym_filler_{k}_instance" for k in range(20000)]  # a long iteration: the race shows at once
+    names.update(dict.fromkeys(fillers, 1))
+    stop, errors = threading.Event(), []
+
+    def grader() -> None:  # what BFCL's executor does in a grading thread: a global per simulator instance
+        i = 0
+        while not stop.is_set():
+            names[f"envgym_other_{i}_instance"] = object()
+            names.pop(f"envgym_other_{i - 50}_instance", None)
+            i += 1
+
+    interval = sys.getswitchinterval()
+    thread = threading.Thread(target=grader)
+    sys.setswitchinterval(1e-6)
+    thread.start()
+    try:
+        for _ in range(150):
+            try:
+                drop_instances("envgym_mine")
+            except RuntimeError as exc:  # dictionary changed size during iteration
+                errors.append(exc)
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+        drop_instances("envgym_filler")
+        drop_instances("envgym_other")
+    assert not errors and not any(n.startswith("envgym_filler") for n in names)

@@ -68,8 +68,10 @@ def drop_instances(namespace: str) -> None:
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
 
     prefix = re.sub(r"[-./:]", "_", namespace)
-    for name in [n for n in vars(multi_turn_utils) if n.startswith(prefix) and n.endswith("_instance")]:
-        del vars(multi_turn_utils)[name]
+    names = vars(multi_turn_utils)
+    # list() copies the keys in one step: graders in worker threads add instances to the same globals meanwhile
+    for name in [n for n in list(names) if n.startswith(prefix) and n.endswith("_instance")]:
+        names.pop(name, None)
 
 
 class BfclEnv(Env):
