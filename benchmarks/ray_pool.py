@@ -14,20 +14,22 @@ of the overhead a real cluster (one machine per host) would show. Three measurem
    simulated with ``asyncio.sleep``; drawn up front from one seed, so every run replays the same episodes).
    The bound is ``T_ideal = max(total episode time / slots, longest episode)``: no schedule finishes
    sooner. The **whole-run fraction** ``T_ideal / wall`` (start to last trajectory, the drain included) is
-   what the target (>= 90%) applies to. Each run is made in three job orders: as given; longest first by
-   ``Job.cost_hint`` = the step count; longest first by ``cost_hint`` = the episode's scripted time (its
-   task carries its latencies, so here its length is known in full: the case the hint is for). Each beside
+   what the target (>= 90%) applies to. Runs are made in the job orders of ``--orders`` (default all
+   three): as given; longest first by ``Job.cost_hint`` = the step count; longest first by ``cost_hint`` =
+   the episode's scripted time (its task carries its latencies, so here its length is known in full: the
+   case the hint is for). Each beside
    one local pool with the same total slots on the same jobs, and beside overhead-free list scheduling in
    that order (its gap to the bound is the drain, the pool's gap to it is overhead). Medians of
    ``--repeats`` runs. Also the steady state: the episode time done until the supply ran dry over slots x
    that time.
-3. **Node loss**: the long-tail run again (longest first by scripted time), one host's node killed once
+3. **Node loss**: the long-tail run again (in the last of ``--orders``), one host's node killed once
    40% of the episodes have finished: episodes re-dispatched, time from the kill until the pool noticed
    (and re-sent them), wall time against the median run without loss, records lost or duplicated (target 0).
 
 The load average is printed with every figure.
 
     python benchmarks/ray_pool.py [--slots 64] [--episodes-per-slot 4] [--agent-ms 100] [--env-ms 50] [--repeats 3]
+        [--orders given steps time]
 """
 
 from __future__ import annotations
@@ -167,8 +169,10 @@ def steps_of(task: TaskSpec) -> float:
     return len(task.metadata["env"])
 
 
-ORDERS = {"given order": None, "longest first (steps)": steps_of, "longest first (scripted time)": episode_seconds}
-"""Job orders of the long-tail runs: the cost hint each gives its jobs (None: no hint, the given order)."""
+ORDERS = {"given": ("given order", None), "steps": ("longest first (steps)", steps_of),
+          "time": ("longest first (scripted time)", episode_seconds)}
+"""Job orders of the long-tail runs (``--orders``): a label, and the cost hint each gives its jobs (None: no
+hint, the given order)."""
 
 
 def load() -> str:
@@ -239,12 +243,13 @@ async def main(args: argparse.Namespace, cluster: Any) -> None:
     rows.append((f"long tail: {len(tasks)} episodes, {HOSTS} hosts x {slots} slots, ideal bound", f"{ideal:.2f} s",
                  f"total / slots {sum(durations) / total:.2f} s; mean episode {np.mean(durations):.2f} s, "
                  f"p99 {np.percentile(durations, 99):.2f} s, longest {max(durations):.2f} s"))
+    orders = dict(ORDERS[name] for name in args.orders)
     measured: dict[tuple[str, str], list[tuple[float, float]]] = {}
     per_host: Counter[str] = Counter()
     async with RayEpisodePool(SleepAgents(), make_env=make_sleep_env) as pool, \
             EpisodePool(SleepAgents(), concurrency=total, make_env=make_sleep_env) as local:
         for repeat in range(repeats):
-            for order, hint in ORDERS.items():
+            for order, hint in orders.items():
                 for backend, which in (("Ray", pool), ("local", local)):
                     wall, done, steady = await timed(which, tasks, slots=total, hint=hint)
                     assert sorted(d.job.key for d in done) == list(range(len(tasks)))  # exactly once each
@@ -253,7 +258,7 @@ async def main(args: argparse.Namespace, cluster: Any) -> None:
                     measured.setdefault((order, backend), []).append((wall, steady))
                     print(f"  run {repeat + 1} {backend:<5} {order:<30} {wall:6.2f} s {ideal / wall:6.1%} of ideal "
                           f"({load()})", flush=True)
-    for order, hint in ORDERS.items():
+    for order, hint in orders.items():
         ordered = longest_first([Job(t, cost_hint=None if hint is None else hint(t)) for t in tasks])
         online = list_schedule([episode_seconds(job.task) for job in ordered], total)
         ray_wall = statistics.median(w for w, _ in measured[order, "Ray"])
@@ -271,7 +276,7 @@ async def main(args: argparse.Namespace, cluster: Any) -> None:
     rows.append(("long tail: episodes per host (all Ray runs)", str(sorted(per_host.values())), load()))
 
     # 3. node loss at 40%
-    hint = ORDERS["longest first (scripted time)"]
+    order, hint = ORDERS[args.orders[-1]]
     pool = RayEpisodePool(SleepAgents(), make_env=make_sleep_env)
     await pool.start()
     killed_at: list[float] = []
@@ -293,7 +298,7 @@ async def main(args: argparse.Namespace, cluster: Any) -> None:
     duplicates = sum(n - 1 for n in keys.values())
     failed = sum(d.trajectory.outcome.value != "success" for d in done)
     noticed = f"{killed_at[1] - killed_at[0]:.2f} s" if len(killed_at) > 1 else "n/a"
-    ray_wall = statistics.median(w for w, _ in measured["longest first (scripted time)", "Ray"])
+    ray_wall = statistics.median(w for w, _ in measured[order, "Ray"])
     rows += [("node loss: hosts lost / episodes re-dispatched", f"{len(lost)} / {redispatched}",
               f"one node killed after {int(0.4 * len(tasks))} episodes"),
              ("node loss: kill -> noticed and re-sent (seen at the next result)", noticed, ""),
@@ -316,6 +321,8 @@ if __name__ == "__main__":
     parser.add_argument("--env-ms", type=float, default=50.0, help="median env latency per step")
     parser.add_argument("--quick", type=int, default=2000, help="instant episodes for the dispatch overhead")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each measurement; medians (>= 3)")
+    parser.add_argument("--orders", nargs="+", choices=list(ORDERS), default=list(ORDERS),
+                        help="job orders of the long-tail runs; node loss runs in the last one")
     arguments = parser.parse_args()
     if arguments.repeats < 3:
         parser.error("--repeats must be at least 3 (medians)")
