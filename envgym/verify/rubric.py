@@ -179,7 +179,10 @@ async def _check(check: AnswerSpec | SqlCheck | CalledCheck | LLMJudgeCheck, ctx
 
 
 async def verify_rubric(spec: RubricSpec, ctx: VerifyContext) -> Verdict:
-    results = await asyncio.gather(*(_check(c.check, ctx) for c in spec.criteria))
+    if any(isinstance(c.check, LLMJudgeCheck) for c in spec.criteria):  # judges wait on the network: at once
+        results = await asyncio.gather(*(_check(c.check, ctx) for c in spec.criteria))
+    else:  # gather would wrap each check in a Task, a loop round-trip each: more than an answer check costs
+        results = [await _check(c.check, ctx) for c in spec.criteria]
     criteria = tuple(
         CriterionResult(name=c.name, score=float(ok), weight=c.weight, passed=ok, detail=detail)
         for c, (ok, detail) in zip(spec.criteria, results, strict=True)
