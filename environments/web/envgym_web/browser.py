@@ -9,9 +9,9 @@ here it opens a context and page about 5x faster and navigates about 2x faster (
 :func:`shared_browser` returns the loop's :class:`SharedBrowser`; an env holds a lease on it while open
 (``acquire``/``release``), and the browser process is shut down when the last lease goes.
 :meth:`SharedBrowser.open_episode` gives an :class:`EpisodeBrowser`: a fresh context (own cookies, storage,
-cache) whose every request outside the episode's origin is aborted by a route handler and recorded in
-``blocked``. When Chromium dies, every episode opened on it raises :class:`BrowserCrashed` (an ``EnvError``:
-the rollout records the episode as ``infra_error``) and the next ``open_episode`` launches a new browser.
+cache) whose every request outside the episode's origin fails and is recorded in ``blocked``. When Chromium
+dies, every episode opened on it raises :class:`BrowserCrashed` (an ``EnvError``: the rollout records the
+episode as ``infra_error``) and the next ``open_episode`` launches a new browser.
 
 An env may run its next episode in the same context and page (:meth:`EpisodeBrowser.recycle`), which spares
 Chromium a renderer process per episode (the largest CPU cost of a short episode), but only while the context
@@ -21,8 +21,11 @@ and checks what that document found when it started (an init script records it b
 no cookie, empty local and session storage. A context that fails any of this is closed and the episode gets
 a fresh one.
 
-The off-origin guard is a route whose URL matcher is a regular expression: Playwright matches it in its driver,
-so same-origin requests never make the round trip to Python, only the ones to abort do.
+The off-origin guard is the context's proxy: every request goes to a sink on 127.0.0.1 that notes the URL and
+hangs up (the page sees ``ERR_EMPTY_RESPONSE``), except the episode's origin, the one bypass (``<-loopback>``
+first: Chromium sends loopback direct unless told). Same-origin requests go straight to the site and may be
+cached. A Playwright route did this before, and cost more than a whole page load: every request paused for a
+round trip through the driver and Python, and routing turns Chromium's HTTP cache off.
 
 Playwright objects belong to the event loop that created them, so the "one browser per process" is one per
 process and loop: the sync Gymnasium facade, which runs a private loop, gets its own.
@@ -33,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import shutil
 import uuid
 import weakref
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, Route, async_playwright
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from envgym.errors import EnvError
@@ -111,6 +113,8 @@ class EpisodeBrowser:
     recycled: bool = False
     """True when this context served an earlier episode (until :meth:`proven_clean` says otherwise)."""
     page_crashed: bool = False
+    sink: asyncio.Server | None = None
+    """The proxy the context sends its off-origin requests to (:func:`_sink`)."""
     _cdp: CDPSession | None = None
 
     @property
@@ -163,15 +167,27 @@ class EpisodeBrowser:
         return clean
 
     async def close(self) -> None:
+        if self.sink is not None:
+            self.sink.close()
         if self.crashed:
             return
         with contextlib.suppress(PlaywrightError):
             await self.context.close()
 
 
-def _off_origin(origin: str) -> re.Pattern[str]:
-    """Every URL but those of ``origin`` (Chromium reports URLs canonical: the path's ``/`` follows the port)."""
-    return re.compile(rf"^(?!{re.escape(origin)}/)")
+async def _sink(episode: EpisodeBrowser) -> asyncio.Server:
+    """A proxy that refuses everything: it notes each request's URL in ``episode.blocked`` and hangs up."""
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            method, target, _ = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1").split(" ", 2)
+            episode.blocked.append(f"https://{target}" if method == "CONNECT" else target)
+        except (OSError, ValueError, TimeoutError):
+            pass
+        finally:
+            writer.close()
+
+    return await asyncio.start_server(refuse, "127.0.0.1", 0)
 
 
 class SharedBrowser:
@@ -212,28 +228,23 @@ class SharedBrowser:
             return self._browser
 
     async def open_episode(self, origin: str, *, viewport: dict[str, int] | None = None) -> EpisodeBrowser:
-        """A new context whose requests outside ``origin`` are aborted, and its page."""
+        """A new context whose requests outside ``origin`` fail (see the module docstring), and its page."""
         browser = await self._ensure()
         generation = self.generation
+        episode = EpisodeBrowser(context=None, page=None, origin=origin_of(origin),  # type: ignore[arg-type]
+                                 generation=generation, owner=self)
+        episode.sink = sink = await _sink(episode)
+        proxy = {"server": f"http://127.0.0.1:{sink.sockets[0].getsockname()[1]}",
+                 "bypass": f"<-loopback>,{episode.origin}"}
         try:
-            context = await browser.new_context(viewport=viewport or VIEWPORT, service_workers="block")
-            episode = EpisodeBrowser(context=context, page=None, origin=origin.lower(),  # type: ignore[arg-type]
-                                     generation=generation, owner=self)
-
-            async def guard(route: Route) -> None:
-                url = route.request.url
-                if origin_of(url) == episode.origin:
-                    await route.continue_()
-                else:
-                    episode.blocked.append(url)
-                    await route.abort("blockedbyclient")
-
-            await context.route(_off_origin(episode.origin), guard)
+            episode.context = context = await browser.new_context(viewport=viewport or VIEWPORT,
+                                                                  service_workers="block", proxy=proxy)
             await context.add_init_script(_START_JS)
             context.set_default_timeout(15_000)
             episode.page = await context.new_page()
             episode.page.on("crash", lambda _page: setattr(episode, "page_crashed", True))
         except PlaywrightError as exc:
+            sink.close()
             if not self.connected or self.generation != generation:
                 raise BrowserCrashed(f"chromium died while opening an episode: {exc.message.splitlines()[0]}") from exc
             raise EnvError(f"could not open a browser context: {exc.message.splitlines()[0]}") from exc

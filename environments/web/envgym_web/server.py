@@ -35,6 +35,8 @@ class Response:
     status: int = 200
     content_type: str = "text/html; charset=utf-8"
     headers: list[tuple[str, str]] = field(default_factory=list)
+    cache_control: str = "no-store"
+    """``no-store`` (app pages are state); static files that never change may say ``max-age=...``."""
 
     @classmethod
     def redirect(cls, location: str, *, cookie: str | None = None) -> Response:
@@ -47,7 +49,7 @@ class Response:
         body = self.body.encode() if isinstance(self.body, str) else self.body
         reason = HTTPStatus(self.status).phrase
         lines = [f"HTTP/1.1 {self.status} {reason}", f"Content-Type: {self.content_type}",
-                 f"Content-Length: {len(body)}", "Cache-Control: no-store"]
+                 f"Content-Length: {len(body)}", f"Cache-Control: {self.cache_control}"]
         lines += [f"{k}: {v}" for k, v in self.headers]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (b"" if head else body)
 
