@@ -18,7 +18,8 @@ calls go over HTTP to its endpoint or to the recording proxy, exactly as in a lo
 
 The driver sends each job to the least-loaded live host (fewest episodes in flight per slot, at most
 ``prefetch`` queued beyond its slots) and streams trajectories back in finishing order, each stamped with
-its host's label (``hostname:node-id``). Guarantees, beyond the local pool's:
+its host's label (``hostname:node-id``); a list of jobs with ``Job.cost_hint`` goes out longest first, as in
+the local pool. Guarantees, beyond the local pool's:
 
 - **A lost host costs its in-flight episodes only.** When a host's actor dies (its node removed, the
   actor killed), each of its in-flight jobs is sent again to another host; after ``max_attempts`` sends
