@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import threading
 from pathlib import Path
 
 from envgym.sandbox import leases
@@ -89,7 +90,8 @@ def write_hosts_file() -> Path:
     except OSError:
         pass
     HOSTS_FILE.parent.mkdir(parents=True, exist_ok=True)
-    tmp = HOSTS_FILE.with_name(f"hosts.{os.getpid()}.tmp")
+    # one temp name per writer: two sandboxes of one process start at once in two threads
+    tmp = HOSTS_FILE.with_name(f"hosts.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(HOSTS)
     tmp.chmod(0o644)
     tmp.replace(HOSTS_FILE)
