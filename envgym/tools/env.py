@@ -14,7 +14,7 @@ the call log, the answer, the store as the agent left it (``state``, queryable),
 episode (``initial_state``) and the store the reference solution produces (``expected_state``, replayed on
 an in-memory copy). The last two are cached per task; the domain's ``ignore_fields`` are left out of every
 snapshot. Grading is incremental: the store records which tables the episode's statements wrote
-(:func:`~envgym.tools.store.track_changes`) and the state views say so (``changed_tables``), so the final
+(:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final
 state comparison reads only the tables the episode or the reference changed.
 
 Where the work runs: building a task's template and replaying its reference (once per task), and creating
@@ -92,7 +92,7 @@ class _LiveState:
     """The store as the agent left it: each table read once, when a verifier asks, ignored fields left out.
 
     The columns are the initial store's unless a statement may have changed the schema; the changed tables
-    are what :func:`envgym.tools.store.track_changes` saw the episode's statements write.
+    are what :class:`envgym.tools.store.Changes` saw the episode's tool calls write.
     """
 
     def __init__(self, conn: sqlite3.Connection, changes: store.Changes, columns: dict[str, tuple[str, ...]],
@@ -224,7 +224,7 @@ class ToolEnv(Env):
         else:  # a copy of the template in memory: microseconds, no file, no worker-thread hop
             self._release_sync()
             self._conn = store.clone(image)
-        self._changes = store.track_changes(self._conn)
+        self._changes = store.Changes()
         self.task = chosen
         self._calls = []
         self._final_answer = None
@@ -236,7 +236,8 @@ class ToolEnv(Env):
         if self._conn is None or self.task is None:
             raise EnvError("step() without an open episode")
         if action.tool_calls:
-            results = execute_calls(self.domain, self._conn, self._calls, action.tool_calls)
+            with self._changes.recording(self._conn):
+                results = execute_calls(self.domain, self._conn, self._calls, action.tool_calls)
             errors = [f"{r.name}: {r.error}" for r in results if r.error]
             obs = Observation(tool_results=tuple(results), last_action_error="; ".join(errors) or None)
             return StepResult(obs, 0.0, False, False, {})

@@ -9,11 +9,15 @@ written to ``path`` when a task needs a file. The image is immutable bytes and e
 so an episode starts from a state no earlier episode touched. ``create(path, schema_sql, initial_state)`` is
 the two in one.
 
-:func:`track_changes` records which tables a connection's statements may write (SQLite's authorizer sees
-every statement when it is compiled, including trigger bodies and foreign-key actions), so grading reads
-only those tables (:meth:`Changes.tables`); a statement the tracker cannot place (DDL, a pragma that sets
-a value, an attach) makes it report None: everything may have changed. It over-approximates (a rolled-back
-write still counts) and never misses a write done through the connection.
+:class:`Changes` records which tables a connection's statements may write while it is recording (``with
+changes.recording(conn):``; SQLite's authorizer sees every statement when it is compiled, including trigger
+bodies and foreign-key actions), so grading reads only those tables (:meth:`Changes.tables`); a statement
+the tracker cannot place (DDL, a pragma that sets a value, an attach) makes it report None: everything may
+have changed. It over-approximates (a rolled-back write still counts). It sees a statement compiled while
+it records: a connection caches compiled statements, so every write must first run inside a recording
+(the tool env opens a connection per episode and runs tool calls only inside one). It records only for
+the duration of the block because the authorizer is Python called from inside SQLite: a second thread
+using the connection meanwhile (a verifier's query in a worker thread) would deadlock on the GIL.
 
 :class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
 table but SQLite's own, or the named ones, rows sorted as the state contract says), ``columns()`` (every
@@ -23,17 +27,18 @@ stores this way.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from envgym.errors import SpecError
 from envgym.verify.state import Snapshot, sort_rows
 
-__all__ = ["Changes", "SqliteState", "clone", "connect", "create", "image", "template", "track_changes"]
+__all__ = ["Changes", "SqliteState", "clone", "connect", "create", "image", "template"]
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -127,7 +132,7 @@ _READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_lis
 
 
 class Changes:
-    """The tables a connection may have written since :func:`track_changes` (see the module docstring)."""
+    """The tables a connection may have written while recording (see the module docstring)."""
 
     def __init__(self) -> None:
         self._tables: set[str] = set()
@@ -137,6 +142,15 @@ class Changes:
         """Every table a statement may have written, or None when a statement may have changed anything."""
         return None if self._unknown else frozenset(self._tables)
 
+    @contextlib.contextmanager
+    def recording(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """Record what ``conn``'s statements compiled inside the block may write."""
+        conn.set_authorizer(self._authorize)
+        try:
+            yield
+        finally:
+            conn.set_authorizer(None)
+
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
         if action in _ROW_WRITES and arg1 is not None and db in ("main", None):
             self._tables.add(arg1)
@@ -145,14 +159,6 @@ class Changes:
         elif action not in _HARMLESS and not (action in _ROW_WRITES and db == "temp"):
             self._unknown = True  # DDL, a pragma set, an attach: the schema itself may differ
         return sqlite3.SQLITE_OK
-
-
-def track_changes(conn: sqlite3.Connection) -> Changes:
-    """Start recording the tables ``conn``'s statements write. Call it before the first statement that may
-    write: SQLite asks the authorizer when a statement is compiled, and a compiled statement is cached."""
-    changes = Changes()
-    conn.set_authorizer(changes._authorize)
-    return changes
 
 
 class SqliteState:

@@ -4,6 +4,8 @@ grading relies on to skip tables (it must never miss a table a statement wrote).
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 
 import pytest
 
@@ -53,36 +55,42 @@ def test_a_bad_initial_state_is_a_spec_error_naming_the_table():
 
 
 def test_reads_change_nothing(conn):
-    changes = store.track_changes(conn)
-    conn.execute("SELECT * FROM parent JOIN child ON child.parent_id = parent.id").fetchall()
-    conn.execute("PRAGMA table_info(parent)").fetchall()
-    store.SqliteState(conn).columns()
+    changes = store.Changes()
+    with changes.recording(conn):
+        conn.execute("SELECT * FROM parent JOIN child ON child.parent_id = parent.id").fetchall()
+        conn.execute("PRAGMA table_info(parent)").fetchall()
+        store.SqliteState(conn).columns()
     assert changes.tables() == frozenset()
 
 
 def test_writes_name_their_tables_and_those_of_cascades_and_triggers(conn):
-    changes = store.track_changes(conn)
-    conn.execute("DELETE FROM parent WHERE id = 1")  # the child row goes by ON DELETE CASCADE
+    changes = store.Changes()
+    with changes.recording(conn):
+        conn.execute("DELETE FROM parent WHERE id = 1")  # the child row goes by ON DELETE CASCADE
     assert changes.tables() == {"parent", "child"}
-    changes = store.track_changes(conn)
-    conn.execute("UPDATE parent SET name = 'c' WHERE id = 2")  # the trigger writes the log
+    changes = store.Changes()
+    with changes.recording(conn):
+        conn.execute("UPDATE parent SET name = 'c' WHERE id = 2")  # the trigger writes the log
     assert changes.tables() == {"parent", "log"}
     assert conn.execute("SELECT entry FROM log").fetchall()[0][0] == "c"
 
 
-def test_a_rolled_back_write_still_counts(conn):
-    changes = store.track_changes(conn)
-    conn.execute("BEGIN")
-    conn.execute("INSERT INTO log VALUES ('x')")
-    conn.execute("ROLLBACK")
+def test_a_rolled_back_write_still_counts_and_only_the_block_records(conn):
+    changes = store.Changes()
+    with changes.recording(conn):
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO log VALUES ('x')")
+        conn.execute("ROLLBACK")
+    conn.execute("DELETE FROM untouched")
     assert changes.tables() == {"log"}  # a superset is safe; a missed table is not
 
 
 @pytest.mark.parametrize("statement", ["CREATE TABLE extra (y)", "ALTER TABLE untouched ADD COLUMN y",
                                        "DROP TABLE log", "PRAGMA foreign_keys = OFF"])
 def test_a_statement_that_may_change_the_schema_makes_everything_changed(conn, statement):
-    changes = store.track_changes(conn)
-    conn.execute(statement)
+    changes = store.Changes()
+    with changes.recording(conn):
+        conn.execute(statement)
     assert changes.tables() is None
 
 
@@ -90,3 +98,32 @@ def test_a_snapshot_of_named_tables_leaves_out_the_rest_and_unknown_names(conn):
     state = store.SqliteState(conn)
     assert state.snapshot(["child", "no_such_table"]) == {"child": STATE["child"]}
     assert list(state.snapshot()) == ["child", "log", "parent", "untouched"]
+
+
+DEADLOCK = """
+import asyncio, threading
+from envgym.tools import store
+
+conn = store.clone(store.image("CREATE TABLE t (a, b);", {"t": [{"a": i, "b": str(i)} for i in range(300)]}))
+changes = store.Changes()
+with changes.recording(conn):
+    conn.execute("UPDATE t SET b = 'x' WHERE a = 1")
+view = store.SqliteState(conn)
+
+def hammer(offset):
+    for i in range(1000):
+        view.query(f"SELECT a, {i + offset} FROM t WHERE a > 3")
+
+worker = threading.Thread(target=hammer, args=(10**6,))
+worker.start()
+hammer(0)
+worker.join()
+print("done", sorted(changes.tables()))
+"""
+
+
+def test_a_verifier_querying_from_a_worker_thread_does_not_deadlock():
+    """A Python authorizer left on the connection deadlocked two threads querying it (one holding SQLite's
+    mutex waiting for the GIL, the other the reverse): recording ends with its block."""
+    result = subprocess.run([sys.executable, "-c", DEADLOCK], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "done ['t']", result.stderr[-2000:]
