@@ -61,6 +61,10 @@ def test_the_constants_written_out_for_a_fast_start_match_their_sources():
 
     assert cli.SPLITS == SPLITS
     assert OpenAIConfig.model_fields["base_url"].default == cli.DEFAULT_BASE_URL
+    from envgym.sandbox import cli as sandbox_cli
+    from envgym.sandbox.images import SANDBOXES
+
+    assert sandbox_cli.SANDBOXES == SANDBOXES
 
 
 def test_help_loads_no_heavy_module():
@@ -69,7 +73,7 @@ def test_help_loads_no_heavy_module():
     import sys
 
     heavy = ("pydantic", "rich", "httpx", "numpy", "gymnasium", "torch", "asyncio", "envgym.task", "envgym.verify",
-             "envgym.registry", "envgym.rl.proxy", "envgym.sandbox.base")
+             "envgym.registry", "envgym.rl.proxy", "envgym.sandbox.base", "envgym.sandbox.images")
     code = ("import contextlib, io, sys\nfrom envgym.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n    main(['--help'])\n"
             f"print(sorted(m for m in {heavy!r} if m in sys.modules))")

@@ -16,6 +16,9 @@ from envgym._lazy import LazyConsole
 from envgym.errors import EnvgymError
 
 out = LazyConsole()  # rich loads when a command prints, not for --help
+# envgym.sandbox.images.SANDBOXES (this file sits beside it), written out: importing images (hashlib, tarfile,
+# subprocess) would cost `envgym --help` a third of its time; tests/test_cli_help.py keeps them equal
+SANDBOXES = Path(__file__).resolve().parents[2] / "sandboxes"
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -63,8 +66,6 @@ def _cmd_gc(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``sandbox build`` and ``sandbox gc`` to the ``envgym`` command line."""
-    from envgym.sandbox.images import SANDBOXES
-
     p = subparsers.add_parser("sandbox", help="sandbox images and orphaned containers")
     sub = p.add_subparsers(dest="sandbox_command", required=True)
     b = sub.add_parser("build", help="build sandbox images (content-hash tags: unchanged recipes are skipped)")
