@@ -19,12 +19,10 @@ The ``timed`` family (``environments/timed``) is built on it the way a third-par
 
 from __future__ import annotations
 
-from typing import Any
+import typing
 
-from envgym.timed.latency import Latency, latency
-from envgym.timed.prepare import TaskCache
-from envgym.timed.scheduler import Event, EventState, Fired, Scheduler
-from envgym.timed.thinking import DEFAULT_THINKING, ThinkingPolicy, ThinkingSample, thinking_policy, usage_delta
+from envgym import _lazy
+from envgym.timed.latency import Latency, latency  # eager: the name ``latency`` is also this submodule's
 from envgym.timed.timeline import (
     Notification,
     StateChange,
@@ -36,28 +34,34 @@ from envgym.timed.timeline import (
     format_time_of_day,
     parse_time_of_day,
 )
-from envgym.timed.world import CallDraft, Process, TimedWorld, WorldState
 
-# The env base and the tools import envgym.verify / envgym.tools, which import envgym.timed.timeline:
-# loaded on first use, so ``import envgym.verify`` and ``import envgym.timed`` work in either order.
-_LAZY = {
-    "TimedTool": "envgym.timed.tools",
-    "ToolFailure": "envgym.timed.tools",
-    "control_tools": "envgym.timed.tools",
-    "tool": "envgym.timed.tools",
-    "TimedObservation": "envgym.timed.env",
-    "TimedWorldEnv": "envgym.timed.env",
-    "TimedVerifyContext": "envgym.verify.timed",
-}
+if typing.TYPE_CHECKING:
+    from envgym.timed.env import TimedObservation, TimedWorldEnv
+    from envgym.timed.prepare import TaskCache
+    from envgym.timed.scheduler import Event, EventState, Fired, Scheduler
+    from envgym.timed.thinking import (
+        DEFAULT_THINKING,
+        ThinkingPolicy,
+        ThinkingSample,
+        thinking_policy,
+        usage_delta,
+    )
+    from envgym.timed.tools import TimedTool, ToolFailure, control_tools, tool
+    from envgym.timed.world import CallDraft, Process, TimedWorld, WorldState
+    from envgym.verify.timed import TimedVerifyContext
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'envgym.timed' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+# Loaded on first use: envgym.verify.timed needs only the timeline (every env's task model names the timed
+# verifier kind), and the env base and the tools import envgym.verify / envgym.tools, which import
+# envgym.timed.timeline, so ``import envgym.verify`` and ``import envgym.timed`` work in either order.
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "envgym.timed.env": ("TimedObservation", "TimedWorldEnv"),
+    "envgym.timed.prepare": ("TaskCache",),
+    "envgym.timed.scheduler": ("Event", "EventState", "Fired", "Scheduler"),
+    "envgym.timed.thinking": ("DEFAULT_THINKING", "ThinkingPolicy", "ThinkingSample", "thinking_policy", "usage_delta"),
+    "envgym.timed.tools": ("TimedTool", "ToolFailure", "control_tools", "tool"),
+    "envgym.timed.world": ("CallDraft", "Process", "TimedWorld", "WorldState"),
+    "envgym.verify.timed": ("TimedVerifyContext",),
+})
 
 
 __all__ = [
