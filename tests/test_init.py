@@ -55,3 +55,9 @@ def test_gymnasium_learns_ids_registered_after_its_import():
     code = ("import envgym, gymnasium; envgym.register('late/thing-v1', 'x:Y'); "
             "print('envgym/late-thing-v1' in gymnasium.registry)")
     assert run(code) == "True"
+
+
+def test_making_a_tool_env_loads_only_its_family():
+    code = ("import envgym, sys; envgym.make('tool/retail-v1'); print(sorted(m for m in ('numpy', 'gymnasium', "
+            "'httpx', 'rich', 'envgym_web', 'envgym_gui', 'envgym_swe', 'envgym.timed.world') if m in sys.modules))")
+    assert run(code) == "[]"
