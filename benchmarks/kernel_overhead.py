@@ -90,11 +90,11 @@ async def env_step_us(env_id: str, task, call, n: int, runs: int, **kwargs) -> f
     return statistics.median(samples)
 
 
-def part_one(n: int, runs: int, on_disk: bool) -> None:
+def part_one(suites: list[str], n: int, runs: int, on_disk: bool) -> None:
     print(f"\nper step, microseconds (median of {runs} runs of {n} calls)")
     print(f"{'env':<20} {'store':<7} {'tool':<24} {'direct':>8} {'execute':>8} {'env.step':>9} "
           f"{'overhead':>9} {'ratio':>6} {'target':>11}  load")
-    for name in SUITES:
+    for name in suites:
         domain = load_domain(f"envgym_tool.domains.{name}:DOMAIN")
         task, call = read_call(f"tool-{name}", domain)
         if task is None:
@@ -184,10 +184,10 @@ async def per_episode(env_id: str, tasks, runs: int, **kwargs) -> tuple[dict[str
     return ms, rate
 
 
-def part_two(runs: int, repeat: int, on_disk: bool) -> None:
+def part_two(suites: list[str], runs: int, repeat: int, on_disk: bool) -> None:
     print(f"\nper oracle episode, milliseconds (median of {runs} runs, each every task x{repeat}, warm caches)")
     print(f"{'env':<20} {'store':<7} {'eps':>4} " + " ".join(f"{s:>11}" for s in STAGES) + f" {'episodes/s':>11}  load")
-    for name in SUITES:
+    for name in suites:
         tasks = [t for t in envgym.load_suite(f"tool-{name}") if t.solution] * repeat
         for kind, _, kwargs in [DEFAULT, FILE] if on_disk else [DEFAULT]:
             ms, rate = asyncio.run(per_episode(f"tool/{name}-v1", tasks, runs, **kwargs))
@@ -202,15 +202,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="passes over a suite's tasks per run in part 2")
     parser.add_argument("--on-disk", action="store_true", help="also time a file store per episode")
     parser.add_argument("--part", choices=("1", "2", "both"), default="both")
+    parser.add_argument("--suites", nargs="+", choices=SUITES, default=list(SUITES), help="tool domains to time")
     args = parser.parse_args()
     if args.runs < 3:
         parser.error("--runs must be at least 3")
     on_disk = args.on_disk and ON_DISK  # a checkout without the option times its file store only
     print(f"load average at start: {load()}")
     if args.part in ("1", "both"):
-        part_one(args.n, args.runs, on_disk)
+        part_one(args.suites, args.n, args.runs, on_disk)
     if args.part in ("2", "both"):
-        part_two(args.runs, args.repeat, on_disk)
+        part_two(args.suites, args.runs, args.repeat, on_disk)
 
 
 if __name__ == "__main__":

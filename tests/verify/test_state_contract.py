@@ -198,3 +198,11 @@ def test_diff_views_checks_ignore_fields_against_every_table_even_unread_ones():
     assert diff_views(actual, expected, ("b.w",)) == {}
     with pytest.raises(VerifierError, match=r"'b\.nope' names no column of table 'b'"):
         diff_views(actual, expected, ("b.nope",))
+
+
+def test_dropping_fields_a_table_no_longer_holds_keeps_its_sorted_rows():
+    rows = sort_rows("a", [{"id": 2}, {"id": 1}])
+    once = drop_fields({"a": [{"id": 2, "v": 0}, {"id": 1, "v": 9}]}, ("a.v",), columns={"a": ("id", "v")})
+    assert once == {"a": rows}
+    again = drop_fields(once, ("a.v",), columns={"a": ("id", "v")})  # the cached expected state, re-dropped
+    assert again["a"] is once["a"]
