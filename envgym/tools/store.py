@@ -84,13 +84,12 @@ def clone(data: bytes, path: str | Path = ":memory:") -> sqlite3.Connection:
     """An episode's store from an :func:`image`: in memory, or a file at ``path`` (written from the image)."""
     if str(path) == ":memory:":
         conn = connect(":memory:")
-        conn.deserialize(data)
-    else:
-        Path(path).write_bytes(data)
-        conn = connect(path)
-        conn.execute("PRAGMA journal_mode = MEMORY")
-        conn.execute("PRAGMA synchronous = OFF")
-    conn.execute("PRAGMA foreign_keys = ON")
+        conn.deserialize(data)  # foreign_keys, a setting of the connection, stays on
+        return conn
+    Path(path).write_bytes(data)
+    conn = connect(path)
+    conn.execute("PRAGMA journal_mode = MEMORY")
+    conn.execute("PRAGMA synchronous = OFF")
     return conn
 
 
