@@ -137,3 +137,18 @@ async def test_jobs_keep_their_run_settings_and_hinted_lists_start_longest_first
     assert started == [long.id, short.id]  # the larger hint first, although given second
     assert len(finished[short.id].steps) == 2 and finished[short.id].outcome is Outcome.TRUNCATED  # its step cap
     assert len(finished[long.id].steps) == 5 and finished[long.id].outcome is Outcome.SUCCESS
+
+
+async def test_an_episode_that_expires_before_recv_is_never_handed_out():
+    async with Channel(fake_tasks(2, step_timeout_s=0.05), concurrency=2, make_env=lambda _: ChaosEnv()) as channel:
+        first = await channel.recv(min_batch=2)
+        channel.send({first.ready[0].episode_id: "go"})  # the other one the trainer sits on
+        await asyncio.sleep(0.5)  # both expire: one parked again but not yet handed out, one handed out
+        finished, handed = {}, []
+        while not (batch := await channel.recv(max_wait=0.05)).done:
+            handed += batch.ready
+            finished.update(batch.finished)
+        handed += batch.ready
+        finished.update(batch.finished)
+    assert handed == []  # an ended episode's observation never reaches the trainer
+    assert sorted(finished) == [0, 1] and all(t.error_type == "PolicyTimeout" for t in finished.values())
