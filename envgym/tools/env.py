@@ -105,8 +105,9 @@ class _LiveState:
     def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
         wanted = list(self._columns) if tables is None else [t for t in self._columns if t in set(tables)]
         unread = [t for t in wanted if t not in self._read]
-        if unread:
-            self._read.update(drop_fields(self._live.snapshot(unread), self._ignore, columns=self._columns))
+        if unread:  # the columns name every table the store has (re-read above if the schema may have changed)
+            rows = {t: self._live.rows(t) for t in unread}
+            self._read.update(drop_fields(rows, self._ignore, columns=self._columns))
         return {t: self._read[t] for t in wanted if t in self._read}
 
     def columns(self) -> dict[str, tuple[str, ...]]:

@@ -20,9 +20,9 @@ the duration of the block because the authorizer is Python called from inside SQ
 using the connection meanwhile (a verifier's query in a worker thread) would deadlock on the GIL.
 
 :class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
-table but SQLite's own, or the named ones, rows sorted as the state contract says), ``columns()`` (every
-table's columns, from the schema) and read-only ``query()``. The tool env and the web apps keep their
-stores this way.
+table but SQLite's own, or the named ones, rows sorted as the state contract says; ``rows(table)``: one),
+``columns()`` (every table's columns, from the schema) and read-only ``query()``. The tool env and the web
+apps keep their stores this way.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from envgym.errors import SpecError
-from envgym.verify.state import Snapshot, sort_rows
+from envgym.verify.state import Rows, Snapshot, sort_rows
 
 __all__ = ["Changes", "SqliteState", "clone", "connect", "create", "image", "template"]
 
@@ -177,7 +177,11 @@ class SqliteState:
         if tables is not None:
             wanted = set(tables)
             names = [t for t in names if t in wanted]
-        return {t: sort_rows(t, self.conn.execute(f'SELECT * FROM "{_quoted(t)}"')) for t in names}
+        return {t: self.rows(t) for t in names}
+
+    def rows(self, table: str) -> Rows:
+        """One table's rows, sorted (:func:`~envgym.verify.state.sort_rows`)."""
+        return sort_rows(table, self.conn.execute(f'SELECT * FROM "{_quoted(table)}"'))
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """Every table's column names, in schema order (empty tables included)."""

@@ -65,13 +65,13 @@ def row_sort_key(row: Mapping[str, Any]) -> str:
     return json.dumps(list(row.items()), sort_keys=True, ensure_ascii=False, default=_json_default)
 
 
-_SCALARS = (type(None), bool, int, float, str, bytes)
+_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
 
 
 def sort_rows(table: str, rows: Iterable[Mapping[str, Any]]) -> Rows:
     """``rows`` as dicts, sorted (see :func:`row_sort_key`); ``table`` names it in a VerifierError."""
     out = [dict(r) for r in rows]
-    if all(type(v) in _SCALARS for row in out for v in row.values()):
+    if all(_SCALARS.issuperset(map(type, row.values())) for row in out):
         return sorted(out, key=repr)
     try:
         return sorted(out, key=row_sort_key)
