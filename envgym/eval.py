@@ -300,8 +300,11 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
         for exporter in exporters:  # a crash may have fallen between a record and its exports
             exporter.repair(list(previous.values()))
         todo: list[EpisodeKey] = []
-        for suite, task in pairs:
-            for k in range(config.runs):
+        # run-major: the episodes in flight together play different tasks, so what an env works out once per
+        # task (a replayed reference state) is not worked out by every slot at once; and a stopped run has
+        # covered every task once before any twice
+        for k in range(config.runs):
+            for suite, task in pairs:
                 old = previous.get((task.hash, k))
                 if old is None:
                     todo.append((suite, task, k, 1))

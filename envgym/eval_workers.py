@@ -73,6 +73,7 @@ class _Init:
 @dataclass
 class _Worker:
     slots: int
+    lane: int
     process: Any = None
     writer: asyncio.StreamWriter | None = None
     ready: bool = False
@@ -166,8 +167,8 @@ class _ProcessPool:
         """Episodes running in the workers (started, not finished)."""
         return sum(item.running for w in self.workers if not w.dead for item in w.outstanding.values())
 
-    def _start(self, slots: int) -> None:
-        worker = _Worker(slots)
+    def _start(self, slots: int, lane: int) -> None:
+        worker = _Worker(slots, lane)
         self.workers.append(worker)
         task = asyncio.get_running_loop().create_task(self._serve(worker), name="envgym-eval-worker")
         self._tasks.add(task)
@@ -197,22 +198,36 @@ class _ProcessPool:
     async def run(self, jobs: list[tuple[Any, ...]],
                   started: Callable[[int], None] | None = None) -> AsyncIterator[tuple[int, Any]]:
         """Yield ``(jid, (trajectory line, record line))`` per job, or ``(jid, WorkerLost)`` once lost too often."""
-        queue = collections.deque(_Outstanding(job) for job in jobs)
+        # A lane per worker holds the jobs of every n-th task: a task's runs go to one worker, which works out
+        # what its env caches per task once; an idle worker takes from the fullest other lane's end.
+        lanes = [collections.deque[_Outstanding]() for _ in self.shares]
+        for job in jobs:
+            lanes[job[1] % len(lanes)].append(_Outstanding(job))
+        retry = collections.deque[_Outstanding]()  # lost with a worker: sent again first
         left = len(jobs)
-        for share in self.shares:
-            self._start(share)
+        for lane, share in enumerate(self.shares):
+            self._start(share, lane)
         while left:
             for worker in self.workers:  # top every ready worker up to its slots plus a few prefetched
                 cap = worker.slots + max(2, worker.slots // 4)
-                if not worker.ready or worker.dead or not queue or len(worker.outstanding) >= cap:
+                if not worker.ready or worker.dead or len(worker.outstanding) >= cap:
                     continue
                 batch = []
-                while queue and len(worker.outstanding) < cap:
-                    item = queue.popleft()
+                while len(worker.outstanding) < cap:
+                    fullest = max(lanes, key=len)
+                    if retry:
+                        item = retry.popleft()
+                    elif lanes[worker.lane]:
+                        item = lanes[worker.lane].popleft()
+                    elif fullest:
+                        item = fullest.pop()
+                    else:
+                        break
                     worker.outstanding[item.job[0]] = item
                     batch.append(item.job)
-                assert worker.writer is not None
-                worker.writer.write(_frame(("jobs", batch)))
+                if batch:
+                    assert worker.writer is not None
+                    worker.writer.write(_frame(("jobs", batch)))
             kind, worker, body = await self.events.get()
             if kind == "events":
                 began, done = body
@@ -240,14 +255,14 @@ class _ProcessPool:
                         item.attempts += 1
                         item.running = False
                     if item.attempts < MAX_ATTEMPTS:
-                        queue.appendleft(item)
+                        retry.append(item)
                     else:
                         left -= 1
                         yield item.job[0], WorkerLost(f"the worker process running it died ({code}); "
                                                       f"{item.attempts} workers were lost with it")
                 worker.outstanding.clear()
-                if queue:
-                    self._start(worker.slots)
+                if retry or any(lanes):
+                    self._start(worker.slots, worker.lane)
 
     async def _reap(self, worker: _Worker) -> str:
         """Wait (bounded) for a worker's process to end, killing it if it will not; how it ended."""
