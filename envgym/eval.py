@@ -345,12 +345,13 @@ def episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
     return int(content_hash([config.seed, task.hash, run_index]).removeprefix("sha256:")[:8], 16)
 
 
-def record_of(config: EvalConfig, meta: dict[str, Any], key: EpisodeKey, trajectory: Trajectory) -> ResultRecord:
-    """The record of an episode's trajectory (wherever it ran)."""
+def record_of(meta: dict[str, Any], key: EpisodeKey, trajectory: Trajectory) -> ResultRecord:
+    """The record of an episode's trajectory (wherever it ran). The config hash is the run's (``meta``):
+    hashing the config is a dump of it, too slow to do per episode."""
     suite, task, run_index, attempt = key
     return ResultRecord.from_trajectory(
         trajectory, run_id=meta["run_id"], suite=suite, split=task.split, env_version=parse_id(task.env_id)[2],
-        agent_id=meta["agent_id"], agent=meta["agent"], config_hash=config.hash, run_index=run_index,
+        agent_id=meta["agent_id"], agent=meta["agent"], config_hash=meta["config_hash"], run_index=run_index,
         attempt=attempt, envgym_version=_version, created_at=time.time())
 
 
@@ -440,4 +441,4 @@ async def _run_jobs(config: EvalConfig, meta: dict[str, Any], factory: AgentFact
         if progress is not None:
             progress.in_flight_of = lambda: pool.in_flight
         async for job, trajectory in pool.run_jobs(pulled()):
-            await recorder.add(record_of(config, meta, job.key, trajectory), trajectory)
+            await recorder.add(record_of(meta, job.key, trajectory), trajectory)

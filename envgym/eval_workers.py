@@ -139,7 +139,7 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
                                           (lambda jid: progress.started(todo[jid][0]))):
             if isinstance(result, BaseException):  # lost too often: the parent writes its infra_error
                 trajectory = failed_trajectory(Job(todo[jid][1], seed=jobs[jid][5]), result)
-                await recorder.add(record_of(config, meta, todo[jid], trajectory), trajectory)
+                await recorder.add(record_of(meta, todo[jid], trajectory), trajectory)
             else:
                 trajectory_line, record_line = result
                 await recorder.add(ResultRecord.model_validate_json(record_line), trajectory_line,
@@ -369,7 +369,7 @@ async def _work(sock: socket.socket) -> None:
             async with contextlib.aclosing(pool.run_jobs(pulled())) as finished:
                 async for job, trajectory in finished:
                     jid, key = job.key
-                    record = record_of(init.config, init.meta, key, trajectory)
+                    record = record_of(init.meta, key, trajectory)
                     note()
                     done.append((jid, (json_line(trajectory), json_line(record))))
                     if writer.transport.get_write_buffer_size() > 1 << 20:
