@@ -99,11 +99,16 @@ async def _read_frame(reader: asyncio.StreamReader) -> Any:
     return pickle.loads(await reader.readexactly(size))
 
 
-def _context() -> Any:
+def _context(tasks: list[TaskSpec]) -> Any:
+    """forkserver where there is one: workers fork from a server that imported envgym and the run's env
+    modules once (only the first run of a process starts it), else spawn."""
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    if ctx.get_start_method() == "forkserver":  # later workers fork from a server that imported envgym once
-        ctx.set_forkserver_preload(["envgym.eval_workers"])
+    if ctx.get_start_method() == "forkserver":
+        from envgym.registry import spec
+
+        modules = {spec(env_id).entry_point.partition(":")[0] for env_id in {t.env_id for t in tasks}}
+        ctx.set_forkserver_preload(["envgym.eval_workers", *sorted(modules)])
     return ctx
 
 
@@ -159,7 +164,7 @@ class _ProcessPool:
         self.workers: list[_Worker] = []
         self.events: asyncio.Queue[tuple[str, _Worker, Any]] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._ctx = _context()
+        self._ctx = _context(tasks)
         self.lost = 0
 
     @property
