@@ -8,7 +8,7 @@ from envgym.agents import NullConfig, OracleConfig
 from envgym.agents.baseline import OracleFactory
 from envgym.errors import PolicyError, SpecError
 from envgym.eval import EvalConfig, evaluate
-from envgym.record import latest, read_records
+from envgym.record import latest, read_jsonl, read_records
 from envgym.task import load_tasks
 from envgym.types import Action, Outcome
 
@@ -186,3 +186,16 @@ async def test_agent_text_that_is_no_unicode_does_not_end_the_run(tmp_path):
     records, torn = read_records(tmp_path / "run" / "records.jsonl")
     assert len(records) == 3 and not torn
     assert "done \ufffd" in (tmp_path / "run" / "trajectories.jsonl").read_text(encoding="utf-8")
+
+
+async def test_torn_trajectory_line_is_cut_before_the_resume_appends(tmp_path):
+    await evaluate(_config(), tmp_path / "run")
+    records, trajectories = tmp_path / "run" / "records.jsonl", tmp_path / "run" / "trajectories.jsonl"
+    lines = records.read_bytes().splitlines(keepends=True)
+    records.write_bytes(b"".join(lines[:-1]))  # the crash fell after the trajectory's write began
+    trajectories.write_bytes(trajectories.read_bytes()[:-20])
+    summary = await evaluate(_config(), tmp_path / "run")
+    assert summary.ran == 1
+    rows, torn = read_jsonl(trajectories)  # a torn line left in the middle would be a RecordError
+    assert not torn and len(rows) == 3
+    assert (tmp_path / "run" / "trajectories.jsonl.torn").exists()
