@@ -1,9 +1,9 @@
 """Web family latency and concurrency: reset time, step latency, and 16/32 concurrent episodes.
 
-- reset: ``env.reset`` of a shop task on a warm shared browser (fresh context + page, fresh database, first
-  page load and observation); p50/p95 over ``--resets``. Two rows: after an episode of 3 steps (the env
-  opened the next context in the background meanwhile, as it does in any real run), and back to back
-  (nothing to overlap with: the reset waits for that context).
+- reset: ``env.reset`` of a shop task on a warm shared browser (the finished episode's context recycled, a
+  fresh database, first page load and observation); p50/p95 over ``--resets``. Two rows: after an episode of
+  3 steps and back to back. (With ``recycle=False`` the env opens the next context in the background while
+  the agent works; back to back, the reset waits for it.)
 - step: one action plus the observation that follows (clicks alternating between two pages, so every step
   navigates), p50/p95 without and with a screenshot (JPEG, downscaled to half size by Chromium).
 - concurrency: N envs in one process share one Chromium, each stepping as fast as it can for ``--seconds``;
