@@ -1,4 +1,4 @@
-"""MCP tool-call round trip through ``envgym mcp serve`` versus a direct ``env.step``.
+"""MCP tool-call round trip through ``envgym mcp serve`` versus a direct ``env.step``, and where the time goes.
 
 One read tool of ``tool/telecom-v1`` (``list_plans``: six rows from SQLite) is called N times each way:
 
@@ -6,14 +6,21 @@ One read tool of ``tool/telecom-v1`` (``list_plans``: six rows from SQLite) is c
   memory        JSON-RPC messages into the SDK server of an EpisodeServer over in-memory streams: the
                 server's own cost (SDK dispatch, validation, serialisation), no transport, no client
   stdio-raw     newline-delimited JSON-RPC written by hand -> ``envgym mcp serve --transport stdio``:
-                the server and the pipe, without the SDK client's own cost
-  http-inproc   the official MCP SDK client -> Streamable HTTP on 127.0.0.1 -> EpisodeServer in this process
-  http          the SDK client -> ``envgym mcp serve --transport http`` in its own process
-  stdio         the SDK client -> ``envgym mcp serve --transport stdio`` (the client starts it)
+                the server and the pipe, without an MCP client's own cost
+  http-raw      HTTP/1.1 requests written by hand on one keep-alive socket (TCP_NODELAY) ->
+                ``envgym mcp serve --transport http``: the server and its HTTP stack, without a client library
+  stdio         the official MCP SDK client -> ``envgym mcp serve --transport stdio`` (the client starts it)
+  stdio-floor   the SDK client -> a bare SDK server (one tool returning a constant, the SDK's own stdio
+                transport) in its own process: what the SDK costs with no envgym in it
+  http          the SDK client -> Streamable HTTP on 127.0.0.1 -> ``envgym mcp serve`` in its own process
+  http-floor    the SDK client -> the bare SDK server over Streamable HTTP (JSON responses, as envgym serves)
 
-Prints p50/p90/mean per call in milliseconds, the overhead (p50 - direct p50) and the load average (the
-rows that cross processes are dominated by scheduling on a loaded host). Target: <= 2 ms overhead (p50).
-Needs the ``mcp`` extra (mcp>=2.3). Usage: ``python benchmarks/mcp_overhead.py [--calls 500]``.
+The whole set runs ``--runs`` times (default 3), paths interleaved, each run with its load average; the table
+gives per path the median over runs of the run's p50 and p90 (ms per call), the overhead (p50 minus the same
+run's direct p50) and, for the SDK-client rows, the difference from the same run's floor (what envgym adds
+to what the SDK's client and server cost anyway). Target: <= 2 ms overhead (p50). Rows that cross processes
+are dominated by scheduling on a loaded host: compare them side by side, run by run.
+Needs the ``mcp`` extra (mcp>=2.3). Usage: ``python benchmarks/mcp_overhead.py [--calls 300] [--runs 3]``.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -130,14 +138,52 @@ async def stdio_raw(n: int) -> list[float]:
         await proc.wait()
 
 
-async def http_inproc(n: int) -> list[float]:
-    async with EpisodeServer(ENV_ID, task=long_task()) as episode, episode.http() as url, Client(url) as client:
-        return await via_client(client, n)
+async def http_exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, url: str, message: dict,
+                        headers: dict[str, str]) -> tuple[bytes, dict[str, str], bytes]:
+    """One HTTP/1.1 POST of a JSON-RPC message on an open keep-alive connection, written in one piece."""
+    parts = urlsplit(url)
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    head = {"Host": parts.netloc, "Content-Type": "application/json", "Content-Length": str(len(body)),
+            "Accept": "application/json, text/event-stream", **headers}
+    writer.write(f"POST {parts.path} HTTP/1.1\r\n".encode()
+                 + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode() + b"\r\n" + body)
+    status, *lines = (await reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
+    reply = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
+    return status.encode(), reply, await reader.readexactly(int(reply.get("content-length", "0")))
 
 
-async def http_process(n: int) -> list[float]:
+async def http_raw(n: int) -> list[float]:
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks",
                                                 str(LONG), stdout=asyncio.subprocess.PIPE)
+    try:
+        url = json.loads(await proc.stdout.readline())["url"]
+        parts = urlsplit(url)
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)  # asyncio sets TCP_NODELAY
+        _, reply, _ = await http_exchange(reader, writer, url, {"id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}, {})
+        session = {"mcp-session-id": reply["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await http_exchange(reader, writer, url, {"method": "notifications/initialized"}, session)
+        ids = iter(range(1, 10**9))
+
+        async def call() -> bytes:
+            status, _, body = await http_exchange(reader, writer, url, {"id": next(ids), "method": "tools/call",
+                                                  "params": {"name": TOOL, "arguments": {}}}, session)
+            if b" 200 " not in status or b'"isError":true' in body:
+                raise RuntimeError(body)
+            return body
+
+        try:
+            return await timed(call, n)
+        finally:
+            writer.close()
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+async def http_process(n: int, *server: str) -> list[float]:
+    command = server or ("-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks", str(LONG))
+    proc = await asyncio.create_subprocess_exec(sys.executable, *command, stdout=asyncio.subprocess.PIPE)
     try:
         url = json.loads(await proc.stdout.readline())["url"]
         async with Client(url) as client:
@@ -147,30 +193,86 @@ async def http_process(n: int) -> list[float]:
         await proc.wait()
 
 
-async def stdio(n: int) -> list[float]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks",
-                                                                 str(LONG), "--transport", "stdio"])
-    async with Client(params) as client:
+async def stdio(n: int, *server: str) -> list[float]:
+    args = server or ("-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks", str(LONG), "--transport", "stdio")
+    async with Client(StdioServerParameters(command=sys.executable, args=list(args))) as client:
         return await via_client(client, n)
+
+
+async def serve_floor(transport: str) -> None:
+    """The bare SDK server of the floor rows: one tool whose result is the real tool's text, computed once."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    async with envgym.make(ENV_ID) as env:
+        await env.reset(task=long_task())
+        text = (await env.step(Action(tool_calls=(ToolCall(name=TOOL),)))).observation.tool_results[0].content
+    tool = types.Tool(name=TOOL, input_schema={"type": "object", "properties": {}})
+    result = types.CallToolResult(content=[types.TextContent(text=text)])
+
+    async def list_tools(ctx: object, params: object) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: object, params: object) -> types.CallToolResult:
+        return result
+
+    server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
+    if transport == "stdio":
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1", json_response=True)
+    http = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False))
+    task = asyncio.create_task(http.serve())
+    while not http.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.005)
+    print(json.dumps({"url": f"http://127.0.0.1:{http.servers[0].sockets[0].getsockname()[1]}/mcp"}), flush=True)
+    await task
+
+
+PATHS: dict[str, Callable[[int], Awaitable[list[float]]]] = {
+    "direct": direct, "memory": memory, "stdio-raw": stdio_raw, "http-raw": http_raw,
+    "stdio": stdio, "stdio-floor": lambda n: stdio(n, __file__, "--floor-server", "stdio"),
+    "http": http_process, "http-floor": lambda n: http_process(n, __file__, "--floor-server", "http"),
+}
+FLOORS = {"stdio": "stdio-floor", "http": "http-floor"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--calls", type=int, default=300, help="timed calls per path and run (after 50 warm-up)")
+    parser.add_argument("--runs", type=int, default=3, help="runs of the whole set (medians are over runs)")
+    parser.add_argument("--floor-server", choices=("stdio", "http"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.floor_server:
+        asyncio.run(serve_floor(args.floor_server))
+        return
     write_tasks(LONG, [long_task()])
-    rows = {}
-    paths = (("direct", direct), ("memory", memory), ("stdio-raw", stdio_raw), ("stdio", stdio),
-             ("http-inproc", http_inproc), ("http", http_process))
-    for name, fn in paths:
-        rows[name] = asyncio.run(fn(args.calls))
-    base = statistics.median(rows["direct"])
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.calls} calls per path")
-    print(f"{'path':<12} {'p50 ms':>8} {'p90 ms':>8} {'mean ms':>8} {'overhead p50':>13}")
-    for name, samples in rows.items():
-        p50 = statistics.median(samples)
-        p90 = statistics.quantiles(samples, n=10)[-1]
-        print(f"{name:<12} {p50:8.3f} {p90:8.3f} {statistics.fmean(samples):8.3f} {p50 - base:+12.3f}")
+    runs: list[tuple[float, dict[str, list[float]]]] = []
+    for _ in range(args.runs):
+        load = os.getloadavg()[0]
+        runs.append((load, {name: asyncio.run(fn(args.calls)) for name, fn in PATHS.items()}))
+    p50 = [{name: statistics.median(samples) for name, samples in row.items()} for _, row in runs]
+    p90 = [{name: statistics.quantiles(samples, n=10)[-1] for name, samples in row.items()} for _, row in runs]
+    print(f"{os.cpu_count()} CPUs; {args.calls} calls per path and run; load average (1 min) at the start of each "
+          f"run: {', '.join(f'{load:.1f}' for load, _ in runs)}; now {os.getloadavg()[0]:.1f}")
+    print(f"{'path':<12} " + " ".join(f"{'p50 #' + str(i + 1):>8}" for i in range(len(runs)))
+          + f" {'p50 ms':>8} {'p90 ms':>8} {'overhead':>9} {'vs floor':>9}")
+    for name in PATHS:
+        over = statistics.median(run[name] - run["direct"] for run in p50)
+        floor = (f"{statistics.median(run[name] - run[FLOORS[name]] for run in p50):+9.3f}" if name in FLOORS
+                 else f"{'':>9}")
+        print(f"{name:<12} " + " ".join(f"{run[name]:8.3f}" for run in p50)
+              + f" {statistics.median(run[name] for run in p50):8.3f}"
+              f" {statistics.median(run[name] for run in p90):8.3f} {over:+9.3f} {floor}")
+    print("p50/p90: medians over runs of each run's percentile; overhead: p50 - direct p50 of the same run; "
+          "vs floor: p50 - the same run's bare-SDK-server p50 (the SDK client and server cost without envgym)")
 
 
 if __name__ == "__main__":
