@@ -17,9 +17,11 @@ One read tool of ``tool/telecom-v1`` (``list_plans``: six rows from SQLite) is c
 
 The whole set runs ``--runs`` times (default 3), paths interleaved, each run with its load average; the table
 gives per path the median over runs of the run's p50 and p90 (ms per call), the overhead (p50 minus the same
-run's direct p50) and, for the SDK-client rows, the difference from the same run's floor (what envgym adds
-to what the SDK's client and server cost anyway). Target: <= 2 ms overhead (p50). Rows that cross processes
-are dominated by scheduling on a loaded host: compare them side by side, run by run.
+run's direct p50), for the SDK-client rows the difference from the same run's floor (what envgym adds to
+what the SDK's client and server cost anyway), and the CPU milliseconds per call of this process and of the
+server's (from /proc). Target: <= 2 ms overhead (p50). Rows that cross processes are dominated by scheduling
+on a loaded host: compare them side by side, run by run; there the CPU columns say what costs what, the
+wall-clock ones how long a call waited.
 Needs the ``mcp`` extra (mcp>=2.3). Usage: ``python benchmarks/mcp_overhead.py [--calls 300] [--runs 3]``.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -35,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from mcp import Client
@@ -55,25 +59,47 @@ def long_task() -> TaskSpec:
     return task.model_copy(update={"limits": Limits(max_steps=1_000_000)})
 
 
-async def timed(call: Callable[[], Awaitable[object]], n: int) -> list[float]:
+class Timed(NamedTuple):
+    samples: list[float]
+    """Milliseconds per call."""
+    cpu_here: float
+    """CPU milliseconds per call of this process (client, or client and server in one)."""
+    cpu_server: float
+    """CPU milliseconds per call of this process's children (a server in its own process)."""
+
+
+def children_cpu() -> float:
+    """CPU seconds so far of this process's live child processes (from /proc)."""
+    tasks = Path(f"/proc/{os.getpid()}/task").iterdir()
+    pids = {pid for task in tasks for pid in (task / "children").read_text().split()}
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+async def timed(call: Callable[[], Awaitable[object]], n: int) -> Timed:
     for _ in range(min(50, n)):  # warm-up
         await call()
     samples = []
+    here, server = time.process_time(), children_cpu()
     for _ in range(n):
         t = time.perf_counter()
         await call()
         samples.append((time.perf_counter() - t) * 1000)
-    return samples
+    return Timed(samples, (time.process_time() - here) * 1000 / n, (children_cpu() - server) * 1000 / n)
 
 
-async def direct(n: int) -> list[float]:
+async def direct(n: int) -> Timed:
     async with envgym.make(ENV_ID) as env:
         await env.reset(task=long_task())
         action = Action(tool_calls=(ToolCall(name=TOOL),))
         return await timed(lambda: env.step(action), n)
 
 
-async def via_client(client: Client, n: int) -> list[float]:
+async def via_client(client: Client, n: int) -> Timed:
     async def call() -> object:
         result = await client.call_tool(TOOL, {})
         if result.is_error:
@@ -83,7 +109,7 @@ async def via_client(client: Client, n: int) -> list[float]:
     return await timed(call, n)
 
 
-async def memory(n: int) -> list[float]:
+async def memory(n: int) -> Timed:
     import anyio
     import mcp_types as types
     from mcp.shared.message import SessionMessage
@@ -108,12 +134,12 @@ async def memory(n: int) -> list[float]:
                                                "params": {"name": TOOL, "arguments": {}}}))
                 return await client_in.receive()
 
-            samples = await timed(call, n)
+            result = await timed(call, n)
             group.cancel_scope.cancel()
-    return samples
+    return result
 
 
-async def stdio_raw(n: int) -> list[float]:
+async def stdio_raw(n: int) -> Timed:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks", str(LONG), "--transport", "stdio",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
@@ -152,7 +178,7 @@ async def http_exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
     return status.encode(), reply, await reader.readexactly(int(reply.get("content-length", "0")))
 
 
-async def http_raw(n: int) -> list[float]:
+async def http_raw(n: int) -> Timed:
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks",
                                                 str(LONG), stdout=asyncio.subprocess.PIPE)
     try:
@@ -181,7 +207,7 @@ async def http_raw(n: int) -> list[float]:
         await proc.wait()
 
 
-async def http_process(n: int, *server: str) -> list[float]:
+async def http_process(n: int, *server: str) -> Timed:
     command = server or ("-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks", str(LONG))
     proc = await asyncio.create_subprocess_exec(sys.executable, *command, stdout=asyncio.subprocess.PIPE)
     try:
@@ -193,7 +219,7 @@ async def http_process(n: int, *server: str) -> list[float]:
         await proc.wait()
 
 
-async def stdio(n: int, *server: str) -> list[float]:
+async def stdio(n: int, *server: str) -> Timed:
     args = server or ("-m", "envgym.cli", "mcp", "serve", ENV_ID, "--tasks", str(LONG), "--transport", "stdio")
     async with Client(StdioServerParameters(command=sys.executable, args=list(args))) as client:
         return await via_client(client, n)
@@ -236,7 +262,7 @@ async def serve_floor(transport: str) -> None:
     await task
 
 
-PATHS: dict[str, Callable[[int], Awaitable[list[float]]]] = {
+PATHS: dict[str, Callable[[int], Awaitable[Timed]]] = {
     "direct": direct, "memory": memory, "stdio-raw": stdio_raw, "http-raw": http_raw,
     "stdio": stdio, "stdio-floor": lambda n: stdio(n, __file__, "--floor-server", "stdio"),
     "http": http_process, "http-floor": lambda n: http_process(n, __file__, "--floor-server", "http"),
@@ -254,26 +280,30 @@ def main() -> None:
         asyncio.run(serve_floor(args.floor_server))
         return
     write_tasks(LONG, [long_task()])
-    runs: list[tuple[float, dict[str, list[float]]]] = []
+    runs: list[tuple[float, dict[str, Timed]]] = []
     for _ in range(args.runs):
         load = os.getloadavg()[0]
         runs.append((load, {name: asyncio.run(fn(args.calls)) for name, fn in PATHS.items()}))
-    p50 = [{name: statistics.median(samples) for name, samples in row.items()} for _, row in runs]
-    p90 = [{name: statistics.quantiles(samples, n=10)[-1] for name, samples in row.items()} for _, row in runs]
+    p50 = [{name: statistics.median(t.samples) for name, t in row.items()} for _, row in runs]
+    p90 = [{name: statistics.quantiles(t.samples, n=10)[-1] for name, t in row.items()} for _, row in runs]
     print(f"{os.cpu_count()} CPUs; {args.calls} calls per path and run; load average (1 min) at the start of each "
           f"run: {', '.join(f'{load:.1f}' for load, _ in runs)}; now {os.getloadavg()[0]:.1f}")
     print(f"{'path':<12} " + " ".join(f"{'p50 #' + str(i + 1):>8}" for i in range(len(runs)))
-          + f" {'p50 ms':>8} {'p90 ms':>8} {'overhead':>9} {'vs floor':>9}")
+          + f" {'p50 ms':>8} {'p90 ms':>8} {'overhead':>9} {'vs floor':>9} {'cpu here':>9} {'cpu server':>10}")
     for name in PATHS:
         over = statistics.median(run[name] - run["direct"] for run in p50)
         floor = (f"{statistics.median(run[name] - run[FLOORS[name]] for run in p50):+9.3f}" if name in FLOORS
                  else f"{'':>9}")
+        cpu_here = statistics.median(row[name].cpu_here for _, row in runs)
+        cpu_server = statistics.median(row[name].cpu_server for _, row in runs)
         print(f"{name:<12} " + " ".join(f"{run[name]:8.3f}" for run in p50)
               + f" {statistics.median(run[name] for run in p50):8.3f}"
-              f" {statistics.median(run[name] for run in p90):8.3f} {over:+9.3f} {floor}")
+              f" {statistics.median(run[name] for run in p90):8.3f} {over:+9.3f} {floor} {cpu_here:9.3f} "
+              f"{cpu_server:10.3f}")
     print("p50/p90: medians over runs of each run's percentile; overhead: p50 - direct p50 of the same run; "
-          "vs floor: p50 - the same run's bare-SDK-server p50 (the SDK client and server cost without envgym)")
-
+          "vs floor: p50 - the same run's bare-SDK-server p50 (the SDK client and server cost without envgym); "
+          "cpu here / cpu server: CPU ms per call of this process / of the server process (medians over runs; "
+          "on a loaded host the CPU columns say what costs what, the wall-clock ones how long a call waited)")
 
 if __name__ == "__main__":
     main()
