@@ -92,6 +92,9 @@ async def test_concurrent_episodes_do_not_share_cookies_or_state(forum_tasks) ->
         assert "/u/bob" in still.observation.text
         await a.step(Action.call("goto", url="/new"))  # a's app state is its own: b's database is untouched
         assert a.unwrapped.session is not b.unwrapped.session
+        (again_a, _), (again_b, _) = await asyncio.gather(a.reset(task=reply_task), b.reset(task=pin_task))
+        assert a.unwrapped.episode.recycled and b.unwrapped.episode.recycled  # signed in again, in the same contexts
+        assert again_a.text == obs_a.text and again_b.text == obs_b.text
 
 
 class KillsTheBrowser(Agent):

@@ -18,8 +18,9 @@ Chromium a renderer process per episode (the largest CPU cost of a short episode
 is proven clean: recycling closes any other page, clears cookies and the origin's storage, and parks the mouse
 off the page; after the next document loads, :meth:`EpisodeBrowser.proven_clean` drops the navigation history
 and checks what that document found when it started (an init script records it before any page script runs):
-no cookie, empty local and session storage. A context that fails any of this is closed and the episode gets
-a fresh one.
+empty local and session storage. Cookies are checked browser-side: none is left once recycling cleared them
+(the env then adds its own, e.g. a signed-in user's). A context that fails any of this is closed and the
+episode gets a fresh one.
 
 The off-origin guard is the context's proxy: every request goes to a sink on 127.0.0.1 that notes the URL and
 hangs up (the page sees ``ERR_EMPTY_RESPONSE``), except the episode's origin, the one bypass (``<-loopback>``
@@ -92,12 +93,12 @@ def origin_of(url: str) -> str:
 # for none of it to be there (a fresh context has none).
 _START_JS = """(() => {
   let found;
-  try { found = {cookie: document.cookie, local: localStorage.length, session: sessionStorage.length}; }
+  try { found = {local: localStorage.length, session: sessionStorage.length}; }
   catch (e) { found = {error: String(e)}; }
   Object.defineProperty(window, '__envgymStart', {value: found, enumerable: false});
 })()"""
 _CLEAN_JS = """() => { const s = window.__envgymStart;
-  return !!s && s.cookie === '' && s.local === 0 && s.session === 0; }"""
+  return !!s && s.local === 0 && s.session === 0; }"""
 
 
 @dataclass
