@@ -226,6 +226,7 @@ class ToolEnv(Env):
             self._release_sync()
             self._conn = store.clone(image)
         self._changes = store.Changes()
+        self._changes.start(self._conn)  # a fresh connection: nothing compiled yet to recompile
         self.task = chosen
         self._calls = []
         self._final_answer = None
@@ -237,8 +238,8 @@ class ToolEnv(Env):
         if self._conn is None or self.task is None:
             raise EnvError("step() without an open episode")
         if action.tool_calls:
-            with self._changes.recording(self._conn):
-                results = execute_calls(self.domain, self._conn, self._calls, action.tool_calls)
+            self._changes.start(self._conn)  # again, if the episode was graded and goes on
+            results = execute_calls(self.domain, self._conn, self._calls, action.tool_calls)
             errors = [f"{r.name}: {r.error}" for r in results if r.error]
             obs = Observation(tool_results=tuple(results), last_action_error="; ".join(errors) or None)
             return StepResult(obs, 0.0, False, False, {})
@@ -253,6 +254,7 @@ class ToolEnv(Env):
         if self._conn is None or self.task is None:
             raise EnvError("verify() without an open episode")
         task = self.task
+        self._changes.stop()  # verifiers may query the store from a worker thread (see envgym.tools.store)
         states = await self._task_states(task)
         actual = _LiveState(self._conn, self._changes, states.columns, self.domain.ignore_fields)
         initial = FrozenState(states.initial, states.columns, reopen=lambda: self._open_initial(task),

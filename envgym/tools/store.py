@@ -9,15 +9,16 @@ written to ``path`` when a task needs a file. The image is immutable bytes and e
 so an episode starts from a state no earlier episode touched. ``create(path, schema_sql, initial_state)`` is
 the two in one.
 
-:class:`Changes` records which tables a connection's statements may write while it is recording (``with
-changes.recording(conn):``; SQLite's authorizer sees every statement when it is compiled, including trigger
-bodies and foreign-key actions), so grading reads only those tables (:meth:`Changes.tables`); a statement
-the tracker cannot place (DDL, a pragma that sets a value, an attach) makes it report None: everything may
-have changed. It over-approximates (a rolled-back write still counts). It sees a statement compiled while
-it records: a connection caches compiled statements, so every write must first run inside a recording
-(the tool env opens a connection per episode and runs tool calls only inside one). It records only for
-the duration of the block because the authorizer is Python called from inside SQLite: a second thread
-using the connection meanwhile (a verifier's query in a worker thread) would deadlock on the GIL.
+:class:`Changes` records which tables a connection's statements may write while it records (``start(conn)``
+to ``stop()``; SQLite's authorizer sees every statement when it is compiled, including trigger bodies and
+foreign-key actions), so grading reads only those tables (:meth:`Changes.tables`); a statement the tracker
+cannot place (DDL, a pragma that sets a value, an attach) makes it report None: everything may have
+changed. It over-approximates (a rolled-back write still counts). It sees a statement compiled while it
+records: ``start`` makes SQLite recompile the connection's cached statements (so start it once per
+episode, on a fresh connection, not per call), and a statement compiled while stopped and cached is not
+seen again (the tool env runs tool calls only while recording). ``stop()`` before another thread may use
+the connection (a verifier's query in a worker thread): the authorizer is Python called from inside
+SQLite, and two threads on the connection deadlock on the GIL while it is set.
 
 :class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
 table but SQLite's own, or the named ones, rows sorted as the state contract says; ``rows(table)``: one),
@@ -27,11 +28,10 @@ apps keep their stores this way.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -136,19 +136,24 @@ class Changes:
     def __init__(self) -> None:
         self._tables: set[str] = set()
         self._unknown = False
+        self._conn: sqlite3.Connection | None = None
 
     def tables(self) -> frozenset[str] | None:
         """Every table a statement may have written, or None when a statement may have changed anything."""
         return None if self._unknown else frozenset(self._tables)
 
-    @contextlib.contextmanager
-    def recording(self, conn: sqlite3.Connection) -> Iterator[None]:
-        """Record what ``conn``'s statements compiled inside the block may write."""
-        conn.set_authorizer(self._authorize)
-        try:
-            yield
-        finally:
-            conn.set_authorizer(None)
+    def start(self, conn: sqlite3.Connection) -> None:
+        """Record what ``conn``'s statements may write from now on (see the module docstring)."""
+        if self._conn is not conn:
+            self.stop()
+            conn.set_authorizer(self._authorize)
+            self._conn = conn
+
+    def stop(self) -> None:
+        """Stop recording (before another thread may use the connection)."""
+        if self._conn is not None:
+            self._conn.set_authorizer(None)
+            self._conn = None
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
         if action in _ROW_WRITES and arg1 is not None and db in ("main", None):

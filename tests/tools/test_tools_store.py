@@ -56,31 +56,35 @@ def test_a_bad_initial_state_is_a_spec_error_naming_the_table():
 
 def test_reads_change_nothing(conn):
     changes = store.Changes()
-    with changes.recording(conn):
-        conn.execute("SELECT * FROM parent JOIN child ON child.parent_id = parent.id").fetchall()
-        conn.execute("PRAGMA table_info(parent)").fetchall()
-        store.SqliteState(conn).columns()
+    changes.start(conn)
+    conn.execute("SELECT * FROM parent JOIN child ON child.parent_id = parent.id").fetchall()
+    conn.execute("PRAGMA table_info(parent)").fetchall()
+    store.SqliteState(conn).columns()
+    changes.stop()
     assert changes.tables() == frozenset()
 
 
 def test_writes_name_their_tables_and_those_of_cascades_and_triggers(conn):
     changes = store.Changes()
-    with changes.recording(conn):
-        conn.execute("DELETE FROM parent WHERE id = 1")  # the child row goes by ON DELETE CASCADE
+    changes.start(conn)
+    conn.execute("DELETE FROM parent WHERE id = 1")  # the child row goes by ON DELETE CASCADE
+    changes.stop()
     assert changes.tables() == {"parent", "child"}
     changes = store.Changes()
-    with changes.recording(conn):
-        conn.execute("UPDATE parent SET name = 'c' WHERE id = 2")  # the trigger writes the log
+    changes.start(conn)
+    conn.execute("UPDATE parent SET name = 'c' WHERE id = 2")  # the trigger writes the log
+    changes.stop()
     assert changes.tables() == {"parent", "log"}
     assert conn.execute("SELECT entry FROM log").fetchall()[0][0] == "c"
 
 
-def test_a_rolled_back_write_still_counts_and_only_the_block_records(conn):
+def test_a_rolled_back_write_still_counts_and_only_a_recording_counts(conn):
     changes = store.Changes()
-    with changes.recording(conn):
-        conn.execute("BEGIN")
-        conn.execute("INSERT INTO log VALUES ('x')")
-        conn.execute("ROLLBACK")
+    changes.start(conn)
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO log VALUES ('x')")
+    conn.execute("ROLLBACK")
+    changes.stop()
     conn.execute("DELETE FROM untouched")
     assert changes.tables() == {"log"}  # a superset is safe; a missed table is not
 
@@ -89,8 +93,9 @@ def test_a_rolled_back_write_still_counts_and_only_the_block_records(conn):
                                        "DROP TABLE log", "PRAGMA foreign_keys = OFF"])
 def test_a_statement_that_may_change_the_schema_makes_everything_changed(conn, statement):
     changes = store.Changes()
-    with changes.recording(conn):
-        conn.execute(statement)
+    changes.start(conn)
+    conn.execute(statement)
+    changes.stop()
     assert changes.tables() is None
 
 
@@ -102,28 +107,48 @@ def test_a_snapshot_of_named_tables_leaves_out_the_rest_and_unknown_names(conn):
 
 DEADLOCK = """
 import asyncio, threading
-from envgym.tools import store
+from pydantic import BaseModel
+from envgym.task import TaskSpec
+from envgym.tools import Domain, ToolEnv, tool
+from envgym.types import Action
+from envgym.verify.spec import AnswerSpec
 
-conn = store.clone(store.image("CREATE TABLE t (a, b);", {"t": [{"a": i, "b": str(i)} for i in range(300)]}))
-changes = store.Changes()
-with changes.recording(conn):
-    conn.execute("UPDATE t SET b = 'x' WHERE a = 1")
-view = store.SqliteState(conn)
+class Row(BaseModel):
+    a: int
 
-def hammer(offset):
-    for i in range(1000):
-        view.query(f"SELECT a, {i + offset} FROM t WHERE a > 3")
+@tool("write", "Mark a row.")
+def mark(ctx, args: Row) -> dict:
+    ctx.conn.execute("UPDATE t SET b = 'x' WHERE a = ?", (args.a,))
+    return {}
 
-worker = threading.Thread(target=hammer, args=(10**6,))
-worker.start()
-hammer(0)
-worker.join()
-print("done", sorted(changes.tables()))
+DOMAIN = Domain(name="deadlock", schema_sql="CREATE TABLE t (a, b);", tools=(mark,), policy="")
+TASK = TaskSpec(id="deadlock", env_id="test/deadlock-v1", instruction="Mark row 1.",
+                initial_state={"t": [{"a": i, "b": str(i)} for i in range(300)]},
+                verifiers=(AnswerSpec(expected="done"),))
+
+async def main():
+    env = ToolEnv(DOMAIN)
+    await env.reset(task=TASK)
+    await env.step(Action.call("mark", a=1))
+    state = (await env.verify_context()).state
+
+    def hammer(offset):
+        for i in range(1000):
+            state.query(f"SELECT a, {i + offset} FROM t WHERE a > 3")
+
+    worker = threading.Thread(target=hammer, args=(10**6,))
+    worker.start()
+    hammer(0)
+    worker.join()
+    print("done", sorted(state.changed_tables()))
+    await env.close()
+
+asyncio.run(main())
 """
 
 
 def test_a_verifier_querying_from_a_worker_thread_does_not_deadlock():
     """A Python authorizer left on the connection deadlocked two threads querying it (one holding SQLite's
-    mutex waiting for the GIL, the other the reverse): recording ends with its block."""
+    mutex waiting for the GIL, the other the reverse): the tool env stops recording before grading."""
     result = subprocess.run([sys.executable, "-c", DEADLOCK], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "done ['t']", result.stderr[-2000:]
