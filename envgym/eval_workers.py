@@ -78,6 +78,7 @@ class _Worker:
     writer: asyncio.StreamWriter | None = None
     ready: bool = False
     dead: bool = False
+    reaped: asyncio.Future[str] | None = None
     outstanding: dict[int, _Outstanding] = field(default_factory=dict)
 
 
@@ -139,16 +140,17 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
             for jid, (suite, task, run_index, attempt) in enumerate(todo)]
     if progress is not None:
         progress.in_flight_of = lambda: pool.in_flight
+    started = None if progress is None else (lambda jid: progress.started(todo[jid][0]))
     try:
-        async for jid, result in pool.run(jobs, started=None if progress is None else
-                                          (lambda jid: progress.started(todo[jid][0]))):
-            if isinstance(result, BaseException):  # lost too often: the parent writes its infra_error
-                trajectory = failed_trajectory(Job(todo[jid][1], seed=jobs[jid][5]), result)
-                await recorder.add(record_of(meta, todo[jid], trajectory), trajectory)
-            else:
-                trajectory_line, record_line = result
-                await recorder.add(ResultRecord.model_validate_json(record_line), trajectory_line,
-                                   (trajectory_line, record_line))
+        async with contextlib.aclosing(pool.run(jobs, started)) as results:
+            async for jid, result in results:
+                if isinstance(result, BaseException):  # lost too often: the parent writes its infra_error
+                    trajectory = failed_trajectory(Job(todo[jid][1], seed=jobs[jid][5]), result)
+                    await recorder.add(record_of(meta, todo[jid], trajectory), trajectory)
+                else:
+                    trajectory_line, record_line = result
+                    await recorder.add(ResultRecord.model_validate_json(record_line), trajectory_line,
+                                       (trajectory_line, record_line))
     finally:
         await pool.aclose()
 
@@ -165,6 +167,7 @@ class _ProcessPool:
         self.events: asyncio.Queue[tuple[str, _Worker, Any]] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._ctx = _context(tasks)
+        self._closing = False
         self.lost = 0
 
     @property
@@ -190,6 +193,9 @@ class _ProcessPool:
                 await asyncio.to_thread(worker.process.start)
             finally:
                 theirs.close()
+            if self._closing:  # the run ended while this worker started
+                sock.close()
+                return
             reader, worker.writer = await asyncio.open_connection(sock=sock)
             worker.writer.write(_frame(_Init(self.config, self.meta, self.agents, self.tasks, worker.slots)))
             while True:
@@ -269,8 +275,14 @@ class _ProcessPool:
                 if retry or any(lanes):
                     self._start(worker.slots, worker.lane)
 
-    async def _reap(self, worker: _Worker) -> str:
-        """Wait (bounded) for a worker's process to end, killing it if it will not; how it ended."""
+    def _reap(self, worker: _Worker) -> asyncio.Future[str]:
+        """Wait (bounded) for a worker's process to end, killing it if it will not; how it ended (one waiter
+        per worker, however many ask)."""
+        if worker.reaped is None:
+            worker.reaped = asyncio.ensure_future(self._reap_now(worker))
+        return asyncio.shield(worker.reaped)
+
+    async def _reap_now(self, worker: _Worker) -> str:
         process = worker.process
         if process is None or process.pid is None:
             return "it never started"
@@ -297,14 +309,17 @@ class _ProcessPool:
 
     async def aclose(self) -> None:
         """Close every worker's socket (it cancels its episodes and exits) and wait for it, even when cancelled."""
+        self._closing = True
         for worker in self.workers:
+            worker.dead = True
             if worker.writer is not None:
                 worker.writer.close()
-        alive = [w for w in self.workers if not w.dead]
-        for w in alive:
-            w.dead = True
-        waiting = asyncio.ensure_future(asyncio.gather(*(self._reap(w) for w in alive), *self._tasks,
-                                                       return_exceptions=True))
+
+        async def closed() -> None:
+            await asyncio.gather(*self._tasks, return_exceptions=True)  # each ends at EOF, or once started
+            await asyncio.gather(*(self._reap(w) for w in self.workers), return_exceptions=True)
+
+        waiting = asyncio.ensure_future(closed())
         interrupted = False
         while not waiting.done():
             try:

@@ -160,3 +160,16 @@ def test_cli_workers_flag(screen, tmp_path):
         cli.main([*base, "--workers", "0", "--out", str(tmp_path / "x")])
     assert cli.main([*base, "--workers", "2", "--ray", "auto", "--out", str(tmp_path / "y")]) == 2
     assert "choose one" in screen()[1]
+
+
+async def test_cancelled_while_workers_start_leaves_no_worker(tmp_path):
+    task = asyncio.create_task(evaluate(_config(), tmp_path / "run", concurrency=2, workers=2))
+    for _ in range(400):  # until the workers are being started
+        await asyncio.sleep(0.01)
+        if _workers():
+            break
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _workers() == []
+    assert not read_records(tmp_path / "run" / "records.jsonl")[1]
