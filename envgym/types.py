@@ -11,9 +11,11 @@ separate constants here, one per format.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
@@ -34,6 +36,16 @@ class FrozenModel(BaseModel):
     """Base of every envgym data model: immutable, strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy without the original's cached properties (a ``functools.cached_property`` such as a task's
+        content hash lives in ``__dict__``, which pydantic copies): a copy with an ``update`` computes its own."""
+        copy = super().model_copy(update=update, deep=deep)
+        for klass in type(self).__mro__:
+            for name, value in vars(klass).items():
+                if isinstance(value, functools.cached_property):
+                    copy.__dict__.pop(name, None)
+        return copy
 
 
 def canonical_json(value: Any) -> str:

@@ -24,6 +24,15 @@ def test_hash_changes_with_content():
     assert task.model_copy(update={"instruction": "other"}).hash != task.hash
 
 
+def test_a_copy_never_carries_the_originals_cached_hash():
+    task = notes_tasks()[0]
+    original = task.hash  # cached in the instance's __dict__, which pydantic's model_copy copies
+    copy = task.model_copy(update={"instruction": "other"})
+    assert copy.hash != original
+    assert copy.hash == TaskSpec.model_validate_json(copy.model_dump_json()).hash
+    assert task.model_copy().hash == original
+
+
 def _write_lines(path, lines):
     path.write_text("\n".join(lines) + "\n")
 
