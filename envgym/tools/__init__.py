@@ -9,8 +9,9 @@ Public API for a family (or a third-party package) whose agent acts through func
 - domains (:mod:`envgym.tools.domain`): the :func:`tool` decorator and :class:`Tool`, :class:`ToolContext`
   (the store and earlier calls a tool sees), :class:`ToolFailure` / :class:`PolicyViolation` (refusals the
   agent sees), :class:`Domain` (schema, tools, written policy, ignored fields) and :func:`load_domain`;
-- the store (:mod:`envgym.tools.store`): ``store.create`` / ``store.connect`` and :class:`SqliteState`, the
-  :class:`~envgym.verify.state.StateView` of a SQLite connection;
+- the store (:mod:`envgym.tools.store`): ``store.image`` (a task's template, built once) / ``store.clone`` (an
+  episode's copy, in memory) / ``store.create``, ``store.Changes`` (the tables an episode wrote, so grading
+  reads only those) and :class:`SqliteState`, the :class:`~envgym.verify.state.StateView` of a connection;
 - the env (:mod:`envgym.tools.env`): :class:`ToolEnv` (serves any :class:`Domain`), :func:`execute_calls`
   (run calls on a store, as the env and a replayed reference do), :class:`FrozenState`;
 - the conversational env (:mod:`envgym.tools.conversation`): :class:`ConversationToolEnv`, a tool env whose
