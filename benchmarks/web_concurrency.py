@@ -80,7 +80,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 2, 4, 8])
     parser.add_argument("--repeats", type=int, default=3, help="rounds; the table shows medians")
-    parser.add_argument("--runs", type=int, default=1, help="episodes per task (K) in each measurement")
+    # 3 x 34 episodes per measurement: each starts its pool's envs (a context and renderer each) afresh, and at
+    # --runs 1 those 8 startups were ~15% of c=8's CPU per episode; a long eval pays them once
+    parser.add_argument("--runs", type=int, default=3, help="episodes per task (K) in each measurement")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; browser {chromium_path()}")
     print(f"switches: {' '.join(CHROMIUM_ARGS)}")
