@@ -195,7 +195,16 @@ class SqliteState:
     def query(self, sql: str) -> list[dict[str, Any]]:
         if not sql.lstrip().lower().startswith(("select", "with")):
             raise ValueError("verifier queries must be read-only (SELECT/WITH)")
-        return [dict(r) for r in self.conn.execute(sql).fetchall()]
+        # a WITH can still end in DELETE/UPDATE/INSERT: SQLite itself refuses writes while query_only is on
+        self.conn.execute("PRAGMA query_only = ON")
+        try:
+            return [dict(r) for r in self.conn.execute(sql).fetchall()]
+        except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise ValueError(f"verifier queries must be read-only: {exc}") from None
+            raise
+        finally:
+            self.conn.execute("PRAGMA query_only = OFF")
 
 
 def _quoted(name: str) -> str:

@@ -152,3 +152,16 @@ def test_a_verifier_querying_from_a_worker_thread_does_not_deadlock():
     mutex waiting for the GIL, the other the reverse): the tool env stops recording before grading."""
     result = subprocess.run([sys.executable, "-c", DEADLOCK], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "done ['t']", result.stderr[-2000:]
+
+
+def test_a_verifier_query_cannot_write_even_through_with(conn):
+    state = store.SqliteState(conn)
+    before = state.snapshot()
+    with pytest.raises(ValueError, match="read-only"):
+        state.query("UPDATE parent SET name = 'x'")
+    with pytest.raises(ValueError, match="read-only"):  # passes the prefix check; SQLite refuses it
+        state.query("WITH doomed AS (SELECT 1) DELETE FROM child")
+    assert state.snapshot() == before
+    assert state.query("WITH n AS (SELECT count(*) AS c FROM child) SELECT c FROM n") == [{"c": 2}]
+    conn.execute("DELETE FROM child")  # the connection itself is writable again afterwards
+    assert state.snapshot()["child"] == []
