@@ -54,12 +54,12 @@ from envgym import __version__ as _version
 from envgym.agent import AgentFactory
 from envgym.agents import AgentConfig, agent_id, build_factory
 from envgym.errors import SpecError
+from envgym.eval_records import EpisodeKey, Recorder, record_of
 from envgym.export import ExportContext, Exporter, close_exporters, open_exporters
-from envgym.progress import RunProgress, cause_of
-from envgym.record import GroupWriter, ResultRecord, json_line, latest, read_records, repair_tail
-from envgym.registry import make, parse_id, spec, suite_name_for, suite_spec
+from envgym.progress import RunProgress
+from envgym.record import ResultRecord, latest, read_records, repair_tail
+from envgym.registry import make, spec, suite_name_for, suite_spec
 from envgym.task import TaskSpec, load_suite
-from envgym.trajectory import Trajectory
 from envgym.types import FrozenModel, Outcome, content_hash
 from envgym.user import UserConfig
 from envgym.vector.pool import EpisodePool, Job
@@ -337,22 +337,8 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
             await factory.aclose()
 
 
-EpisodeKey = tuple[str, TaskSpec, int, int]
-"""An episode of the run: (suite label, task, run index, attempt)."""
-
-
 def episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
     return int(content_hash([config.seed, task.hash, run_index]).removeprefix("sha256:")[:8], 16)
-
-
-def record_of(meta: dict[str, Any], key: EpisodeKey, trajectory: Trajectory) -> ResultRecord:
-    """The record of an episode's trajectory (wherever it ran). The config hash is the run's (``meta``):
-    hashing the config is a dump of it, too slow to do per episode."""
-    suite, task, run_index, attempt = key
-    return ResultRecord.from_trajectory(
-        trajectory, run_id=meta["run_id"], suite=suite, split=task.split, env_version=parse_id(task.env_id)[2],
-        agent_id=meta["agent_id"], agent=meta["agent"], config_hash=meta["config_hash"], run_index=run_index,
-        attempt=attempt, envgym_version=_version, created_at=time.time())
 
 
 def env_maker(config: EvalConfig) -> Callable[[str], Any]:
@@ -371,44 +357,6 @@ def env_maker(config: EvalConfig) -> Callable[[str], Any]:
         return make(env_id, judge=judge, **kwargs[env_id])
 
     return make_env
-
-
-class Recorder:
-    """Makes finished episodes durable records (group commit, :class:`~envgym.record.GroupWriter`), then
-    reports each one done: exporters (in the writer's thread), the summary, ``progress``, ``on_record``."""
-
-    def __init__(self, run_dir: Path, summary: EvalSummary, progress: RunProgress | None,
-                 on_record: ProgressHook | None, exporters: list[Exporter]) -> None:
-        self.summary, self.progress, self.on_record, self.exporters = summary, progress, on_record, exporters
-        self.writer: GroupWriter[tuple[ResultRecord, Trajectory | bytes]] = GroupWriter(
-            [run_dir / "trajectories.jsonl", run_dir / "records.jsonl"], self._durable,
-            in_thread=self._export if exporters else None)
-
-    async def add(self, record: ResultRecord, trajectory: Trajectory | bytes,
-                  lines: tuple[bytes, bytes] | None = None) -> None:
-        """Queue an episode: its trajectory (or trajectory line) and record, lines made here unless given."""
-        if lines is None:
-            assert isinstance(trajectory, Trajectory)
-            lines = (json_line(trajectory), json_line(record))
-        await self.writer.submit(lines, (record, trajectory))
-
-    def _export(self, items: list[tuple[ResultRecord, Trajectory | bytes]]) -> None:
-        for record, trajectory in items:  # derived from the record: a crash before they are written is repaired
-            if isinstance(trajectory, bytes):
-                trajectory = Trajectory.model_validate_json(trajectory)
-            for exporter in self.exporters:
-                exporter.export(record, trajectory)
-
-    def _durable(self, items: list[tuple[ResultRecord, Trajectory | bytes]]) -> None:
-        summary, progress, on_record = self.summary, self.progress, self.on_record
-        for record, _ in items:
-            summary.outcomes[record.outcome.value] += 1
-            if record.outcome is Outcome.INFRA_ERROR:
-                summary.infra_causes[cause_of(record)] += 1
-            if progress is not None:
-                progress.finished(record)
-            if on_record:
-                on_record(record)
 
 
 def _episode_pool(factory: AgentFactory, hosts_agents: Any, ray: str | None, *, concurrency: int,

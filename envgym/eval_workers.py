@@ -5,7 +5,7 @@ a single process. :func:`run_in_workers` starts N fresh interpreters (multiproce
 where there is one, else ``spawn``), each running its own event loop and
 :class:`~envgym.vector.pool.EpisodePool` with its share of the run's ``concurrency``, and hands them jobs
 over a socket pair; each worker sends back, per finished episode, its trajectory line and record line.
-This process stays the only writer of the run directory (:class:`envgym.eval.Recorder`: a record counts
+This process stays the only writer of the run directory (:class:`envgym.eval_records.Recorder`: a record counts
 only once durable), so ``envgym eval``'s guarantees hold unchanged:
 
 - **Exactly once.** Every job yields one record. A worker that dies (killed, crashed) costs only the
@@ -119,9 +119,10 @@ def _context(tasks: list[TaskSpec]) -> Any:
 async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: list[Any], recorder: Any,
                          progress: RunProgress | None, *, workers: int, concurrency: int,
                          close_timeout_s: float = 60.0) -> None:
-    """Run ``todo`` (:data:`envgym.eval.EpisodeKey` items) in ``workers`` processes; hand each finished
-    episode's lines to ``recorder`` (an :class:`envgym.eval.Recorder`)."""
-    from envgym.eval import episode_seed, record_of
+    """Run ``todo`` (:data:`envgym.eval_records.EpisodeKey` items) in ``workers`` processes; hand each finished
+    episode's lines to ``recorder`` (an :class:`envgym.eval_records.Recorder`)."""
+    from envgym.eval import episode_seed
+    from envgym.eval_records import record_of
 
     try:
         pickle.dumps(agents)
@@ -193,10 +194,9 @@ class _ProcessPool:
                 await asyncio.to_thread(worker.process.start)
             finally:
                 theirs.close()
-            if self._closing:  # the run ended while this worker started
-                sock.close()
-                return
             reader, worker.writer = await asyncio.open_connection(sock=sock)
+            if self._closing:  # the run ended while this worker started: it reads EOF at once and exits
+                worker.writer.close()
             worker.writer.write(_frame(_Init(self.config, self.meta, self.agents, self.tasks, worker.slots)))
             while True:
                 kind, body = await _read_frame(reader)
@@ -342,7 +342,8 @@ def worker_main(sock: socket.socket) -> None:
 
 async def _work(sock: socket.socket) -> None:
     from envgym.agents import build_factory
-    from envgym.eval import env_maker, record_of
+    from envgym.eval import env_maker
+    from envgym.eval_records import record_of
 
     reader, writer = await asyncio.open_connection(sock=sock)
     init: _Init = await _read_frame(reader)
