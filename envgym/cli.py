@@ -175,7 +175,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         gates = "[green]all pass[/]" if not report.gate_failures else f"[red]{len(report.gate_failures)} failed[/]"
         if not args.no_gates:
             sampled = f" on {report.gated} of {report.tasks} tasks" if report.gated < report.tasks else ""
-            table.add_row(f"admission gates (oracle 1, null 0){sampled}", gates)
+            inverted = f"; null 1 on {len(report.null_accepted)} declared" if report.null_accepted else ""
+            table.add_row(f"admission gates (oracle 1, null 0{inverted}){sampled}", gates)
             runs = ", ".join(f"{name} x{n}" for name, n in sorted(report.tamper_runs.items())) or "none ran"
             table.add_row("hack probes score 0 (" + runs + ")", "[green]all 0[/]" if not report.tamper_failures
                           else f"[red]{len(report.tamper_failures)} forged[/]")

@@ -48,3 +48,15 @@ def test_tasks_validate_names_line_and_field(screen, tmp_path):
     assert "t.jsonl:2" in screen()[1] and "split" in screen()[1]
     assert cli.main(["tasks", "validate", str(NOTES_SUITE)]) == 0
     assert "3 tasks valid" in screen()[0]
+
+
+def test_check_table_says_how_many_tasks_ran_the_null_gate_inverted(capsys, monkeypatch) -> None:
+    import envgym.check
+
+    async def check(env_id: str, **kwargs: object) -> envgym.check.CheckReport:
+        return envgym.check.CheckReport(env_id, tasks=5, gated=5, null_accepted={"a": "no call", "b": "no call"})
+
+    monkeypatch.setattr(envgym.check, "check", check)
+    assert cli.main(["check", "tool/retail-v1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "admission gates (oracle 1, null 0; null 1 on 2 declared)" in out

@@ -36,3 +36,4 @@ def test_check_all_skips_an_env_whose_extra_is_missing_and_naming_it_fails(capsy
 
 def test_extra_missing_is_an_import_error_and_infra() -> None:
     assert issubclass(ExtraMissing, ImportError) and ExtraMissing.blame == "infra"
+
