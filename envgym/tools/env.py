@@ -3,19 +3,24 @@
 :class:`ToolEnv` serves any :class:`~envgym.tools.Domain` (an object, or a ``"package.module:DOMAIN"``
 reference, so a registration's keyword arguments stay strings). Each episode gets its own store: a copy, in
 memory, of a template built once per task from its initial state (:mod:`envgym.tools.store`), so no episode
-sees another's writes; a domain (or env) with ``on_disk`` gets a file in a fresh temporary directory
-instead. The store lives host-side; the agent reaches it only through tool calls. ``reset`` shows the
-instruction; ``info`` carries the tools (OpenAI function schemas), the policy, the task id and split. A
-step executes the action's tool calls in order, each in its own transaction; a malformed call (bad JSON,
-unknown tool, wrong argument types, policy violation) becomes an error result and ``last_action_error`` and
-changes nothing. A message without tool calls is the agent's final answer: the episode terminates with
-reward 0 and the kernel's :class:`~envgym.wrappers.Grading` wrapper grades it on :meth:`ToolEnv.verify_context`:
-the call log, the answer, the store as the agent left it (``state``, queryable), the store before the
-episode (``initial_state``) and the store the reference solution produces (``expected_state``, replayed on
-an in-memory copy). The last two are cached per task; the domain's ``ignore_fields`` are left out of every
-snapshot. Grading is incremental: the store records which tables the episode's statements wrote
-(:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final
-state comparison reads only the tables the episode or the reference changed.
+sees another's writes; a domain (or env) with ``on_disk`` gets a file in a fresh temporary directory instead.
+An in-memory store's connection is kept for the env's next episode, its database replaced by the next template
+copy (``deserialize``), so the tools' compiled statements stay cached; a connection on which a statement may
+have changed more than rows (DDL, a pragma set, an attach: anything that outlives the database it ran on), or
+that holds an open transaction, is closed and a fresh one opened. The store lives host-side; the agent reaches
+it only through tool calls. ``reset`` shows the instruction; ``info`` carries the tools (OpenAI function
+schemas), the policy, the task id and split. A step executes the action's tool calls in order, each in its own
+transaction; a malformed call (bad JSON, unknown tool, wrong argument types, policy violation) becomes an
+error result and ``last_action_error`` and changes nothing. A message without tool calls is the agent's final
+answer: the episode terminates with reward 0 and the kernel's :class:`~envgym.wrappers.Grading` wrapper grades
+it on :meth:`ToolEnv.verify_context`: the call log, the answer, the store as the agent left it (``state``,
+queryable), the store before the episode (``initial_state``) and the store the reference solution produces
+(``expected_state``, replayed on an in-memory copy). The last two are cached per task (one replay per task,
+however many episodes wait for it); the domain's ``ignore_fields`` are left out of every snapshot. A
+verifier's ``query`` of the store runs on a copy taken when grading starts, so it may run in a worker thread.
+Grading is incremental: the store records which tables the episode's statements may have written
+(:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final state
+comparison reads only the tables the episode or the reference changed.
 
 Where the work runs: building a task's template and replaying its reference (once per task), and creating
 and deleting an on-disk store, go to a worker thread; copying the template, tool calls and grading run
@@ -92,13 +97,15 @@ class _LiveState:
     """The store as the agent left it: each table read once, when a verifier asks, ignored fields left out.
 
     The columns are the initial store's unless a statement may have changed the schema; the changed tables
-    are what :class:`envgym.tools.store.Changes` saw the episode's tool calls write.
+    are those :class:`envgym.tools.store.Changes` says the episode's tool calls may have written whose rows
+    are not the template's, row for row.
     """
 
-    def __init__(self, conn: sqlite3.Connection, changes: store.Changes, columns: dict[str, tuple[str, ...]],
+    def __init__(self, conn: sqlite3.Connection, changed: frozenset[str] | None, columns: dict[str, tuple[str, ...]],
                  ignore: tuple[str, ...]) -> None:
-        self._live, self._changes, self._ignore = store.SqliteState(conn), changes, ignore
-        self._columns = columns if changes.tables() is not None else self._live.columns()
+        self._live, self._ignore, self._changed = store.SqliteState(conn), ignore, changed
+        self._image = conn.serialize()  # queries run on a copy: the connection is the loop's (see store.Changes)
+        self._columns = columns if self._changed is not None else self._live.columns()
         self._read: Snapshot = {}
         drop_fields({}, ignore, columns=self._columns)  # a misspelt entry is loud even if no table is read
 
@@ -114,10 +121,14 @@ class _LiveState:
         return self._columns
 
     def changed_tables(self) -> frozenset[str] | None:
-        return self._changes.tables()
+        return self._changed
 
     def query(self, sql: str) -> list[dict[str, Any]]:
-        return self._live.query(sql)
+        conn = store.clone(self._image)
+        try:
+            return store.SqliteState(conn).query(sql)
+        finally:
+            conn.close()
 
 
 def execute_calls(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
@@ -175,11 +186,20 @@ class _TaskStates:
     """A task's store before any episode and as its reference solution leaves it, ignored fields left out."""
 
     initial: Snapshot
+    raw: dict[str, list[tuple[Any, ...]]]
+    """Each table's rows as the template holds them, in the order a full scan reads them."""
     columns: dict[str, tuple[str, ...]]
     expected: Snapshot | None
     expected_columns: dict[str, tuple[str, ...]]
     changed: frozenset[str] | None
     """The tables the reference changes (None: it changed the schema)."""
+
+
+def _raw_rows(conn: sqlite3.Connection, table: str) -> list[tuple[Any, ...]]:
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: compared, never shown
+    quoted = table.replace('"', '""')
+    return cursor.execute(f'SELECT * FROM "{quoted}"').fetchall()
 
 
 class ToolEnv(Env):
@@ -194,6 +214,7 @@ class ToolEnv(Env):
 
     has_write_actions: ClassVar[bool] = True
     _states_cache: ClassVar[OrderedDict[tuple[str, str], _TaskStates]] = OrderedDict()
+    _replaying: ClassVar[dict[tuple[str, str], asyncio.Future[_TaskStates]]] = {}
 
     def __init__(self, domain: Domain | str, *, workdir: str | None = None, on_disk: bool | None = None,
                  clock: Clock | None = None) -> None:
@@ -222,11 +243,15 @@ class ToolEnv(Env):
             image = await asyncio.to_thread(store.image, self.domain.schema_sql, chosen.initial_state, key=key)
         if self.on_disk:
             self._conn, self._dir = await asyncio.to_thread(self._file_store, image)
-        else:  # a copy of the template in memory: microseconds, no file, no worker-thread hop
+            self._changes = store.Changes()
+            self._changes.start(self._conn)  # a fresh connection: nothing compiled yet to recompile
+            self._changes.begin()
+        elif not self._reuse(image):  # a copy of the template in memory: microseconds, no file, no thread hop
             self._release_sync()
             self._conn = store.clone(image)
-        self._changes = store.Changes()
-        self._changes.start(self._conn)  # a fresh connection: nothing compiled yet to recompile
+            self._changes = store.Changes()
+            self._changes.start(self._conn)
+            self._changes.begin()
         self.task = chosen
         self._calls = []
         self._final_answer = None
@@ -238,7 +263,6 @@ class ToolEnv(Env):
         if self._conn is None or self.task is None:
             raise EnvError("step() without an open episode")
         if action.tool_calls:
-            self._changes.start(self._conn)  # again, if the episode was graded and goes on
             results = execute_calls(self.domain, self._conn, self._calls, action.tool_calls)
             errors = [f"{r.name}: {r.error}" for r in results if r.error]
             obs = Observation(tool_results=tuple(results), last_action_error="; ".join(errors) or None)
@@ -254,9 +278,11 @@ class ToolEnv(Env):
         if self._conn is None or self.task is None:
             raise EnvError("verify() without an open episode")
         task = self.task
-        self._changes.stop()  # verifiers may query the store from a worker thread (see envgym.tools.store)
         states = await self._task_states(task)
-        actual = _LiveState(self._conn, self._changes, states.columns, self.domain.ignore_fields)
+        changed = self._changes.tables()
+        if changed:  # a table whose rows are the template's, in the same order, was not changed
+            changed = frozenset(t for t in changed if _raw_rows(self._conn, t) != states.raw.get(t))
+        actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields)
         initial = FrozenState(states.initial, states.columns, reopen=lambda: self._open_initial(task),
                               changed=frozenset())
         expected = None if states.expected is None else \
@@ -264,15 +290,38 @@ class ToolEnv(Env):
         return VerifyContext(calls=list(self._calls), final_answer=self._final_answer, state=actual,
                              expected_state=expected, task=task, initial_state=initial)
 
+    def _reuse(self, image: bytes) -> bool:
+        """Put a copy of ``image`` in the kept in-memory connection, if it is clean enough to keep (above)."""
+        conn = self._conn
+        if conn is None or self._dir is not None or conn.in_transaction or self._changes.tables() is None:
+            return False
+        try:
+            self._changes.reload(image)
+        except sqlite3.Error:  # e.g. a statement a tool left unfinished: a fresh connection instead
+            return False
+        return True
+
     async def _task_states(self, task: TaskSpec) -> _TaskStates:
         key = (self.domain.name, task.hash)
         cached = self._states_cache.get(key)
-        if cached is None:
-            cached = await asyncio.to_thread(self._replay, task)
-            self._states_cache[key] = cached
-            while len(self._states_cache) > 512:
-                self._states_cache.popitem(last=False)
-        return cached
+        if cached is not None:
+            return cached
+        loop = asyncio.get_running_loop()
+        pending = self._replaying.get(key)
+        if pending is None or pending.get_loop() is not loop:  # one replay per task: the other slots wait
+            pending = self._replaying[key] = loop.create_task(asyncio.to_thread(self._replay, task))
+            pending.add_done_callback(lambda done: self._replayed(key, done))
+        return await asyncio.shield(pending)  # a waiter cancelled leaves the replay to the others
+
+    @classmethod
+    def _replayed(cls, key: tuple[str, str], done: asyncio.Future[_TaskStates]) -> None:
+        if cls._replaying.get(key) is done:
+            del cls._replaying[key]
+        if done.cancelled() or done.exception() is not None:
+            return  # the exception reached its waiters (retrieved here too, so none is logged as lost)
+        cls._states_cache[key] = done.result()
+        while len(cls._states_cache) > 512:
+            cls._states_cache.popitem(last=False)
 
     def _replay(self, task: TaskSpec) -> _TaskStates:
         """Snapshot the initial store, replay the reference solution on it (if any), snapshot again."""
@@ -281,8 +330,9 @@ class ToolEnv(Env):
             view, ignore = store.SqliteState(conn), self.domain.ignore_fields
             columns = view.columns()
             initial = drop_fields(view.snapshot(), ignore, columns=columns)
+            raw = {t: _raw_rows(conn, t) for t in columns}
             if task.solution is None:
-                return _TaskStates(initial, columns, None, columns, frozenset())
+                return _TaskStates(initial, raw, columns, None, columns, frozenset())
             calls: list[CallRecord] = []
             for action in task.solution:
                 execute_calls(self.domain, conn, calls, action.tool_calls)
@@ -290,7 +340,7 @@ class ToolEnv(Env):
             expected = drop_fields(view.snapshot(), ignore, columns=expected_columns)
             changed = None if expected_columns != columns else \
                 frozenset(t for t in set(initial) | set(expected) if initial.get(t) != expected.get(t))
-            return _TaskStates(initial, columns, expected, expected_columns, changed)
+            return _TaskStates(initial, raw, columns, expected, expected_columns, changed)
         finally:
             conn.close()
 
@@ -311,6 +361,7 @@ class ToolEnv(Env):
         conn, directory = self._conn, self._dir
         self._conn = self._dir = None
         if conn is not None:
+            self._changes.stop()  # what it says stays readable after the connection closes
             conn.close()
         if directory is not None:
             shutil.rmtree(directory, ignore_errors=True)

@@ -14,11 +14,15 @@ to ``stop()``; SQLite's authorizer sees every statement when it is compiled, inc
 foreign-key actions), so grading reads only those tables (:meth:`Changes.tables`); a statement the tracker
 cannot place (DDL, a pragma that sets a value, an attach) makes it report None: everything may have
 changed. It over-approximates (a rolled-back write still counts). It sees a statement compiled while it
-records: ``start`` makes SQLite recompile the connection's cached statements (so start it once per
-episode, on a fresh connection, not per call), and a statement compiled while stopped and cached is not
-seen again (the tool env runs tool calls only while recording). ``stop()`` before another thread may use
-the connection (a verifier's query in a worker thread): the authorizer is Python called from inside
-SQLite, and two threads on the connection deadlock on the GIL while it is set.
+records: ``start`` makes SQLite recompile the connection's cached statements (so start it once, on a fresh
+connection, not per call or per episode), and a statement compiled while stopped and cached is not seen
+again (the tool env records from the moment it opens a connection). A connection kept for another episode
+keeps its cached statements, which run again unseen: ``reload(image)`` replaces its database with a copy of
+an image (``deserialize``) and ``begin()``s an episode, and from then ``tables()`` is empty while no row has
+changed (``total_changes``) and, once one has, names every table a statement compiled on the connection
+while recording may write. While it records, only one thread may use the connection (the tool env runs a
+verifier's query on a copy): the authorizer is Python called from inside SQLite, and two threads on the
+connection deadlock on the GIL.
 
 :class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
 table but SQLite's own, or the named ones, rows sorted as the state contract says; ``rows(table)``: one),
@@ -137,10 +141,36 @@ class Changes:
         self._tables: set[str] = set()
         self._unknown = False
         self._conn: sqlite3.Connection | None = None
+        self._since: int | None = None  # the connection's total_changes when the episode began
+        self._stopped: frozenset[str] = frozenset()  # what tables() said when recording stopped
+        self._loading = False
 
     def tables(self) -> frozenset[str] | None:
         """Every table a statement may have written, or None when a statement may have changed anything."""
-        return None if self._unknown else frozenset(self._tables)
+        if self._unknown:
+            return None
+        if self._conn is None:
+            return self._stopped
+        if self._since is not None and self._conn.total_changes == self._since:
+            return frozenset()  # no row changed since begin(), whatever the cached statements could write
+        return frozenset(self._tables)
+
+    def begin(self) -> None:
+        """An episode starts on the recording connection (see the module docstring)."""
+        if self._conn is None:
+            raise RuntimeError("Changes.begin() while not recording")
+        self._since = self._conn.total_changes
+
+    def reload(self, data: bytes) -> None:
+        """Replace the recording connection's database with a copy of the image ``data`` and :meth:`begin`."""
+        if self._conn is None:
+            raise RuntimeError("Changes.reload() while not recording")
+        self._loading = True  # deserialize attaches the copy as main: not a statement of the episode
+        try:
+            self._conn.deserialize(data)
+        finally:
+            self._loading = False
+        self.begin()
 
     def start(self, conn: sqlite3.Connection) -> None:
         """Record what ``conn``'s statements may write from now on (see the module docstring)."""
@@ -152,11 +182,14 @@ class Changes:
     def stop(self) -> None:
         """Stop recording (before another thread may use the connection)."""
         if self._conn is not None:
+            self._stopped = self.tables() or frozenset()
             self._conn.set_authorizer(None)
             self._conn = None
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
-        if action in _ROW_WRITES and arg1 is not None and db in ("main", None):
+        if self._loading:
+            pass
+        elif action in _ROW_WRITES and arg1 is not None and db in ("main", None):
             self._tables.add(arg1)
         elif action == sqlite3.SQLITE_PRAGMA and (arg2 is None or (arg1 or "").lower() in _READ_PRAGMAS):
             pass  # a pragma read (foreign_keys, table_info(t)): one given a value may change anything

@@ -4,6 +4,7 @@ collateral write, a deleted row, a cascade, a schema change, a write undone)."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import pytest
@@ -133,7 +134,8 @@ async def test_a_write_undone_and_a_refused_call_pass():
                                   Action.call("run_sql", sql="INSERT INTO audit (entry) VALUES ('x'); "
                                                               "INSERT INTO nowhere VALUES (1)"),
                                   *TASK.solution[:-1])
-    assert {"rates", "audit"} <= ctx.state.changed_tables()
+    # written, but each row as the template holds it again: not read by grading
+    assert not {"rates", "audit"} & ctx.state.changed_tables()
     assert final_state(verdict).passed
 
 
@@ -156,3 +158,58 @@ async def test_an_episode_starts_from_the_template_not_the_last_episode():
             await env.step(Action.call("set_balance", id=2, balance=0, close=1, audit="x"))
     finally:
         await env.close()
+
+
+async def test_the_next_episode_reuses_the_connection_from_the_template_and_sees_a_cached_write():
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=TASK)
+        kept = env._conn
+        await env.step(Action.call("set_balance", id=1, balance=50, audit="first"))
+        assert (await env.verify_context()).state.changed_tables() == {"accounts", "audit"}
+        await env.reset(task=TASK)  # the same statements again, cached: compiled while nothing recorded them
+        assert env._conn is kept
+        ctx = await env.verify_context()
+        assert ctx.state.snapshot(["audit"]) == {"audit": []} and ctx.state.changed_tables() == frozenset()
+        await env.step(Action.call("set_balance", id=2, balance=7, audit="second"))
+        ctx = await env.verify_context()
+        assert ctx.state.changed_tables() == {"accounts", "audit"}
+        assert ctx.state.snapshot(["audit"])["audit"] == [{"id": 1, "entry": "second"}]
+    finally:
+        await env.close()
+
+
+@pytest.mark.parametrize("sql", ["CREATE TEMP TABLE scratch (x)", "PRAGMA foreign_keys = OFF"])
+async def test_a_connection_a_statement_may_have_changed_beyond_its_rows_is_not_kept(sql):
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=TASK)
+        first = env._conn
+        await env.step(Action.call("run_sql", sql=sql))
+        await env.reset(task=TASK)
+        assert env._conn is not first
+        assert env._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert env._conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone()[0] == 0
+    finally:
+        await env.close()
+
+
+async def test_slots_waiting_on_a_tasks_reference_replay_it_once(monkeypatch):
+    task = TASK.model_copy(update={"id": "ledger-single-flight"})
+    replays = []
+    original = ToolEnv._replay
+
+    def counted(self, spec):
+        replays.append(spec.id)
+        return original(self, spec)
+
+    monkeypatch.setattr(ToolEnv, "_replay", counted)
+    envs = [ToolEnv(LEDGER) for _ in range(4)]
+    try:
+        for env in envs:
+            await env.reset(task=task)
+        contexts = await asyncio.gather(*(env.verify_context() for env in envs))
+        assert replays == [task.id] and all(c.expected_state is not None for c in contexts)
+    finally:
+        for env in envs:
+            await env.close()

@@ -165,3 +165,19 @@ def test_a_verifier_query_cannot_write_even_through_with(conn):
     assert state.query("WITH n AS (SELECT count(*) AS c FROM child) SELECT c FROM n") == [{"c": 2}]
     conn.execute("DELETE FROM child")  # the connection itself is writable again afterwards
     assert state.snapshot()["child"] == []
+
+
+def test_a_reloaded_connection_counts_its_cached_statements_once_a_row_changes(conn):
+    image = store.image(SCHEMA, STATE)
+    changes = store.Changes()
+    changes.start(conn)
+    changes.begin()
+    conn.execute("UPDATE parent SET name = 'c' WHERE id = 2")
+    assert changes.tables() == {"parent", "log"}
+    changes.reload(image)  # the attach deserialize runs is not the episode's: nothing unknown
+    assert changes.tables() == frozenset()
+    assert conn.execute("SELECT count(*) FROM log").fetchone()[0] == 0  # the image's rows again
+    conn.execute("UPDATE parent SET name = 'c' WHERE id = 2")  # cached: the authorizer does not see it again
+    assert changes.tables() == {"parent", "log"}
+    changes.stop()
+    assert changes.tables() == {"parent", "log"}  # still readable once the connection is closed
