@@ -337,9 +337,12 @@ class ToolEnv(Env):
             for action in task.solution:
                 execute_calls(self.domain, conn, calls, action.tool_calls)
             expected_columns = view.columns()
-            expected = drop_fields(view.snapshot(), ignore, columns=expected_columns)
-            changed = None if expected_columns != columns else \
-                frozenset(t for t in set(initial) | set(expected) if initial.get(t) != expected.get(t))
+            if expected_columns != columns:  # the reference changed the schema: every table read again
+                expected = drop_fields(view.snapshot(), ignore, columns=expected_columns)
+                return _TaskStates(initial, raw, columns, expected, expected_columns, None)
+            differ = [t for t in columns if _raw_rows(conn, t) != raw[t]]  # the others hold the initial rows
+            expected = {**initial, **drop_fields(view.snapshot(differ), ignore, columns=columns)}
+            changed = frozenset(t for t in differ if initial.get(t) != expected.get(t))
             return _TaskStates(initial, raw, columns, expected, expected_columns, changed)
         finally:
             conn.close()

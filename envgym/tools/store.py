@@ -36,6 +36,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -112,11 +113,12 @@ def _build(schema_sql: str, initial_state: dict[str, Any]) -> sqlite3.Connection
         for table, rows in initial_state.items():
             if table not in tables:
                 raise SpecError(f"initial_state names unknown table {table!r}", field=f"initial_state.{table}")
-            for row in rows:
-                cols = ", ".join(f'"{c}"' for c in row)
-                marks = ", ".join("?" for _ in row)
+            for names, run in groupby(rows, key=tuple):  # one executemany per run of rows naming the same columns
+                values = [tuple(row.values()) for row in run]
+                cols = ", ".join(f'"{c}"' for c in names)
+                marks = ", ".join("?" for _ in names)
                 try:
-                    conn.execute(f'INSERT INTO "{table}" ({cols}) VALUES ({marks})', tuple(row.values()))
+                    conn.executemany(f'INSERT INTO "{table}" ({cols}) VALUES ({marks})', values)
                 except sqlite3.Error as exc:
                     raise SpecError(f"bad row for table {table!r}: {exc}", field=f"initial_state.{table}") from exc
         conn.execute("COMMIT")
