@@ -27,6 +27,7 @@ from envgym.verify.spec import (
     AllOfSpec,
     AnswerSpec,
     AnyOfSpec,
+    LLMJudgeCheck,
     RubricSpec,
     TestsSpec,
     TimedWriteSpec,
@@ -55,7 +56,10 @@ async def verify_one(spec: VerifierSpec, ctx: VerifyContext) -> Verdict:
     if isinstance(spec, TestsSpec):
         return await verify_tests(spec, ctx)
     if isinstance(spec, AllOfSpec | AnyOfSpec):
-        children = await asyncio.gather(*(verify_one(child, ctx) for child in spec.verifiers))
+        if any(_waits(child) for child in spec.verifiers):  # a judge or a container: all of them at once
+            children = await asyncio.gather(*(verify_one(child, ctx) for child in spec.verifiers))
+        else:  # gather would wrap each child in a Task, a loop round-trip each: more than such a check costs
+            children = [await verify_one(child, ctx) for child in spec.verifiers]
         return Verdict.combine(list(children), mode="all" if isinstance(spec, AllOfSpec) else "any")
     from envgym.registry import verifier_kind
 
@@ -67,6 +71,16 @@ async def verify_one(spec: VerifierSpec, ctx: VerifyContext) -> Verdict:
     if not isinstance(verdict, Verdict):
         raise VerifierError(f"verifier {kind.type!r} returned {type(verdict).__name__}, not a Verdict")
     return verdict
+
+
+def _waits(spec: VerifierSpec) -> bool:
+    """Whether grading ``spec`` may wait on something outside this process (an LLM judge, a container, whatever
+    a plug-in's kind does); the in-process kinds (answers, calls, the store) do not."""
+    if isinstance(spec, AllOfSpec | AnyOfSpec):
+        return any(_waits(child) for child in spec.verifiers)
+    if isinstance(spec, RubricSpec):
+        return any(isinstance(c.check, LLMJudgeCheck) for c in spec.criteria)
+    return not isinstance(spec, AnswerSpec | WriteActionSpec)
 
 
 async def verify(specs: Sequence[VerifierSpec], ctx: VerifyContext) -> Verdict:
