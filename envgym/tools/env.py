@@ -33,10 +33,12 @@ tools do real I/O must not be written this way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import sqlite3
 import tempfile
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -94,7 +96,8 @@ class FrozenState:
 
 
 class _LiveState:
-    """The store as the agent left it: each table read once, when a verifier asks, ignored fields left out.
+    """The store as the agent left it: each table read once, when a verifier asks, ignored fields left out;
+    from a thread other than the one that graded (a verifier's worker thread), from a copy taken at grading.
 
     The columns are the initial store's unless a statement may have changed the schema; the changed tables
     are those :class:`envgym.tools.store.Changes` says the episode's tool calls may have written whose rows
@@ -104,7 +107,8 @@ class _LiveState:
     def __init__(self, conn: sqlite3.Connection, changed: frozenset[str] | None, columns: dict[str, tuple[str, ...]],
                  ignore: tuple[str, ...]) -> None:
         self._live, self._ignore, self._changed = store.SqliteState(conn), ignore, changed
-        self._image = conn.serialize()  # queries run on a copy: the connection is the loop's (see store.Changes)
+        self._image = conn.serialize()  # another thread reads a copy: the connection is the loop's (store.Changes)
+        self._owner = threading.get_ident()
         self._columns = columns if self._changed is not None else self._live.columns()
         self._read: Snapshot = {}
         drop_fields({}, ignore, columns=self._columns)  # a misspelt entry is loud even if no table is read
@@ -113,7 +117,11 @@ class _LiveState:
         wanted = list(self._columns) if tables is None else [t for t in self._columns if t in set(tables)]
         unread = [t for t in wanted if t not in self._read]
         if unread:  # the columns name every table the store has (re-read above if the schema may have changed)
-            rows = {t: self._live.rows(t) for t in unread}
+            if threading.get_ident() == self._owner:
+                rows = {t: self._live.rows(t) for t in unread}
+            else:
+                with contextlib.closing(store.clone(self._image)) as copy:
+                    rows = {t: store.SqliteState(copy).rows(t) for t in unread}
             self._read.update(drop_fields(rows, self._ignore, columns=self._columns))
         return {t: self._read[t] for t in wanted if t in self._read}
 
@@ -124,11 +132,8 @@ class _LiveState:
         return self._changed
 
     def query(self, sql: str) -> list[dict[str, Any]]:
-        conn = store.clone(self._image)
-        try:
-            return store.SqliteState(conn).query(sql)
-        finally:
-            conn.close()
+        with contextlib.closing(store.clone(self._image)) as copy:
+            return store.SqliteState(copy).query(sql)
 
 
 def execute_calls(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],

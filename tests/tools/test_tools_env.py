@@ -213,3 +213,15 @@ async def test_slots_waiting_on_a_tasks_reference_replay_it_once(monkeypatch):
     finally:
         for env in envs:
             await env.close()
+
+
+async def test_a_verifier_reading_the_state_from_a_worker_thread_reads_a_copy_of_the_same_rows():
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=TASK)
+        await env.step(Action.call("set_balance", id=1, balance=50, audit="x"))
+        on_loop = (await env.verify_context()).state.snapshot()
+        in_thread = await asyncio.to_thread((await env.verify_context()).state.snapshot)
+        assert in_thread == on_loop and on_loop["audit"] == [{"id": 1, "entry": "x"}]
+    finally:
+        await env.close()
