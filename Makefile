@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 OUT ?= out
-# The demo: every family (tool, timed, web, SWE), all 13 bundled suites, sampled: the first DEMO_LIMIT test
+# The demo: every family (tool, timed, web, SWE, GUI), all 17 bundled suites, sampled: the first DEMO_LIMIT test
 # tasks of each suite for every agent (one command per agent, so one config per agent, and every agent of a
 # suite ran the same task set: one table per suite). SmolLM2 runs the three tool suites and one suite of each
 # other family; on tool-codes (a rubric with partial credit) it earns a mean score of 0.33, elsewhere 0.
@@ -46,7 +46,8 @@ setup: $(VENV)/.installed
 	$(BIN)/envgym sandbox build desktop
 	$(BIN)/python -m envgym_textgames.build textworld-games
 
-# Budget of `make demo` after setup: each command timed alone (`time envgym eval ...` into a fresh --out,
+# Budget of `make demo` after setup, measured before the 4 GUI suites joined (their 64 oracle/null/random
+# episodes, about 5-15 s of a desktop each at concurrency 2, are estimated at 6-8 min): each command timed alone (`time envgym eval ...` into a fresh --out,
 # DEMO_LIMIT=4, CONCURRENCY=2, 2 cores), with the load average (/proc/loadavg, before -> after) in brackets:
 # other jobs shared the CPUs, so these are upper bounds for an idle machine.
 #   command                                                     seconds  [load]
