@@ -47,7 +47,8 @@ setup: $(VENV)/.installed
 	$(BIN)/python -m envgym_textgames.build textworld-games
 
 # Budget of `make demo` after setup, measured before the 4 GUI suites joined (their 64 oracle/null/random
-# episodes, about 5-15 s of a desktop each at concurrency 2, are estimated at 6-8 min): each command timed alone (`time envgym eval ...` into a fresh --out,
+# episodes, about 5-15 s of a desktop each at concurrency 2, are estimated at 6-8 min more): each command timed
+# alone (`time envgym eval ...` into a fresh --out,
 # DEMO_LIMIT=4, CONCURRENCY=2, 2 cores), with the load average (/proc/loadavg, before -> after) in brackets:
 # other jobs shared the CPUs, so these are upper bounds for an idle machine.
 #   command                                                     seconds  [load]
