@@ -38,11 +38,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 # host-setup: Debian's chromium (+ headless shell), docker.io, dockerd and the base image. Then the SWE images:
 # swe-python and one per bundled repository (repositories rebuilt from their pinned PyPI sdists when absent);
-# the GUI family's desktop image (Debian's apps resolved on the host against the base image, installed offline);
+# the generic python image (the MCP kanban server's sandbox; 8 s); the GUI family's desktop image (Debian's apps resolved on the host against the base image, installed offline);
 # the TextWorld games of text-textworld, generated offline (cached: a second run only checks).
 setup: $(VENV)/.installed
 	bash sandboxes/host-setup.sh
 	$(BIN)/envgym swe build --all
+	$(BIN)/envgym sandbox build python
 	$(BIN)/envgym sandbox build desktop
 	$(BIN)/python -m envgym_textgames.build textworld-games
 
