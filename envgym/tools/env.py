@@ -17,7 +17,8 @@ it on :meth:`ToolEnv.verify_context`: the call log, the answer, the store as the
 queryable), the store before the episode (``initial_state``) and the store the reference solution produces
 (``expected_state``, replayed on an in-memory copy). The last two are cached per task (one replay per task,
 however many episodes wait for it); the domain's ``ignore_fields`` are left out of every snapshot. A
-verifier's ``query`` of the store runs on a copy taken when grading starts, so it may run in a worker thread.
+verifier's ``query`` of the store runs on an in-memory copy taken when grading starts: the rubric's SQL checks
+run it inline (``inline_queries``), and a verifier's worker thread may run it too.
 Grading is incremental: the store records which tables the episode's statements may have written
 (:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final state
 comparison reads only the tables the episode or the reference changed.
@@ -54,7 +55,7 @@ from envgym.tools.args import ArgumentsError, parse_arguments
 from envgym.tools.domain import Domain, PolicyViolation, ToolContext, ToolFailure, load_domain
 from envgym.types import Action, Observation, ToolCall, ToolResult
 from envgym.verify.context import CallRecord, VerifyContext
-from envgym.verify.state import Snapshot, drop_fields
+from envgym.verify.state import Rows, Snapshot, drop_fields, sort_rows
 
 __all__ = ["FrozenState", "ToolEnv", "execute_calls"]
 
@@ -70,8 +71,10 @@ class FrozenState:
 
     def __init__(self, tables: Snapshot, columns: dict[str, tuple[str, ...]],
                  reopen: Callable[[], sqlite3.Connection] | None = None,
-                 changed: frozenset[str] | None = None) -> None:
+                 changed: frozenset[str] | None = None, *, inline_queries: bool = False) -> None:
         self.tables, self._columns, self._reopen, self._changed = tables, columns, reopen, changed
+        self.inline_queries = inline_queries
+        """Whether ``reopen`` is cheap (an in-memory copy), so verifiers query inline (see envgym.verify.state)."""
 
     def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
         if tables is None:
@@ -101,21 +104,39 @@ class _LiveState:
 
     The columns are the initial store's unless a statement may have changed the schema; the changed tables
     are those :class:`envgym.tools.store.Changes` says the episode's tool calls may have written whose rows
-    are not the template's, row for row.
+    are not the template's, row for row. Its queries run on an in-memory copy of the store, so verifiers run
+    them inline (``inline_queries``). ``raw`` holds tables' rows the env has read already (as plain tuples in
+    the columns' order, ``SELECT *``): their snapshot is made from them, ignored fields left out as it is built.
     """
 
+    inline_queries = True
+
     def __init__(self, conn: sqlite3.Connection, changed: frozenset[str] | None, columns: dict[str, tuple[str, ...]],
-                 ignore: tuple[str, ...]) -> None:
+                 ignore: tuple[str, ...], raw: dict[str, list[tuple[Any, ...]]] | None = None) -> None:
         self._live, self._ignore, self._changed = store.SqliteState(conn), ignore, changed
         self._image = conn.serialize()  # another thread reads a copy: the connection is the loop's (store.Changes)
         self._owner = threading.get_ident()
         self._columns = columns if self._changed is not None else self._live.columns()
         self._read: Snapshot = {}
         drop_fields({}, ignore, columns=self._columns)  # a misspelt entry is loud even if no table is read
+        self._raw = raw if raw is not None and changed is not None else {}  # the schema is the initial one
+        self._drop: dict[str, set[str]] = {}
+        for item in ignore:  # checked above: "table.column", split on the last dot (envgym.verify.state)
+            table, _, column = item.rpartition(".")
+            self._drop.setdefault(table, set()).add(column)
+
+    def _from_raw(self, table: str) -> Rows:
+        """``drop_fields(sort_rows(rows))`` of rows already read: the same rows, sorted once."""
+        drop = self._drop.get(table, ())
+        keep = [(i, c) for i, c in enumerate(self._columns[table]) if c not in drop]
+        return sort_rows(table, ({c: row[i] for i, c in keep} for row in self._raw[table]))
 
     def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
         wanted = list(self._columns) if tables is None else [t for t in self._columns if t in set(tables)]
         unread = [t for t in wanted if t not in self._read]
+        for table in [t for t in unread if t in self._raw]:
+            self._read[table] = self._from_raw(table)
+        unread = [t for t in unread if t not in self._raw]
         if unread:  # the columns name every table the store has (re-read above if the schema may have changed)
             if threading.get_ident() == self._owner:
                 rows = {t: self._live.rows(t) for t in unread}
@@ -285,11 +306,13 @@ class ToolEnv(Env):
         task = self.task
         states = await self._task_states(task)
         changed = self._changes.tables()
+        raw: dict[str, list[tuple[Any, ...]]] = {}
         if changed:  # a table whose rows are the template's, in the same order, was not changed
-            changed = frozenset(t for t in changed if _raw_rows(self._conn, t) != states.raw.get(t))
-        actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields)
+            raw = {t: _raw_rows(self._conn, t) for t in changed}
+            changed = frozenset(t for t in changed if raw[t] != states.raw.get(t))
+        actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields, raw)
         initial = FrozenState(states.initial, states.columns, reopen=lambda: self._open_initial(task),
-                              changed=frozenset())
+                              changed=frozenset(), inline_queries=True)
         expected = None if states.expected is None else \
             FrozenState(states.expected, states.expected_columns, changed=states.changed)
         return VerifyContext(calls=list(self._calls), final_answer=self._final_answer, state=actual,

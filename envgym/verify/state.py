@@ -11,6 +11,8 @@ A view's ``snapshot()`` maps every table name to its rows, each row a dict of co
 - a view may also offer ``columns() -> {table: (column, ...)}``: every table's columns, those of an empty
   table and those the env leaves out of the snapshot included. :func:`drop_fields` checks ``ignore_fields``
   entries against it (without it, against the columns its rows show);
+- a view whose ``query`` is cheap and safe to run on the event loop's thread (a private in-memory copy,
+  microseconds) says so with a true ``inline_queries`` attribute; other views' queries run in a worker thread;
 - a view may also offer ``changed_tables() -> frozenset[str] | None``: every table whose rows or columns may
   differ from the task's initial state (a superset is fine; None: any may). A view that offers it takes
   ``snapshot(tables=...)`` (just those tables; a name the state lacks is left out), and the env promises

@@ -112,6 +112,22 @@ async def test_rubric_weights_and_checks():
     assert [c.passed for c in verdict.criteria] == [True, False, True]
 
 
+@pytest.mark.parametrize("inline", [True, False])
+async def test_a_sql_check_runs_inline_only_on_a_view_that_says_its_queries_are_cheap(inline):
+    seen = []
+
+    class Store(Table):
+        inline_queries = inline
+
+        def query(self, sql):
+            seen.append(threading.get_ident())
+            return super().query(sql)
+
+    spec = RubricSpec(criteria=(Criterion(name="count", check=SqlCheck(query="SELECT 1", expected=1)),))
+    verdict = await verify_one(spec, _ctx([], state=Store([{"id": 1}])))
+    assert verdict.passed and (seen == [threading.get_ident()]) is inline
+
+
 async def test_combinators():
     yes, no = AnswerSpec(kind="contains", expected="a"), AnswerSpec(kind="contains", expected="z")
     assert (await verify_one(AnyOfSpec(verifiers=(no, yes)), _ctx([], answer="a"))).passed

@@ -57,3 +57,26 @@ def _evidence(verdict):
     for child in verdict.evidence.get("verifiers", ()):
         if isinstance(child, dict):
             yield child
+
+
+@pytest.mark.parametrize("env_id", ["tool/retail-v1", "tool/assistant-v1"])
+async def test_the_state_built_from_rows_read_at_grading_is_the_store_read_afresh(env_id):
+    from envgym.tools.store import SqliteState
+    from envgym.verify.state import drop_fields
+
+    tasks = envgym.load_suite(SUITES[env_id])
+    built = 0
+    async with envgym.make(env_id) as env:
+        for task in tasks:
+            await env.reset(task=task)
+            for action in task.solution or ():
+                await env.step(action)
+            inner = env.unwrapped
+            ctx = await inner.verify_context()
+            built += bool(ctx.state._raw)  # the changed tables' rows, read once to tell them from the template's
+            afresh = drop_fields(SqliteState(inner._conn).snapshot(), inner.domain.ignore_fields,
+                                 columns=ctx.state.columns())
+            assert ctx.state.snapshot() == afresh, task.id
+            assert [list(map(repr, rows)) for rows in ctx.state.snapshot().values()] == \
+                [list(map(repr, rows)) for rows in afresh.values()]  # the same values and order, types too
+    assert built >= 2
