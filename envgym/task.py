@@ -60,11 +60,29 @@ MAX_DEPTH = 64
 """How deeply a task line may nest lists and objects (the bundled suites need 9; the hash needs < 255)."""
 
 
+_PARSED_MAX = 64
+_parsed: dict[Path, tuple[bytes, list[tuple[int, TaskSpec]]]] = {}
+"""Task files parsed in this process, with the bytes they were parsed from: a file read again with the same
+bytes (``envgym eval`` plans a run twice) hands back the same frozen tasks, their hashes already worked out."""
+
+
 def _read_numbered(path: Path) -> list[tuple[int, TaskSpec]]:
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise SpecError(f"cannot read task file: {exc.strerror}", path=str(path)) from exc
+    key = path.absolute()
+    cached = _parsed.get(key)
+    if cached is not None and cached[0] == data:
+        return list(cached[1])
+    tasks = _parse_tasks(path, data)
+    if len(_parsed) >= _PARSED_MAX:
+        _parsed.pop(next(iter(_parsed)))
+    _parsed[key] = (data, tasks)
+    return list(tasks)
+
+
+def _parse_tasks(path: Path, data: bytes) -> list[tuple[int, TaskSpec]]:
     tasks: list[tuple[int, TaskSpec]] = []
     seen: dict[str, int] = {}
     for number, line in split_lines(data):

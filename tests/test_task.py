@@ -86,3 +86,16 @@ def test_task_requires_a_verifier():
     raw["verifiers"] = []
     with pytest.raises(ValueError):
         TaskSpec.model_validate(raw)
+
+
+def test_a_task_file_read_again_unchanged_is_not_parsed_again_and_a_changed_one_is(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write_tasks(path, notes_tasks()[:2])
+    first = load_tasks(path)
+    again = load_tasks(path)
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))  # hashes worked out once
+    again.pop()  # the caller's list is its own
+    assert len(load_tasks(path)) == 2
+    changed = [t.model_copy(update={"instruction": t.instruction[:-1] + "?"}) for t in first]  # same size
+    write_tasks(path, changed)
+    assert [t.instruction for t in load_tasks(path)] == [t.instruction for t in changed]
