@@ -106,18 +106,21 @@ class _LiveState:
     are those :class:`envgym.tools.store.Changes` says the episode's tool calls may have written whose rows
     are not the template's, row for row. Its queries run on an in-memory copy of the store, so verifiers run
     them inline (``inline_queries``). ``raw`` holds tables' rows the env has read already (as plain tuples in
-    the columns' order, ``SELECT *``): their snapshot is made from them, ignored fields left out as it is built.
+    the columns' order, ``SELECT *``): their snapshot is made from them, ignored fields left out as it is built;
+    ``known`` holds tables' snapshots the env already has (a table whose rows are the reference's, value for
+    value and type for type, in the same order: the expected state's rows).
     """
 
     inline_queries = True
 
     def __init__(self, conn: sqlite3.Connection, changed: frozenset[str] | None, columns: dict[str, tuple[str, ...]],
-                 ignore: tuple[str, ...], raw: dict[str, list[tuple[Any, ...]]] | None = None) -> None:
+                 ignore: tuple[str, ...], raw: dict[str, list[tuple[Any, ...]]] | None = None,
+                 known: Snapshot | None = None) -> None:
         self._live, self._ignore, self._changed = store.SqliteState(conn), ignore, changed
         self._image = conn.serialize()  # another thread reads a copy: the connection is the loop's (store.Changes)
         self._owner = threading.get_ident()
         self._columns = columns if self._changed is not None else self._live.columns()
-        self._read: Snapshot = {}
+        self._read: Snapshot = dict(known or {})
         drop_fields({}, ignore, columns=self._columns)  # a misspelt entry is loud even if no table is read
         self._raw = raw if raw is not None and changed is not None else {}  # the schema is the initial one
         self._drop: dict[str, set[str]] = {}
@@ -132,7 +135,11 @@ class _LiveState:
         return sort_rows(table, ({c: row[i] for i, c in keep} for row in self._raw[table]))
 
     def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
-        wanted = list(self._columns) if tables is None else [t for t in self._columns if t in set(tables)]
+        if tables is None:
+            wanted = list(self._columns)
+        else:
+            named = set(tables)
+            wanted = [t for t in self._columns if t in named]
         unread = [t for t in wanted if t not in self._read]
         for table in [t for t in unread if t in self._raw]:
             self._read[table] = self._from_raw(table)
@@ -219,6 +226,9 @@ class _TaskStates:
     expected_columns: dict[str, tuple[str, ...]]
     changed: frozenset[str] | None
     """The tables the reference changes (None: it changed the schema)."""
+    expected_raw: dict[str, str]
+    """``repr`` of the raw rows (:func:`_raw_rows`) of each table the reference changes, as it leaves them: an
+    episode's table of the same repr holds the same values of the same types in the same order."""
 
 
 def _raw_rows(conn: sqlite3.Connection, table: str) -> list[tuple[Any, ...]]:
@@ -310,7 +320,11 @@ class ToolEnv(Env):
         if changed:  # a table whose rows are the template's, in the same order, was not changed
             raw = {t: _raw_rows(self._conn, t) for t in changed}
             changed = frozenset(t for t in changed if raw[t] != states.raw.get(t))
-        actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields, raw)
+        known: Snapshot = {}
+        if changed and states.expected is not None:  # a table left as the reference leaves it: its rows known
+            known = {t: states.expected[t] for t in changed
+                     if t in states.expected_raw and repr(raw[t]) == states.expected_raw[t]}
+        actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields, raw, known)
         initial = FrozenState(states.initial, states.columns, reopen=lambda: self._open_initial(task),
                               changed=frozenset(), inline_queries=True)
         expected = None if states.expected is None else \
@@ -360,18 +374,20 @@ class ToolEnv(Env):
             initial = drop_fields(view.snapshot(), ignore, columns=columns)
             raw = {t: _raw_rows(conn, t) for t in columns}
             if task.solution is None:
-                return _TaskStates(initial, raw, columns, None, columns, frozenset())
+                return _TaskStates(initial, raw, columns, None, columns, frozenset(), {})
             calls: list[CallRecord] = []
             for action in task.solution:
                 execute_calls(self.domain, conn, calls, action.tool_calls)
             expected_columns = view.columns()
             if expected_columns != columns:  # the reference changed the schema: every table read again
                 expected = drop_fields(view.snapshot(), ignore, columns=expected_columns)
-                return _TaskStates(initial, raw, columns, expected, expected_columns, None)
-            differ = [t for t in columns if _raw_rows(conn, t) != raw[t]]  # the others hold the initial rows
+                return _TaskStates(initial, raw, columns, expected, expected_columns, None, {})
+            after = {t: _raw_rows(conn, t) for t in columns}
+            differ = [t for t in columns if after[t] != raw[t]]  # the others hold the initial rows
             expected = {**initial, **drop_fields(view.snapshot(differ), ignore, columns=columns)}
             changed = frozenset(t for t in differ if initial.get(t) != expected.get(t))
-            return _TaskStates(initial, raw, columns, expected, expected_columns, changed)
+            return _TaskStates(initial, raw, columns, expected, expected_columns, changed,
+                               {t: repr(after[t]) for t in differ})
         finally:
             conn.close()
 
