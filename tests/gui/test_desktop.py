@@ -96,6 +96,26 @@ def _decode(png: bytes) -> tuple[tuple[int, int], str]:
         return image.size, image.format
 
 
+async def test_the_session_home_is_the_images_and_the_caret_does_not_blink(desktop):
+    # the container's /home/user is an empty tmpfs: the session copies the image's home in (GTK settings, the
+    # LibreOffice profile) with its modes; without it GTK's caret blinked and two resets differed in pixels
+    d = desktop
+    home = "/home/user/.config"
+    listing = await d.sandbox.exec(["stat", "-c", "%a %n", home, f"{home}/gtk-3.0/settings.ini",
+                                    f"{home}/libreoffice/4/user/registrymodifications.xcu"], user="user")
+    assert listing.exit_code == 0, listing.stderr
+    assert listing.stdout.splitlines()[0] == "755 /home/user/.config"  # root (no capabilities) reads app files
+    await d.write_files({"/home/user/notes.txt": b"hello\n"})
+    await d.launch("editor", "/home/user/notes.txt")
+    await d.wait_window(r"notes\.txt - Mousepad", timeout=60)
+    await d.wait_idle(quiet=0.5, timeout=30)
+    shots = []
+    for _ in range(8):  # 2 s: longer than GTK's 1.2 s blink cycle
+        shots.append(await d.screenshot())
+        await asyncio.sleep(0.25)
+    assert len(set(shots)) == 1
+
+
 async def test_every_app_opens_on_its_file_and_screenshots_are_stable(desktop):
     d = desktop
     await d.write_files({"/home/user/notes.txt": b"hello\n", "/home/user/Documents/budget.ods": BUDGET_ODS,

@@ -20,6 +20,7 @@ import io
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +30,9 @@ WIDTH, HEIGHT = 1280, 720
 DISPLAY = ":0"
 RUNTIME = "/tmp/runtime-user"
 HOME = "/home/user"
+SKELETON = "/opt/envgym/home"
+"""The image's home (GTK settings: no blinking caret; the LibreOffice profile; the GSettings keyfile), kept
+outside ``HOME``: the container mounts an empty tmpfs there, and the session copies this in before any app."""
 HERE = os.path.dirname(os.path.abspath(__file__))
 SESSION_ENV = {
     "DISPLAY": DISPLAY, "HOME": HOME, "USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash",
@@ -466,6 +470,13 @@ def pid_alive(pid: int | None) -> bool:
         return False
 
 
+def fill_home() -> None:
+    """Copy :data:`SKELETON` into the (tmpfs) home once, before the session's first app reads its settings;
+    modes are kept (``~/.config`` 0755: root, which has no capabilities, reads the apps' files for grading)."""
+    if os.path.isdir(SKELETON) and not os.path.exists(f"{HOME}/.config/gtk-3.0/settings.ini"):
+        shutil.copytree(SKELETON, HOME, symlinks=True, dirs_exist_ok=True)
+
+
 class User:
     def __init__(self) -> None:
         self.pids: dict[str, int] = {}
@@ -500,6 +511,7 @@ class User:
         width, height = int(req.get("width", WIDTH)), int(req.get("height", HEIGHT))
         started = time.monotonic()
         os.makedirs(RUNTIME, mode=0o700, exist_ok=True)
+        fill_home()
         if not (pid_alive(self.pids.get("xvfb")) and x_ready(0)):
             if x_ready(0):
                 raise Fault("error", "an X server already answers on :0 that this daemon did not start")
