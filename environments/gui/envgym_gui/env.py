@@ -27,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import io
 import re
+import time
 from typing import Any, ClassVar, Literal
 
 from envgym.clock import Clock
@@ -55,7 +57,11 @@ SETTLE_S = 0.5
 """How long the screen must stay unchanged before reset's first observation."""
 SETTLE_OFFICE_S = 1.5
 """The same for LibreOffice, which updates its toolbars (font box, undo/paste states) in idle callbacks that
-come late while the pool starts the next desktop beside it: at 0.5 s two resets of a task could differ there."""
+come late while the pool starts the next desktop beside it: at 0.5 s two resets of a task could differ there.
+It can also hold a blank window still for longer while it loads the document: reset then settles again until
+the window is drawn (:func:`drawn`)."""
+DRAWN_SHADES = 4
+"""A window band with at most this many grey levels is still blank (a background, a frame line)."""
 PREWARM_TIMEOUT_S = 240.0
 """How long a pool's desktop may take to start LibreOffice windowless (in the background, before it is leased)."""
 SPARE = 1
@@ -106,6 +112,15 @@ def pool_for(image: str, app: str | None) -> tuple[str, leases.Factory]:
     if app in PREWARM_APPS:
         return f"{image}#office", lambda engine: DesktopSandbox(image, engine=engine, prewarm=PREWARM_APPS[:1])
     return image, lambda engine: DesktopSandbox(image, engine=engine)
+
+
+def drawn(png: bytes, window: desktop.Window, rows: int = 80) -> bool:
+    """Whether the top ``rows`` of ``window`` (an app's menu and toolbars) hold more than a flat background."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        band = image.convert("L").crop((window.x, window.y, window.x + window.w, window.y + min(rows, window.h)))
+        return len(band.getcolors(256) or range(257)) > DRAWN_SHADES
 
 
 class DesktopEnv(Env):
@@ -162,12 +177,14 @@ class DesktopEnv(Env):
             if opening:
                 await self.desktop.launch(opening["app"], opening.get("path"))
                 title = opening.get("title") or re.escape(str(opening.get("path", "")).rsplit("/", 1)[-1])
-                await self.desktop.wait_window(title or ".", timeout=LAUNCH_TIMEOUT_S)
+                window = await self.desktop.wait_window(title or ".", timeout=LAUNCH_TIMEOUT_S)
                 # the window is up; the app may still be drawing (LibreOffice's document, toolbars): the first
                 # observation waits until the screen is still, so the same task gives the same screenshot and
                 # the agent's first keys reach a loaded document
-                settle = SETTLE_OFFICE_S if opening["app"] in PREWARM_APPS else SETTLE_S
-                await self.desktop.wait_idle(quiet=settle, timeout=LAUNCH_TIMEOUT_S)
+                if opening["app"] in PREWARM_APPS:
+                    await self._until_drawn(window)
+                else:
+                    await self.desktop.wait_idle(quiet=SETTLE_S, timeout=LAUNCH_TIMEOUT_S)
             obs = await self._observe()
         except SandboxCrashed as exc:
             raise DesktopLost(f"the desktop container died during reset: {exc}") from exc
@@ -176,6 +193,16 @@ class DesktopEnv(Env):
         info = {"tools": TOOLS, "task_id": chosen.id, "task_hash": chosen.hash, "env_id": chosen.env_id,
                 "screen": {"width": self.size[0], "height": self.size[1]}}
         return obs, info
+
+    async def _until_drawn(self, window: desktop.Window) -> None:
+        """Settle (:data:`SETTLE_OFFICE_S`) until the window's menu and toolbar rows are drawn: loading a
+        document, LibreOffice can hold a blank window still for seconds on a loaded host."""
+        assert self.desktop is not None
+        deadline = time.monotonic() + LAUNCH_TIMEOUT_S
+        while True:
+            await self.desktop.wait_idle(quiet=SETTLE_OFFICE_S, timeout=max(deadline - time.monotonic(), 1.0))
+            if time.monotonic() >= deadline or drawn(await self.desktop.screenshot(), window):
+                return
 
     async def step(self, action: Action) -> StepResult:
         if self.desktop is None or self.task is None:

@@ -1,0 +1,37 @@
+"""Reset's readiness check for LibreOffice: a window whose menu and toolbar rows are flat is not drawn yet."""
+
+from __future__ import annotations
+
+import io
+
+from PIL import Image, ImageDraw
+
+from envgym_gui.desktop import Window
+from envgym_gui.env import drawn
+
+WINDOW = Window(id=1, title="budget.ods - LibreOffice Calc", wm_class="libreoffice-calc", pid=None, focused=True,
+                x=0, y=25, w=1280, h=695)
+
+
+def _png(draw_menu: bool, *, status: bool = False) -> bytes:
+    image = Image.new("RGB", (1280, 720), (246, 245, 244))
+    pen = ImageDraw.Draw(image)
+    pen.rectangle((0, 0, 1279, 24), fill=(80, 120, 200))  # the title bar, outside the window's client area
+    if draw_menu:
+        for i, word in enumerate(("File", "Edit", "View", "Insert", "Format")):
+            pen.text((8 + 60 * i, 30), word, fill=(20, 20, 20))
+        pen.rectangle((4, 60, 400, 90), outline=(150, 150, 150), fill=(230, 230, 230))
+    if status:
+        pen.text((8, 704), "Loading document...", fill=(20, 20, 20))
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def test_a_blank_window_is_not_drawn_even_with_a_status_line() -> None:
+    assert not drawn(_png(False), WINDOW)
+    assert not drawn(_png(False, status=True), WINDOW)  # "Loading document..." at the bottom, nothing above
+
+
+def test_menus_and_toolbars_make_it_drawn() -> None:
+    assert drawn(_png(True), WINDOW)
