@@ -365,9 +365,10 @@ async def _work(sock: socket.socket) -> None:
             main.cancel()  # the parent is done with us (or gone): stop every episode
 
     def flush() -> None:  # what happens in one turn of the loop goes back in one frame
-        writer.write(_frame(("events", (began[:], done[:]))))
-        began.clear()
-        done.clear()
+        if began or done:
+            writer.write(_frame(("events", (began[:], done[:]))))
+            began.clear()
+            done.clear()
 
     def note() -> None:
         if not began and not done:
@@ -378,8 +379,11 @@ async def _work(sock: socket.socket) -> None:
         while True:
             jid, task_index, suite, run_index, attempt, seed = await jobs.get()
             task = init.tasks[task_index]
-            note()
             began.append(jid)
+            # sent now, with what finished this turn, before the episode runs: an episode that kills the worker
+            # before it first yields to the loop (the env's work all inline) must still have been seen started,
+            # or its job would be sent again without counting an attempt, forever
+            flush()
             yield Job(task, seed=seed, key=(jid, (suite, task, run_index, attempt)), max_steps=config.max_steps,
                       step_timeout_s=config.step_timeout_s)
 

@@ -23,8 +23,9 @@ Grading is incremental: the store records which tables the episode's statements 
 (:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final state
 comparison reads only the tables the episode or the reference changed.
 
-Where the work runs: building a task's template and replaying its reference (once per task), and creating
-and deleting an on-disk store, go to a worker thread; copying the template, tool calls and grading run
+Where the work runs: building a task's template and replaying its reference (once per task) run inline for
+a task of at most :data:`INLINE_ROWS` initial rows (milliseconds), else in a worker thread; creating and
+deleting an on-disk store go to a worker thread; copying the template, tool calls and grading run
 inline on the event loop. They are SQLite statements on a small in-memory database, tens of microseconds
 each, less than a worker-thread hop costs; a hop per step cost a quarter of the throughput at 32
 concurrent episodes (``benchmarks/eval_throughput.py``, ``benchmarks/kernel_overhead.py``). A domain whose
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import shutil
 import sqlite3
@@ -231,6 +233,17 @@ class _TaskStates:
     episode's table of the same repr holds the same values of the same types in the same order."""
 
 
+INLINE_ROWS = 2000
+"""A task whose initial state holds at most this many rows has its template built and its reference replayed
+inline, on the event loop (a few milliseconds); a larger one in a worker thread. Under the GIL a thread gains
+nothing on this Python-bound work, and with many slots starting at once (concurrency 32) their threads
+contended for it: thousands of context switches per run."""
+
+
+def _small(task: TaskSpec) -> bool:
+    return sum(len(rows) for rows in task.initial_state.values() if isinstance(rows, list)) <= INLINE_ROWS
+
+
 def _raw_rows(conn: sqlite3.Connection, table: str) -> list[tuple[Any, ...]]:
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: compared, never shown
@@ -275,8 +288,9 @@ class ToolEnv(Env):
         chosen = self.choose_task(task, seed, options)
         key = (self.domain.name, chosen.hash)
         image = store.template(key)
-        if image is None:  # the task's first episode in this process: build its template off the loop
-            image = await asyncio.to_thread(store.image, self.domain.schema_sql, chosen.initial_state, key=key)
+        if image is None:  # the task's first episode in this process: build its template (off the loop if large)
+            build = functools.partial(store.image, self.domain.schema_sql, chosen.initial_state, key=key)
+            image = build() if _small(chosen) else await asyncio.to_thread(build)
         if self.on_disk:
             self._conn, self._dir = await asyncio.to_thread(self._file_store, image)
             self._changes = store.Changes()
@@ -350,6 +364,10 @@ class ToolEnv(Env):
             return cached
         loop = asyncio.get_running_loop()
         pending = self._replaying.get(key)
+        if (pending is None or pending.get_loop() is not loop) and _small(task):  # inline: nothing to wait for
+            states = self._replay(task)
+            self._remember(key, states)
+            return states
         if pending is None or pending.get_loop() is not loop:  # one replay per task: the other slots wait
             pending = self._replaying[key] = loop.create_task(asyncio.to_thread(self._replay, task))
             pending.add_done_callback(lambda done: self._replayed(key, done))
@@ -361,7 +379,11 @@ class ToolEnv(Env):
             del cls._replaying[key]
         if done.cancelled() or done.exception() is not None:
             return  # the exception reached its waiters (retrieved here too, so none is logged as lost)
-        cls._states_cache[key] = done.result()
+        cls._remember(key, done.result())
+
+    @classmethod
+    def _remember(cls, key: tuple[str, str], states: _TaskStates) -> None:
+        cls._states_cache[key] = states
         while len(cls._states_cache) > 512:
             cls._states_cache.popitem(last=False)
 
