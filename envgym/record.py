@@ -21,6 +21,7 @@ surrogate in a string (no text, so no UTF-8) is written as U+FFFD, so every line
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -147,7 +148,10 @@ class GroupWriter(Generic[T]):
     """Parallel append-only JSONL files with group commit; see the module docstring.
 
     ``await submit(lines, item)`` queues one line per file (bytes ending in ``\\n``) and returns at once
-    unless ``max_pending`` entries already wait (then it waits for room). A commit task writes each batch
+    unless ``max_pending`` entries already wait (then it waits for room). A batch of fewer than ``window_min``
+    entries waits up to ``window_s`` for more (or for ``aclose``), so the episodes finishing meanwhile share its
+    sync: a run of fast episodes at concurrency 1 made a batch, a thread hop and two syncs of nearly every
+    episode. A commit task writes each batch
     in a thread of its own; after the syncs it calls ``in_thread(items)`` there (blocking work such as
     exporters), then ``on_durable(items)`` on the loop, in submission order. The first error of a write,
     a sync or a callback stops the writer: entries not yet written are dropped (never reported done), and
@@ -156,15 +160,18 @@ class GroupWriter(Generic[T]):
     """
 
     def __init__(self, paths: Sequence[str | Path], on_durable: Callable[[list[T]], None], *,
-                 in_thread: Callable[[list[T]], None] | None = None, max_pending: int = 4096) -> None:
+                 in_thread: Callable[[list[T]], None] | None = None, max_pending: int = 4096,
+                 window_s: float = 0.004, window_min: int = 16) -> None:
         self.paths = [Path(p) for p in paths]
         self._on_durable, self._in_thread, self._max_pending = on_durable, in_thread, max_pending
+        self._window_s, self._window_min = window_s, window_min
         self._pending: list[tuple[Sequence[bytes], T]] = []
         self._fds: list[int] = []
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fds.append(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
         self._wake = asyncio.Event()
+        self._enough = asyncio.Event()  # window_min entries wait (or the writer closes): the window ends
         self._room = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -185,6 +192,8 @@ class GroupWriter(Generic[T]):
             await self._room.wait()
         self._pending.append((lines, item))
         self._wake.set()
+        if len(self._pending) >= self._window_min:
+            self._enough.set()
 
     def _raise_failure(self) -> None:
         if self._task is not None and self._task.done() and not self._task.cancelled():
@@ -200,6 +209,11 @@ class GroupWriter(Generic[T]):
                     return
                 self._wake.clear()
                 await self._wake.wait()
+            if len(self._pending) < self._window_min and not self._closing and self._window_s > 0:
+                self._enough.clear()  # a few entries only: let the episodes finishing meanwhile share the sync
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._window_s):
+                        await self._enough.wait()
             batch, self._pending = self._pending, []
             self._room.set()
             items = [item for _, item in batch]
@@ -221,6 +235,7 @@ class GroupWriter(Generic[T]):
         """Write what is queued, stop the commit task, close the files; raise the writer's error if any."""
         self._closing = True
         self._wake.set()
+        self._enough.set()
         interrupted = False
         try:
             while self._task is not None and not self._task.done():

@@ -82,6 +82,31 @@ async def test_group_writer_commits_batches_in_order_and_reports_only_durable_li
     assert paths[0].read_bytes().count(b"\n") == 300
 
 
+async def test_group_writer_lets_entries_finishing_within_its_window_share_a_sync(tmp_path):
+    async def batches(window_s):
+        reported = []
+        async with GroupWriter([tmp_path / f"{window_s}.jsonl"], reported.extend, window_s=window_s) as writer:
+            for i in range(10):  # one at a time, as episodes finish at concurrency 1
+                await writer.submit((b"%d\n" % i,), i)
+                await asyncio.sleep(0.002)
+        assert reported == list(range(10))
+        return writer.batches
+
+    assert await batches(0.5) == 1
+    assert await batches(0) > 1
+
+
+async def test_group_writer_closes_without_waiting_out_its_window(tmp_path):
+    loop = asyncio.get_running_loop()
+    reported = []
+    writer = GroupWriter([tmp_path / "a.jsonl"], reported.extend, window_s=30)
+    await writer.submit((b"1\n",), 1)
+    await asyncio.sleep(0.01)  # the commit task is waiting in its window
+    started = loop.time()
+    await writer.aclose()
+    assert reported == [1] and loop.time() - started < 5
+
+
 async def test_group_writer_failure_is_raised_and_nothing_after_it_is_reported(tmp_path):
     reported = []
 
