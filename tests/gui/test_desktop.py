@@ -17,6 +17,7 @@ import pytest
 from envgym.sandbox import SandboxCrashed, tag_for
 from envgym.sandbox.docker import DockerEngine, DockerSandbox
 from envgym_gui.desktop import APPS, PROFILE, ActionError, Desktop, DesktopGone
+from envgym_gui.env import SETTLE_OFFICE_S
 
 pytestmark = pytest.mark.docker
 RUN_ID = f"pytest-gui-{secrets.token_hex(4)}"
@@ -136,7 +137,7 @@ async def test_every_app_opens_on_its_file_and_screenshots_are_stable(desktop):
     assert all(w.title in titles for w in opened.values())
     assert sum(w.focused for w in await d.windows()) == 1
 
-    await d.wait_idle(quiet=0.5, timeout=30)
+    await d.wait_idle(quiet=SETTLE_OFFICE_S, timeout=30)  # LibreOffice draws its ruler in a late idle callback
     first, second = await d.screenshot(), await d.screenshot()
     assert _decode(first) == ((1280, 720), "PNG")
     assert first == second  # the same desktop state gives the same bytes (no blinking cursor, no clock)

@@ -30,6 +30,7 @@ WIDTH, HEIGHT = 1280, 720
 DISPLAY = ":0"
 RUNTIME = "/tmp/runtime-user"
 HOME = "/home/user"
+USER_UID = 1000
 SKELETON = "/opt/envgym/home"
 """The image's home (GTK settings: no blinking caret; the LibreOffice profile; the GSettings keyfile), kept
 outside ``HOME``: the container mounts an empty tmpfs there, and the session copies this in before any app."""
@@ -387,7 +388,10 @@ class Root:
             time.sleep(0.03)
 
     def settle(self, quiet: float, timeout: float) -> bool:
-        """Wait until the screen has not changed for ``quiet`` seconds (True) or ``timeout`` passed (False)."""
+        """Wait until, for ``quiet`` seconds, the screen has not changed and the apps have been idle (True), or
+        ``timeout`` passed (False). Idle: the user's processes but Xvfb (which serves these grabs) used at most
+        :data:`IDLE_TICKS` of CPU. On a loaded host an app's late idle callbacks (LibreOffice's ruler and
+        toolbar states) can come after a still second; while they are pending the app still uses CPU."""
         import zlib
 
         from Xlib import X
@@ -398,14 +402,17 @@ class Root:
             return zlib.crc32(root.get_image(0, 0, geo.width, geo.height, X.ZPixmap, 0xFFFFFFFF).data)
 
         deadline = time.monotonic() + timeout
-        last, since = self.x.guarded(grab), time.monotonic()
+        last, since, ticks = self.x.guarded(grab), time.monotonic(), app_ticks()
         while time.monotonic() < deadline:
             time.sleep(min(0.05, quiet))
             now = self.x.guarded(grab)
             if now != last:
-                last, since = now, time.monotonic()
+                last, since, ticks = now, time.monotonic(), app_ticks()
             elif time.monotonic() - since >= quiet:
-                return True
+                used = app_ticks()
+                if used - ticks <= IDLE_TICKS:
+                    return True
+                since, ticks = time.monotonic(), used  # still busy: a new quiet period from now
         return False
 
     def op_settle(self, req: dict) -> dict:
@@ -468,6 +475,30 @@ def pid_alive(pid: int | None) -> bool:
             return f.read().split(") ", 1)[1][0] not in "ZX"
     except (OSError, IndexError):
         return False
+
+
+IDLE_TICKS = 2
+"""CPU clock ticks (10 ms each) the apps may use in a quiet period and still count as idle."""
+
+
+def app_ticks() -> int:
+    """CPU ticks (user + system) used so far by the desktop user's processes, Xvfb left out."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != USER_UID:
+                continue
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:  # the process ended meanwhile
+            continue
+        if stat[stat.index("(") + 1:stat.rindex(")")] == "Xvfb":
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total
 
 
 def fill_home() -> None:
