@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import sys
 import textwrap
 from importlib.metadata import entry_points
@@ -246,3 +247,21 @@ def _family_imports(path: Path) -> list[str]:
 def test_the_kernel_imports_no_family():
     found = [hit for path in sorted((ROOT / "envgym").rglob("*.py")) for hit in _family_imports(path)]
     assert not found, "the kernel must reach families only through entry points:\n" + "\n".join(found)
+
+
+def test_exporters_installed_after_a_lookup_are_found(install, tmp_path, monkeypatch):
+    from envgym.export import _installed
+
+    site = tmp_path / "site-later"
+    site.mkdir()
+    os.utime(site, ns=(0, 0))  # an mtime a later change of the folder cannot share
+    monkeypatch.syspath_prepend(str(site))
+    before = {ep.name for ep in _installed()}
+    assert "later" not in before and _installed() is _installed()  # unchanged: not looked up again
+    info = site / "envgym_later-0.1.dist-info"  # installed into a folder already on sys.path
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: envgym_later\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[envgym.exporters]\nlater = envgym_later:Exporter\n")
+    assert "later" in {ep.name for ep in _installed()}
+    install("envgym_outcomes_plugin", OUTCOMES, {"envgym.exporters": {"outcomes": "envgym_outcomes_plugin:Outcomes"}})
+    assert {"later", "outcomes"} <= {ep.name for ep in _installed()}  # a new folder on sys.path
