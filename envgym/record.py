@@ -8,7 +8,8 @@ the error of an infra failure and, when asked for, the token data of the model's
 Files are append-only and written two ways. :class:`JsonlWriter` makes each line one ``write`` and one
 ``fdatasync``. :class:`GroupWriter` (what ``envgym eval`` uses) appends entries of one line per file to
 parallel files (trajectories, then records) with *group commit*: every entry queued while the previous
-batch was being written goes down in the next batch, one ``write`` and one ``fdatasync`` per file, the
+batch was being written (or, for a batch of a few, within a short window after) goes down in the next
+batch, one ``write`` and one ``fdatasync`` per file, the
 files in order (so a record is never durable before its trajectory), and only then is the batch handed
 to ``on_durable``: nothing is reported done before its sync. A crash therefore leaves whole lines plus at
 most a torn last line per file, which :func:`read_records` detects and (with ``repair``) cuts off,
