@@ -9,8 +9,9 @@ A run lives in one directory::
 
 Finished episodes go down in batches (:class:`~envgym.record.GroupWriter`): one write and one
 ``fdatasync`` per file covers every episode that finished while the previous batch was being written (a
-batch of a few waits a few milliseconds for more), the trajectories before their records. An episode counts as done (exporters, the summary, progress,
-``on_record``, a resume's skipping) only once its record is durable, so a crash loses nothing reported.
+batch of a few waits a few milliseconds for more), the trajectories before their records. An episode counts
+as done (exporters, the summary, progress, ``on_record``, a resume's skipping) only once its record is
+durable, so a crash loses nothing reported.
 ``workers=N`` runs the episodes in N worker processes (:mod:`envgym.eval_workers`) for envs whose work is
 Python on the CPU; this process stays the only writer, with the same guarantees.
 

@@ -76,6 +76,8 @@ class FrozenState:
                  changed: frozenset[str] | None = None, *, inline_queries: bool = False) -> None:
         self.tables, self._columns, self._reopen, self._changed = tables, columns, reopen, changed
         self.inline_queries = inline_queries
+        self.left_out: tuple[str, ...] = ()
+        """The ``table.column`` fields its snapshot never holds (see envgym.verify.state)."""
         """Whether ``reopen`` is cheap (an in-memory copy), so verifiers query inline (see envgym.verify.state)."""
 
     def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
@@ -119,6 +121,7 @@ class _LiveState:
                  ignore: tuple[str, ...], raw: dict[str, list[tuple[Any, ...]]] | None = None,
                  known: Snapshot | None = None) -> None:
         self._live, self._ignore, self._changed = store.SqliteState(conn), ignore, changed
+        self.left_out = ignore  # every snapshot leaves the domain's ignored fields out (see envgym.verify.state)
         self._image = conn.serialize()  # another thread reads a copy: the connection is the loop's (store.Changes)
         self._owner = threading.get_ident()
         self._columns = columns if self._changed is not None else self._live.columns()
@@ -343,6 +346,9 @@ class ToolEnv(Env):
                               changed=frozenset(), inline_queries=True)
         expected = None if states.expected is None else \
             FrozenState(states.expected, states.expected_columns, changed=states.changed)
+        for view in (initial, expected):  # both snapshots were taken with the domain's ignored fields left out
+            if view is not None:
+                view.left_out = self.domain.ignore_fields
         return VerifyContext(calls=list(self._calls), final_answer=self._final_answer, state=actual,
                              expected_state=expected, task=task, initial_state=initial)
 

@@ -13,6 +13,9 @@ A view's ``snapshot()`` maps every table name to its rows, each row a dict of co
   entries against it (without it, against the columns its rows show);
 - a view whose ``query`` is cheap and safe to run on the event loop's thread (a private in-memory copy,
   microseconds) says so with a true ``inline_queries`` attribute; other views' queries run in a worker thread;
+- a view whose snapshots never hold some ``table.column`` fields (it leaves them out itself) may name them
+  in a ``left_out`` attribute: :func:`diff_views` then checks those ``ignore_fields`` entries without
+  searching the rows for them;
 - a view may also offer ``changed_tables() -> frozenset[str] | None``: every table whose rows or columns may
   differ from the task's initial state (a superset is fine; None: any may). A view that offers it takes
   ``snapshot(tables=...)`` (just those tables; a name the state lacks is left out), and the env promises
@@ -151,16 +154,19 @@ def columns_of(view: Any) -> dict[str, tuple[str, ...]] | None:
 
 
 def drop_fields(snapshot: Snapshot, ignore: Iterable[str], *,
-                columns: Mapping[str, Iterable[str]] | None = None) -> Snapshot:
+                columns: Mapping[str, Iterable[str]] | None = None, left_out: Iterable[str] = ()) -> Snapshot:
     """The snapshot without the ``table.column`` fields in ``ignore``, rows re-sorted (a table holding none
     of them is returned as it is: its rows are sorted already).
 
     Each entry is checked (see the module docstring) against ``columns`` (a view's ``columns()``) where it
     names the table, else against the columns the table's rows show; a bad entry is a VerifierError.
+    ``left_out`` names fields the snapshot is known not to hold (a view's ``left_out``): still checked, but
+    no table's rows are searched for them alone.
     """
     ignore = tuple(ignore)
     if not ignore:
         return snapshot
+    gone = frozenset(left_out)
     tables = sorted(set(snapshot) | set(columns or {}))
     drop: dict[str, set[str]] = {}
     for item in ignore:
@@ -177,7 +183,8 @@ def drop_fields(snapshot: Snapshot, ignore: Iterable[str], *,
         if known and column not in known:
             raise VerifierError(f"ignore_fields entry {item!r} names no column of table {table!r}; "
                                 f"its columns: {', '.join(sorted(known))}")
-        drop.setdefault(table, set()).add(column)
+        if item not in gone:
+            drop.setdefault(table, set()).add(column)
     return {table: _without(table, rows, drop[table]) if table in drop else rows for table, rows in snapshot.items()}
 
 
@@ -213,5 +220,6 @@ def diff_views(actual: StateView, expected: StateView, ignore: Iterable[str] = (
         a_rows, e_rows = actual.snapshot(), expected.snapshot()
     else:
         a_rows, e_rows = actual.snapshot(tables=tables), expected.snapshot(tables=tables)  # type: ignore[call-arg]
-    return diff_states(drop_fields(a_rows, ignore, columns=a_columns), drop_fields(e_rows, ignore, columns=e_columns),
+    return diff_states(drop_fields(a_rows, ignore, columns=a_columns, left_out=getattr(actual, "left_out", ())),
+                       drop_fields(e_rows, ignore, columns=e_columns, left_out=getattr(expected, "left_out", ())),
                        limit=limit)

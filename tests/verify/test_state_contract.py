@@ -206,3 +206,13 @@ def test_dropping_fields_a_table_no_longer_holds_keeps_its_sorted_rows():
     assert once == {"a": rows}
     again = drop_fields(once, ("a.v",), columns={"a": ("id", "v")})  # the cached expected state, re-dropped
     assert again["a"] is once["a"]
+
+
+def test_fields_a_view_leaves_out_are_checked_but_not_searched_for():
+    from envgym.verify.state import drop_fields
+
+    rows = {"t": [{"a": 1, "b": 2}]}
+    assert drop_fields(rows, ["t.b"], left_out=["t.b"]) == rows  # named left out: the rows are not searched
+    assert drop_fields(rows, ["t.b"]) == {"t": [{"a": 1}]}
+    with pytest.raises(VerifierError, match="names no column"):
+        drop_fields(rows, ["t.c"], columns={"t": ("a", "b")}, left_out=["t.c"])
