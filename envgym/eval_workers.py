@@ -377,6 +377,10 @@ async def _work(sock: socket.socket) -> None:
     async def pulled() -> AsyncIterator[Job]:
         config = init.config
         while True:
+            # one turn of the loop first: the episode this slot just finished reaches ``done`` (the consumer
+            # below was woken when it was queued) and goes back with the next start, before an episode that
+            # may kill the worker runs; a finished episode lost with the worker would be charged an attempt
+            await asyncio.sleep(0)
             jid, task_index, suite, run_index, attempt, seed = await jobs.get()
             task = init.tasks[task_index]
             began.append(jid)
