@@ -105,7 +105,7 @@ async def test_the_oracle_gate_names_a_reference_whose_calls_fail(tmp_path):
 
 
 def _sampled_notes_env(**kwargs):
-    """``ToolEnv`` on the notes domain; its entry point says ``gate_sample = 2`` (as the desktop env says 24)."""
+    """``ToolEnv`` on the notes domain; its entry point says ``gate_sample = 2`` (as the desktop env says 16)."""
     from envgym.tools import ToolEnv
 
     return ToolEnv(**kwargs)

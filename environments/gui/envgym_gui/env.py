@@ -131,10 +131,10 @@ class DesktopEnv(Env):
     has_write_actions: ClassVar[bool] = True
     multimodal: ClassVar[bool] = True
     tamper_agents: ClassVar[tuple[type, ...]] = (TypeTheClaim, QuitEverything, KillTheDesktop)
-    gate_sample: ClassVar[int | None] = 24
-    """``envgym check`` gates 24 tasks spread over the suites and splits (every app; about 30 s of a desktop
-    each on 2 cores); ``envgym check --all-tasks`` gates all of them (``benchmarks/gui_latency.py`` runs the
-    oracle over every task)."""
+    gate_sample: ClassVar[int | None] = 16
+    """``envgym check`` gates 16 tasks spread over the suites and splits (Calc, Writer, the editor and the
+    terminal; about 30 s of a desktop each on 2 cores); ``envgym check --all-tasks`` gates all of them
+    (``benchmarks/gui_latency.py`` runs the oracle over every task)."""
 
     def __init__(self, *, screenshot: bool = True, screenshot_scale: float = 1.0, a11y: bool = True,
                  clock: Clock | None = None) -> None:

@@ -63,6 +63,10 @@ class SweEnv(Env):
     needs_sandbox: ClassVar[bool] = True
     has_write_actions: ClassVar[bool] = True
     tamper_agents = tamper.AGENTS
+    gate_sample: ClassVar[int | None] = 8
+    """``envgym check`` gates 8 tasks per env spread over its suite (each is two container episodes that run the
+    hidden tests, 2-6 s on 2 cores); ``envgym check --all-tasks`` gates all of them, and ``envgym swe label`` /
+    ``python -m envgym_swe.inject validate`` re-validate a suite from its sources."""
 
     def __init__(self, *, command_timeout_s: float = 120.0, max_output: int = 16_000,
                  clock: Clock | None = None) -> None:
