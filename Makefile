@@ -107,7 +107,7 @@ $(BFCL_VENV)/.installed: pyproject.toml
 test: setup lint check validate-swe $(MCP_VENV)/.installed $(BFCL_VENV)/.installed
 	$(MCP_VENV)/bin/python -m pytest -q tests/mcp
 	$(BFCL_VENV)/bin/python -m pytest -q tests/bfcl
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 clean:
 	rm -rf $(VENV) $(MCP_VENV) $(BFCL_VENV) $(OUT)
