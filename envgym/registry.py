@@ -108,6 +108,9 @@ class VerifierKind:
 _registry: dict[str, EnvSpec] = {}
 _suites: dict[str, SuiteSpec] = {}
 _verifiers: dict[str, VerifierKind] = {}
+_verifiers_generation = 0
+"""Bumped whenever the verifier kinds may change (a registration, an isolated block's start and end): parsed
+task files cached under one generation hold specs of that generation's kinds."""
 _loaded: set[str] = set()
 _plugins_enabled = True
 
@@ -285,9 +288,16 @@ def register_verifier(type_name: str, model: type, fn: Callable[..., Any], *, ov
         raise RegistryError(f"verifier type {type_name!r}: its check must be an async function (spec, ctx) -> Verdict")
     if type_name in _verifiers and not override and _verifiers[type_name].model is not model:
         raise RegistryError(f"verifier type {type_name!r} is already registered (pass override=True to replace it)")
+    global _verifiers_generation
     kind = VerifierKind(type=type_name, model=model, fn=fn)
     _verifiers[type_name] = kind
+    _verifiers_generation += 1
     return kind
+
+
+def verifiers_generation() -> int:
+    """Changes whenever the registered verifier kinds may have changed (for caches of parsed tasks)."""
+    return _verifiers_generation
 
 
 def verifier_kind(type_name: str) -> VerifierKind | None:
@@ -312,10 +322,12 @@ def isolated(*, plugins: bool = False) -> Iterator[None]:
     Built-in verifier kinds stay. With ``plugins=False`` (the default) no entry-point hook loads inside, so
     only what the block registers exists; ``plugins=True`` lets the installed plug-ins load afresh.
     """
-    global _registry, _suites, _verifiers, _loaded, _plugins_enabled
+    global _registry, _suites, _verifiers, _loaded, _plugins_enabled, _verifiers_generation
     saved = (_registry, _suites, _verifiers, _loaded, _plugins_enabled)
     _registry, _suites, _verifiers, _loaded, _plugins_enabled = {}, {}, {}, set(), plugins
+    _verifiers_generation += 1
     try:
         yield
     finally:
         _registry, _suites, _verifiers, _loaded, _plugins_enabled = saved
+        _verifiers_generation += 1

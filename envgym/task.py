@@ -61,9 +61,10 @@ MAX_DEPTH = 64
 
 
 _PARSED_MAX = 64
-_parsed: dict[Path, tuple[bytes, list[tuple[int, TaskSpec]]]] = {}
-"""Task files parsed in this process, with the bytes they were parsed from: a file read again with the same
-bytes (``envgym eval`` plans a run twice) hands back the same frozen tasks, their hashes already worked out."""
+_parsed: dict[Path, tuple[bytes, int, list[tuple[int, TaskSpec]]]] = {}
+"""Task files parsed in this process, with the bytes they were parsed from and the verifier kinds' generation
+(a plug-in kind's spec is an instance of the model registered then): a file read again with the same bytes under
+the same kinds (``envgym eval`` plans a run twice) hands back the same frozen tasks, hashes already worked out."""
 
 
 def _read_numbered(path: Path) -> list[tuple[int, TaskSpec]]:
@@ -71,14 +72,16 @@ def _read_numbered(path: Path) -> list[tuple[int, TaskSpec]]:
         data = path.read_bytes()
     except OSError as exc:
         raise SpecError(f"cannot read task file: {exc.strerror}", path=str(path)) from exc
+    from envgym.registry import verifiers_generation
+
     key = path.absolute()
     cached = _parsed.get(key)
-    if cached is not None and cached[0] == data:
-        return list(cached[1])
+    if cached is not None and cached[0] == data and cached[1] == verifiers_generation():
+        return list(cached[2])
     tasks = _parse_tasks(path, data)
     if len(_parsed) >= _PARSED_MAX:
         _parsed.pop(next(iter(_parsed)))
-    _parsed[key] = (data, tasks)
+    _parsed[key] = (data, verifiers_generation(), tasks)  # after the parse: it may have loaded plug-in kinds
     return list(tasks)
 
 
