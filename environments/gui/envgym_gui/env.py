@@ -55,11 +55,12 @@ LAUNCH_TIMEOUT_S = 90.0
 host LibreOffice opens a document in about a second; a cold start on a loaded host takes tens of seconds)."""
 SETTLE_S = 0.5
 """How long the screen must stay unchanged before reset's first observation."""
-SETTLE_OFFICE_S = 1.5
-"""The same for LibreOffice, which updates its toolbars (font box, undo/paste states) in idle callbacks that
-come late while the pool starts the next desktop beside it: at 0.5 s two resets of a task could differ there.
-It can also hold a blank window still for longer while it loads the document: reset then settles again until
-the window is drawn (:func:`drawn`)."""
+SETTLE_OFFICE_S = 0.5
+"""The same for LibreOffice. Its toolbar states and ruler come in idle callbacks, late on a loaded host: the
+settle also waits for the apps to be idle (the desktop daemon's CPU criterion; with a still screen alone, two
+resets of a task differed 9 times in 10 at 0.5 s, still 1 in 8 at 1.5 s; with it 0 in 20 at 0.5 s, load 6-9).
+It can also hold a blank window still while it loads the document: reset then settles again until the window
+is drawn (:func:`drawn`)."""
 DRAWN_SHADES = 4
 """A window band with at most this many grey levels is still blank (a background, a frame line)."""
 PREWARM_TIMEOUT_S = 240.0
