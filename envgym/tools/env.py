@@ -17,8 +17,9 @@ it on :meth:`ToolEnv.verify_context`: the call log, the answer, the store as the
 queryable), the store before the episode (``initial_state``) and the store the reference solution produces
 (``expected_state``, replayed on an in-memory copy). The last two are cached per task (one replay per task,
 however many episodes wait for it); the domain's ``ignore_fields`` are left out of every snapshot. A
-verifier's ``query`` of the store runs on an in-memory copy taken when grading starts: the rubric's SQL checks
-run it inline (``inline_queries``), and a verifier's worker thread may run it too.
+verifier's ``query`` of the store runs on the episode's connection (read-only), or, from a verifier's worker
+thread or once the env has moved on to another episode, on an in-memory copy taken when grading starts: the
+rubric's SQL checks run it inline (``inline_queries``).
 Grading is incremental: the store records which tables the episode's statements may have written
 (:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final state
 comparison reads only the tables the episode or the reference changed.
@@ -103,24 +104,28 @@ class FrozenState:
 
 
 class _LiveState:
-    """The store as the agent left it: each table read once, when a verifier asks, ignored fields left out;
-    from a thread other than the one that graded (a verifier's worker thread), from a copy taken at grading.
+    """The store as the agent left it: each table read once, when a verifier asks, ignored fields left out.
+    Reads and queries run on the episode's connection while ``current()`` says the env is still on this
+    episode (its queries' ``query_only`` pragmas unrecorded: :class:`envgym.tools.store.SqliteState`), else
+    (another thread, such as a verifier's worker thread, or after the env moved on) on a copy taken at grading.
 
     The columns are the initial store's unless a statement may have changed the schema; the changed tables
     are those :class:`envgym.tools.store.Changes` says the episode's tool calls may have written whose rows
-    are not the template's, row for row. Its queries run on an in-memory copy of the store, so verifiers run
-    them inline (``inline_queries``). ``raw`` holds tables' rows the env has read already (as plain tuples in
-    the columns' order, ``SELECT *``): their snapshot is made from them, ignored fields left out as it is built;
-    ``known`` holds tables' snapshots the env already has (a table whose rows are the reference's, value for
-    value and type for type, in the same order: the expected state's rows).
+    are not the template's, row for row. Its queries cost microseconds (the connection, or an in-memory copy),
+    so verifiers run them inline (``inline_queries``). ``raw`` holds tables' rows the env has read already (as
+    plain tuples in the columns' order, ``SELECT *``): their snapshot is made from them, ignored fields left out
+    as it is built; ``known`` holds tables' snapshots the env already has (a table whose rows are the
+    reference's, value for value and type for type, in the same order: the expected state's rows).
     """
 
     inline_queries = True
 
     def __init__(self, conn: sqlite3.Connection, changed: frozenset[str] | None, columns: dict[str, tuple[str, ...]],
                  ignore: tuple[str, ...], raw: dict[str, list[tuple[Any, ...]]] | None = None,
-                 known: Snapshot | None = None) -> None:
-        self._live, self._ignore, self._changed = store.SqliteState(conn), ignore, changed
+                 known: Snapshot | None = None, *, changes: store.Changes | None = None,
+                 current: Callable[[], bool] = lambda: True) -> None:
+        self._live, self._ignore, self._changed = store.SqliteState(conn, changes), ignore, changed
+        self._current = current
         self.left_out = ignore  # every snapshot leaves the domain's ignored fields out (see envgym.verify.state)
         self._image = conn.serialize()  # another thread reads a copy: the connection is the loop's (store.Changes)
         self._owner = threading.get_ident()
@@ -150,7 +155,7 @@ class _LiveState:
             self._read[table] = self._from_raw(table)
         unread = [t for t in unread if t not in self._raw]
         if unread:  # the columns name every table the store has (re-read above if the schema may have changed)
-            if threading.get_ident() == self._owner:
+            if self._on_connection():
                 rows = {t: self._live.rows(t) for t in unread}
             else:
                 with contextlib.closing(store.clone(self._image)) as copy:
@@ -165,8 +170,13 @@ class _LiveState:
         return self._changed
 
     def query(self, sql: str) -> list[dict[str, Any]]:
+        if self._on_connection():  # no copy to open: a tenth of the cost
+            return self._live.query(sql)
         with contextlib.closing(store.clone(self._image)) as copy:
             return store.SqliteState(copy).query(sql)
+
+    def _on_connection(self) -> bool:
+        return threading.get_ident() == self._owner and self._current()
 
 
 def execute_calls(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
@@ -231,9 +241,26 @@ class _TaskStates:
     expected_columns: dict[str, tuple[str, ...]]
     changed: frozenset[str] | None
     """The tables the reference changes (None: it changed the schema)."""
-    expected_raw: dict[str, str]
-    """``repr`` of the raw rows (:func:`_raw_rows`) of each table the reference changes, as it leaves them: an
-    episode's table of the same repr holds the same values of the same types in the same order."""
+    expected_raw: dict[str, _Rows]
+    """The raw rows (:func:`_raw_rows`) of each table the reference changes, as it leaves them (see :class:`_Rows`)."""
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A table's raw rows, and where they hold numbers: :meth:`same` tells rows holding the same values of the
+    same types in the same order (a number equal to another of the other type, ``1 == 1.0``, is the only value
+    equal to one of another type that SQLite hands back), cheaper than comparing their ``repr``."""
+
+    rows: list[tuple[Any, ...]]
+    numbers: tuple[tuple[int, int, type], ...]
+
+    @classmethod
+    def of(cls, rows: list[tuple[Any, ...]]) -> _Rows:
+        return cls(rows, tuple((i, j, type(v)) for i, row in enumerate(rows) for j, v in enumerate(row)
+                               if type(v) in (int, float)))
+
+    def same(self, rows: list[tuple[Any, ...]]) -> bool:
+        return rows == self.rows and all(type(rows[i][j]) is kind for i, j, kind in self.numbers)
 
 
 INLINE_ROWS = 2000
@@ -279,6 +306,8 @@ class ToolEnv(Env):
         self._changes = store.Changes()
         self._calls: list[CallRecord] = []
         self._final_answer: str | None = None
+        self._episode = 0
+        """Counts resets and closes: a live state graded earlier reads its copy once the env moved on."""
         self.tool_schemas = self.domain.schemas
 
     @property
@@ -289,6 +318,7 @@ class ToolEnv(Env):
     async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
+        self._episode += 1
         key = (self.domain.name, chosen.hash)
         image = store.template(key)
         if image is None:  # the task's first episode in this process: build its template (off the loop if large)
@@ -340,8 +370,10 @@ class ToolEnv(Env):
         known: Snapshot = {}
         if changed and states.expected is not None:  # a table left as the reference leaves it: its rows known
             known = {t: states.expected[t] for t in changed
-                     if t in states.expected_raw and repr(raw[t]) == states.expected_raw[t]}
-        actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields, raw, known)
+                     if t in states.expected_raw and states.expected_raw[t].same(raw[t])}
+        episode = self._episode
+        actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields, raw, known,
+                            changes=self._changes, current=lambda: self._episode == episode)
         initial = FrozenState(states.initial, states.columns, reopen=lambda: self._open_initial(task),
                               changed=frozenset(), inline_queries=True)
         expected = None if states.expected is None else \
@@ -415,7 +447,7 @@ class ToolEnv(Env):
             expected = {**initial, **drop_fields(view.snapshot(differ), ignore, columns=columns)}
             changed = frozenset(t for t in differ if initial.get(t) != expected.get(t))
             return _TaskStates(initial, raw, columns, expected, expected_columns, changed,
-                               {t: repr(after[t]) for t in differ})
+                               {t: _Rows.of(after[t]) for t in differ})
         finally:
             conn.close()
 
@@ -433,6 +465,7 @@ class ToolEnv(Env):
             raise
 
     def _release_sync(self) -> None:
+        self._episode += 1
         conn, directory = self._conn, self._dir
         self._conn = self._dir = None
         if conn is not None:

@@ -20,9 +20,10 @@ again (the tool env records from the moment it opens a connection). A connection
 keeps its cached statements, which run again unseen: ``reload(image)`` replaces its database with a copy of
 an image (``deserialize``) and ``begin()``s an episode, and from then ``tables()`` is empty while no row has
 changed (``total_changes``) and, once one has, names every table a statement compiled on the connection
-while recording may write. While it records, only one thread may use the connection (the tool env runs a
-verifier's query on a copy): the authorizer is Python called from inside SQLite, and two threads on the
-connection deadlock on the GIL.
+while recording may write. While it records, only one thread may use the connection (the tool env serves a
+verifier's worker thread from a copy): the authorizer is Python called from inside SQLite, and two threads on
+the connection deadlock on the GIL. Statements run inside ``unrecorded()`` are not recorded (the env's own,
+which change no row and leave nothing behind).
 
 :class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
 table but SQLite's own, or the named ones, rows sorted as the state contract says; ``rows(table)``: one),
@@ -32,10 +33,11 @@ apps keep their stores this way.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -145,7 +147,7 @@ class Changes:
         self._conn: sqlite3.Connection | None = None
         self._since: int | None = None  # the connection's total_changes when the episode began
         self._stopped: frozenset[str] = frozenset()  # what tables() said when recording stopped
-        self._loading = False
+        self._paused = False
 
     def tables(self) -> frozenset[str] | None:
         """Every table a statement may have written, or None when a statement may have changed anything."""
@@ -167,12 +169,19 @@ class Changes:
         """Replace the recording connection's database with a copy of the image ``data`` and :meth:`begin`."""
         if self._conn is None:
             raise RuntimeError("Changes.reload() while not recording")
-        self._loading = True  # deserialize attaches the copy as main: not a statement of the episode
-        try:
+        with self.unrecorded():  # deserialize attaches the copy as main: not a statement of the episode
             self._conn.deserialize(data)
-        finally:
-            self._loading = False
         self.begin()
+
+    @contextlib.contextmanager
+    def unrecorded(self) -> Iterator[None]:
+        """Statements compiled inside are not the episode's: they change no row and leave nothing behind
+        (``reload``'s deserialize; the ``query_only`` pragma a verifier's query runs under, set back after)."""
+        self._paused = True
+        try:
+            yield
+        finally:
+            self._paused = False
 
     def start(self, conn: sqlite3.Connection) -> None:
         """Record what ``conn``'s statements may write from now on (see the module docstring)."""
@@ -189,7 +198,7 @@ class Changes:
             self._conn = None
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
-        if self._loading:
+        if self._paused:
             pass
         elif action in _ROW_WRITES and arg1 is not None and db in ("main", None):
             self._tables.add(arg1)
@@ -201,10 +210,12 @@ class Changes:
 
 
 class SqliteState:
-    """Read access to a store for verifiers."""
+    """Read access to a store for verifiers; with ``changes`` (recording on ``conn``), a query's ``query_only``
+    pragmas are not recorded (:meth:`Changes.unrecorded`), so the connection stays fit to keep."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, changes: Changes | None = None) -> None:
         self.conn = conn
+        self._changes = changes
 
     def tables(self) -> list[str]:
         """The store's tables (SQLite's own left out), by name."""
@@ -231,7 +242,7 @@ class SqliteState:
         if not sql.lstrip().lower().startswith(("select", "with")):
             raise ValueError("verifier queries must be read-only (SELECT/WITH)")
         # a WITH can still end in DELETE/UPDATE/INSERT: SQLite itself refuses writes while query_only is on
-        self.conn.execute("PRAGMA query_only = ON")
+        self._pragma("PRAGMA query_only = ON")
         try:
             return [dict(r) for r in self.conn.execute(sql).fetchall()]
         except sqlite3.OperationalError as exc:
@@ -239,7 +250,11 @@ class SqliteState:
                 raise ValueError(f"verifier queries must be read-only: {exc}") from None
             raise
         finally:
-            self.conn.execute("PRAGMA query_only = OFF")
+            self._pragma("PRAGMA query_only = OFF")
+
+    def _pragma(self, sql: str) -> None:
+        with self._changes.unrecorded() if self._changes is not None else contextlib.nullcontext():
+            self.conn.execute(sql)
 
 
 def _quoted(name: str) -> str:

@@ -225,3 +225,37 @@ async def test_a_verifier_reading_the_state_from_a_worker_thread_reads_a_copy_of
         assert in_thread == on_loop and on_loop["audit"] == [{"id": 1, "entry": "x"}]
     finally:
         await env.close()
+
+
+async def test_a_verifier_query_runs_on_the_episode_connection_read_only_and_the_connection_is_kept():
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=TASK)
+        kept = env._conn
+        await env.step(Action.call("set_balance", id=1, balance=50))
+        state = (await env.verify_context()).state
+        assert state.query("SELECT balance FROM accounts WHERE id = 1") == [{"balance": 50}]
+        with pytest.raises(ValueError, match="read-only"):
+            state.query("WITH gone AS (SELECT 1) DELETE FROM accounts")
+        assert state.query("SELECT count(*) AS n FROM accounts") == [{"n": 2}]
+        assert state.changed_tables() == {"accounts"}  # the query_only pragmas were not recorded as the episode's
+        await env.reset(task=TASK)
+        assert env._conn is kept and not env._conn.execute("PRAGMA query_only").fetchone()[0]
+    finally:
+        await env.close()
+
+
+async def test_a_state_graded_before_the_env_moved_on_still_shows_its_own_episode():
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=TASK)
+        await env.step(Action.call("run_sql", sql="INSERT INTO audit (entry) VALUES ('first')"))
+        state = (await env.verify_context()).state
+        await env.reset(task=TASK)
+        await env.step(Action.call("set_balance", id=1, balance=7, audit="second"))
+        assert state.query("SELECT entry FROM audit") == [{"entry": "first"}]
+        assert state.snapshot(["accounts"])["accounts"][0] == {"id": 1, "balance": 10}  # read now, from the copy
+        await env.close()
+        assert state.query("SELECT balance FROM accounts WHERE id = 1") == [{"balance": 10}]
+    finally:
+        await env.close()
