@@ -22,7 +22,9 @@ thread or once the env has moved on to another episode, on an in-memory copy tak
 rubric's SQL checks run it inline (``inline_queries``).
 Grading is incremental: the store records which tables the episode's statements may have written
 (:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final state
-comparison reads only the tables the episode or the reference changed.
+comparison reads only the tables the episode or the reference changed; of those, a table that fits on one
+page and whose page is, byte for byte, the template's (unchanged) or the one the reference leaves (the
+reference's rows) is not read at all (:class:`~envgym.tools.store.LeafPages`).
 
 Where the work runs: building a task's template and replaying its reference (once per task) run inline for
 a task of at most :data:`INLINE_ROWS` initial rows (milliseconds), else in a worker thread; creating and
@@ -123,11 +125,12 @@ class _LiveState:
     def __init__(self, conn: sqlite3.Connection, changed: frozenset[str] | None, columns: dict[str, tuple[str, ...]],
                  ignore: tuple[str, ...], raw: dict[str, list[tuple[Any, ...]]] | None = None,
                  known: Snapshot | None = None, *, changes: store.Changes | None = None,
-                 current: Callable[[], bool] = lambda: True) -> None:
+                 current: Callable[[], bool] = lambda: True, image: bytes | None = None) -> None:
         self._live, self._ignore, self._changed = store.SqliteState(conn, changes), ignore, changed
         self._current = current
         self.left_out = ignore  # every snapshot leaves the domain's ignored fields out (see envgym.verify.state)
-        self._image = conn.serialize()  # another thread reads a copy: the connection is the loop's (store.Changes)
+        # another thread reads a copy: the connection is the loop's (store.Changes)
+        self._image = conn.serialize() if image is None else image
         self._owner = threading.get_ident()
         self._columns = columns if self._changed is not None else self._live.columns()
         self._read: Snapshot = dict(known or {})
@@ -243,6 +246,11 @@ class _TaskStates:
     """The tables the reference changes (None: it changed the schema)."""
     expected_raw: dict[str, _Rows]
     """The raw rows (:func:`_raw_rows`) of each table the reference changes, as it leaves them (see :class:`_Rows`)."""
+    initial_pages: store.LeafPages | None = None
+    """The template's one-page tables: an episode's table on the very same page is not read (unchanged)."""
+    expected_pages: store.LeafPages | None = None
+    """The one-page tables the reference changes, as it leaves them: an episode's table on the very same page
+    holds the reference's rows (not read either)."""
 
 
 @dataclass(frozen=True)
@@ -363,17 +371,20 @@ class ToolEnv(Env):
         task = self.task
         states = await self._task_states(task)
         changed = self._changes.tables()
+        image = self._conn.serialize()
         raw: dict[str, list[tuple[Any, ...]]] = {}
-        if changed:  # a table whose rows are the template's, in the same order, was not changed
-            raw = {t: _raw_rows(self._conn, t) for t in changed}
-            changed = frozenset(t for t in changed if raw[t] != states.raw.get(t))
         known: Snapshot = {}
-        if changed and states.expected is not None:  # a table left as the reference leaves it: its rows known
-            known = {t: states.expected[t] for t in changed
-                     if t in states.expected_raw and states.expected_raw[t].same(raw[t])}
+        if changed:
+            changed, known = self._unread(states, changed, image)
+            raw = {t: _raw_rows(self._conn, t) for t in changed if t not in known}
+            # a table whose rows are the template's, in the same order, was not changed
+            changed = frozenset(t for t in changed if t in known or raw[t] != states.raw.get(t))
+            if states.expected is not None:  # a table left as the reference leaves it: its rows known
+                known.update({t: states.expected[t] for t in raw
+                              if t in changed and t in states.expected_raw and states.expected_raw[t].same(raw[t])})
         episode = self._episode
         actual = _LiveState(self._conn, changed, states.columns, self.domain.ignore_fields, raw, known,
-                            changes=self._changes, current=lambda: self._episode == episode)
+                            changes=self._changes, current=lambda: self._episode == episode, image=image)
         initial = FrozenState(states.initial, states.columns, reopen=lambda: self._open_initial(task),
                               changed=frozenset(), inline_queries=True)
         expected = None if states.expected is None else \
@@ -383,6 +394,17 @@ class ToolEnv(Env):
                 view.left_out = self.domain.ignore_fields
         return VerifyContext(calls=list(self._calls), final_answer=self._final_answer, state=actual,
                              expected_state=expected, task=task, initial_state=initial)
+
+    @staticmethod
+    def _unread(states: _TaskStates, changed: frozenset[str], image: bytes) -> tuple[frozenset[str], Snapshot]:
+        """``changed`` less the tables whose page in ``image`` is the template's, and the snapshots of those
+        whose page is the reference's (see :class:`envgym.tools.store.LeafPages`): none of them is read."""
+        if states.initial_pages is not None:
+            changed = frozenset(t for t in changed if not states.initial_pages.same(t, image))
+        known: Snapshot = {}
+        if states.expected_pages is not None and states.expected is not None:
+            known = {t: states.expected[t] for t in changed if states.expected_pages.same(t, image)}
+        return changed, known
 
     def _reuse(self, image: bytes) -> bool:
         """Put a copy of ``image`` in the kept in-memory connection, if it is clean enough to keep (above)."""
@@ -433,21 +455,24 @@ class ToolEnv(Env):
             columns = view.columns()
             initial = drop_fields(view.snapshot(), ignore, columns=columns)
             raw = {t: _raw_rows(conn, t) for t in columns}
+            pages = store.LeafPages(conn)
             if task.solution is None:
-                return _TaskStates(initial, raw, columns, None, columns, frozenset(), {})
+                return _TaskStates(initial, raw, columns, None, columns, frozenset(), {}, pages)
             calls: list[CallRecord] = []
             for action in task.solution:
                 execute_calls(self.domain, conn, calls, action.tool_calls)
             expected_columns = view.columns()
             if expected_columns != columns:  # the reference changed the schema: every table read again
                 expected = drop_fields(view.snapshot(), ignore, columns=expected_columns)
-                return _TaskStates(initial, raw, columns, expected, expected_columns, None, {})
+                return _TaskStates(initial, raw, columns, expected, expected_columns, None, {}, pages)
             after = {t: _raw_rows(conn, t) for t in columns}
             differ = [t for t in columns if after[t] != raw[t]]  # the others hold the initial rows
             expected = {**initial, **drop_fields(view.snapshot(differ), ignore, columns=columns)}
             changed = frozenset(t for t in differ if initial.get(t) != expected.get(t))
+            after_pages = store.LeafPages(conn)
+            after_pages.pages = {t: page for t, page in after_pages.pages.items() if t in differ}
             return _TaskStates(initial, raw, columns, expected, expected_columns, changed,
-                               {t: _Rows.of(after[t]) for t in differ})
+                               {t: _Rows.of(after[t]) for t in differ}, pages, after_pages)
         finally:
             conn.close()
 

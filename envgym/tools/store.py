@@ -25,6 +25,9 @@ verifier's worker thread from a copy): the authorizer is Python called from insi
 the connection deadlock on the GIL. Statements run inside ``unrecorded()`` are not recorded (the env's own,
 which change no row and leave nothing behind).
 
+:class:`LeafPages` finds, in an image, the tables whose rows all lie on one page, so another image holding
+that very page is known to hold the same rows without reading them.
+
 :class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
 table but SQLite's own, or the named ones, rows sorted as the state contract says; ``rows(table)``: one),
 ``columns()`` (every table's columns, from the schema) and read-only ``query()``. The tool env and the web
@@ -45,7 +48,7 @@ from typing import Any
 from envgym.errors import SpecError
 from envgym.verify.state import Rows, Snapshot, sort_rows
 
-__all__ = ["Changes", "SqliteState", "clone", "connect", "create", "image", "template"]
+__all__ = ["Changes", "LeafPages", "SqliteState", "clone", "connect", "create", "image", "template"]
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -129,6 +132,56 @@ def _build(schema_sql: str, initial_state: dict[str, Any]) -> sqlite3.Connection
         conn.close()
         raise
     return conn
+
+
+class LeafPages:
+    """Where a store's small tables lie in its image (``conn.serialize()``): each table whose rows all sit on
+    its root page (a table b-tree leaf none of whose cells spills to an overflow page), with that page's
+    bytes. :meth:`same` tells whether another image of the same schema holds that very page at the same place:
+    then the table holds the same rows, value for value and type for type, in the same order, and nothing
+    need be read. A page that differs says nothing (the same rows may be laid out differently)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        data = conn.serialize()
+        size = int.from_bytes(data[16:18], "big") or 1
+        self.size = 65536 if size == 1 else size
+        usable = self.size - data[20]  # less the bytes reserved at the end of each page
+        self.pages: dict[str, tuple[int, bytes]] = {}
+        for name, root in conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'"):
+            if not isinstance(root, int) or root < 2:  # a virtual table has none; page 1 is the schema's
+                continue
+            start = (root - 1) * self.size
+            page = data[start:start + self.size]
+            if len(page) == self.size and _leaf_without_overflow(page, usable):
+                self.pages[name] = (start, page)
+
+    def same(self, table: str, data: bytes) -> bool:
+        """Whether the image ``data`` holds ``table``'s page, byte for byte, where this image held it."""
+        found = self.pages.get(table)
+        return found is not None and data[found[0]:found[0] + self.size] == found[1]
+
+
+def _leaf_without_overflow(page: bytes, usable: int) -> bool:
+    """A table b-tree leaf page (type 13) whose every cell holds its whole payload (SQLite file format)."""
+    if page[0] != 13:
+        return False
+    cells = int.from_bytes(page[3:5], "big")
+    for i in range(cells):
+        at = int.from_bytes(page[8 + 2 * i:10 + 2 * i], "big")
+        payload = 0
+        for k in range(9):  # the payload size, a varint
+            if at + k >= len(page):
+                return False
+            byte = page[at + k]
+            if k == 8:
+                payload = (payload << 8) | byte
+                break
+            payload = (payload << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        if payload > usable - 35:  # more than a table leaf keeps on the page: the rest overflows
+            return False
+    return True
 
 
 _ROW_WRITES = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE})

@@ -259,3 +259,29 @@ async def test_a_state_graded_before_the_env_moved_on_still_shows_its_own_episod
         assert state.query("SELECT balance FROM accounts WHERE id = 1") == [{"balance": 10}]
     finally:
         await env.close()
+
+
+async def test_tables_on_the_templates_or_the_references_own_page_are_not_read(monkeypatch):
+    from envgym.tools import env as tool_env
+
+    read = []
+    original = tool_env._raw_rows
+    monkeypatch.setattr(tool_env, "_raw_rows", lambda conn, table: read.append(table) or original(conn, table))
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=TASK)
+        await env.verify_context()  # the task's reference replayed (its reads are not the episode's)
+        for action in TASK.solution:
+            await env.step(action)
+        read.clear()
+        ctx = await env.verify_context()
+        assert read == [] and ctx.state.changed_tables() == {"accounts"}
+        assert (await env.verify()).passed
+        await env.reset(task=TASK)
+        await env.step(Action.call("set_balance", id=1, balance=51))
+        await env.step(Action.call("set_balance", id=2, balance=20, audit="x"))  # audit written; accounts too
+        read.clear()
+        verdict = await env.verify()
+        assert sorted(read) == ["accounts", "audit"] and not final_state(verdict).passed
+    finally:
+        await env.close()
