@@ -22,9 +22,9 @@ thread or once the env has moved on to another episode, on an in-memory copy tak
 rubric's SQL checks run it inline (``inline_queries``).
 Grading is incremental: the store records which tables the episode's statements may have written
 (:class:`~envgym.tools.store.Changes`) and the state views say so (``changed_tables``), so the final state
-comparison reads only the tables the episode or the reference changed; of those, a table that fits on one
-page and whose page is, byte for byte, the template's (unchanged) or the one the reference leaves (the
-reference's rows) is not read at all (:class:`~envgym.tools.store.LeafPages`).
+comparison reads only the tables the episode or the reference changed; of those, a table whose pages are,
+byte for byte, the template's (unchanged) or those the reference leaves (the reference's rows) is not read
+(:class:`~envgym.tools.store.TablePages`).
 
 Where the work runs: building a task's template and replaying its reference (once per task) run inline for
 a task of at most :data:`INLINE_ROWS` initial rows (milliseconds), else in a worker thread; creating and
@@ -246,11 +246,11 @@ class _TaskStates:
     """The tables the reference changes (None: it changed the schema)."""
     expected_raw: dict[str, _Rows]
     """The raw rows (:func:`_raw_rows`) of each table the reference changes, as it leaves them (see :class:`_Rows`)."""
-    initial_pages: store.LeafPages | None = None
-    """The template's one-page tables: an episode's table on the very same page is not read (unchanged)."""
-    expected_pages: store.LeafPages | None = None
-    """The one-page tables the reference changes, as it leaves them: an episode's table on the very same page
-    holds the reference's rows (not read either)."""
+    initial_pages: store.TablePages | None = None
+    """The template's tables' pages: an episode's table on the very same pages is not read (unchanged)."""
+    expected_pages: store.TablePages | None = None
+    """The pages of the tables the reference changes, as it leaves them: an episode's table on the very same
+    pages holds the reference's rows (not read either)."""
 
 
 @dataclass(frozen=True)
@@ -397,8 +397,8 @@ class ToolEnv(Env):
 
     @staticmethod
     def _unread(states: _TaskStates, changed: frozenset[str], image: bytes) -> tuple[frozenset[str], Snapshot]:
-        """``changed`` less the tables whose page in ``image`` is the template's, and the snapshots of those
-        whose page is the reference's (see :class:`envgym.tools.store.LeafPages`): none of them is read."""
+        """``changed`` less the tables whose pages in ``image`` are the template's, and the snapshots of those
+        whose pages are the reference's (see :class:`envgym.tools.store.TablePages`): none of them is read."""
         if states.initial_pages is not None:
             changed = frozenset(t for t in changed if not states.initial_pages.same(t, image))
         known: Snapshot = {}
@@ -455,7 +455,7 @@ class ToolEnv(Env):
             columns = view.columns()
             initial = drop_fields(view.snapshot(), ignore, columns=columns)
             raw = {t: _raw_rows(conn, t) for t in columns}
-            pages = store.LeafPages(conn)
+            pages = store.TablePages(conn)
             if task.solution is None:
                 return _TaskStates(initial, raw, columns, None, columns, frozenset(), {}, pages)
             calls: list[CallRecord] = []
@@ -469,7 +469,7 @@ class ToolEnv(Env):
             differ = [t for t in columns if after[t] != raw[t]]  # the others hold the initial rows
             expected = {**initial, **drop_fields(view.snapshot(differ), ignore, columns=columns)}
             changed = frozenset(t for t in differ if initial.get(t) != expected.get(t))
-            after_pages = store.LeafPages(conn)
+            after_pages = store.TablePages(conn)
             after_pages.pages = {t: page for t, page in after_pages.pages.items() if t in differ}
             return _TaskStates(initial, raw, columns, expected, expected_columns, changed,
                                {t: _Rows.of(after[t]) for t in differ}, pages, after_pages)

@@ -25,8 +25,8 @@ verifier's worker thread from a copy): the authorizer is Python called from insi
 the connection deadlock on the GIL. Statements run inside ``unrecorded()`` are not recorded (the env's own,
 which change no row and leave nothing behind).
 
-:class:`LeafPages` finds, in an image, the tables whose rows all lie on one page, so another image holding
-that very page is known to hold the same rows without reading them.
+:class:`TablePages` finds, in an image, each table whose rows all lie on its b-tree's pages (none on an overflow
+page), so another image holding those very pages is known to hold the same rows without reading them.
 
 :class:`SqliteState` is the :class:`~envgym.verify.state.StateView` of a connection: ``snapshot()`` (every
 table but SQLite's own, or the named ones, rows sorted as the state contract says; ``rows(table)``: one),
@@ -48,7 +48,7 @@ from typing import Any
 from envgym.errors import SpecError
 from envgym.verify.state import Rows, Snapshot, sort_rows
 
-__all__ = ["Changes", "LeafPages", "SqliteState", "clone", "connect", "create", "image", "template"]
+__all__ = ["Changes", "SqliteState", "TablePages", "clone", "connect", "create", "image", "template"]
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -134,31 +134,57 @@ def _build(schema_sql: str, initial_state: dict[str, Any]) -> sqlite3.Connection
     return conn
 
 
-class LeafPages:
-    """Where a store's small tables lie in its image (``conn.serialize()``): each table whose rows all sit on
-    its root page (a table b-tree leaf none of whose cells spills to an overflow page), with that page's
-    bytes. :meth:`same` tells whether another image of the same schema holds that very page at the same place:
-    then the table holds the same rows, value for value and type for type, in the same order, and nothing
-    need be read. A page that differs says nothing (the same rows may be laid out differently)."""
+class TablePages:
+    """Where a store's tables lie in its image (``conn.serialize()``): each table whose rows all sit on the
+    pages of its b-tree (no cell spills to an overflow page; at most :data:`MAX_TABLE_PAGES` pages), with
+    those pages' bytes. :meth:`same` tells whether another image of the same schema holds those very pages at
+    the same places: then the table holds the same rows, value for value and type for type, in the same order,
+    and nothing need be read. Pages that differ say nothing (the same rows may be laid out differently)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         data = conn.serialize()
-        size = int.from_bytes(data[16:18], "big") or 1
+        size = int.from_bytes(data[16:18], "big")
         self.size = 65536 if size == 1 else size
         usable = self.size - data[20]  # less the bytes reserved at the end of each page
-        self.pages: dict[str, tuple[int, bytes]] = {}
+        self.pages: dict[str, tuple[tuple[int, bytes], ...]] = {}
         for name, root in conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'"):
-            if not isinstance(root, int) or root < 2:  # a virtual table has none; page 1 is the schema's
-                continue
-            start = (root - 1) * self.size
-            page = data[start:start + self.size]
-            if len(page) == self.size and _leaf_without_overflow(page, usable):
-                self.pages[name] = (start, page)
+            if isinstance(root, int) and root >= 2:  # a virtual table has no b-tree; page 1 is the schema's
+                found = _table_pages(data, root, self.size, usable)
+                if found is not None:
+                    self.pages[name] = found
 
     def same(self, table: str, data: bytes) -> bool:
-        """Whether the image ``data`` holds ``table``'s page, byte for byte, where this image held it."""
+        """Whether the image ``data`` holds ``table``'s pages, byte for byte, where this image held them."""
         found = self.pages.get(table)
-        return found is not None and data[found[0]:found[0] + self.size] == found[1]
+        return found is not None and all(data[at:at + self.size] == page for at, page in found)
+
+
+MAX_TABLE_PAGES = 64
+""":class:`TablePages` keeps (a copy of) the pages of tables this small (256 KiB at 4 KiB a page)."""
+
+
+def _table_pages(data: bytes, root: int, size: int, usable: int) -> tuple[tuple[int, bytes], ...] | None:
+    """Each page of the table b-tree rooted at page ``root`` (where it starts, its bytes), root first; None if a
+    cell spills to an overflow page, a page is not a table b-tree page, or there are too many (SQLite file
+    format: interior pages (type 5) hold their children's page numbers, leaves (type 13) the rows)."""
+    found: list[tuple[int, bytes]] = []
+    todo = [root]
+    while todo:
+        number = todo.pop()
+        start = (number - 1) * size
+        page = data[start:start + size]
+        if number < 2 or len(page) != size or len(found) >= MAX_TABLE_PAGES:
+            return None
+        if page[0] == 5:
+            cells = int.from_bytes(page[3:5], "big")
+            todo.append(int.from_bytes(page[8:12], "big"))  # the right-most child
+            for i in range(cells):
+                at = int.from_bytes(page[12 + 2 * i:14 + 2 * i], "big")
+                todo.append(int.from_bytes(page[at:at + 4], "big"))
+        elif not _leaf_without_overflow(page, usable):
+            return None
+        found.append((start, page))
+    return tuple(found)
 
 
 def _leaf_without_overflow(page: bytes, usable: int) -> bool:

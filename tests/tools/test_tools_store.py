@@ -183,23 +183,25 @@ def test_a_reloaded_connection_counts_its_cached_statements_once_a_row_changes(c
     assert changes.tables() == {"parent", "log"}  # still readable once the connection is closed
 
 
-def test_leaf_pages_are_the_one_page_tables_and_tell_only_the_very_same_page(conn):
+def test_table_pages_tell_a_table_on_the_very_same_pages_and_leave_out_overflowing_ones(conn):
     conn.execute("CREATE TABLE blob (x)")
     conn.execute("INSERT INTO blob VALUES (?)", ("y" * 5000,))  # one row spilling to an overflow page
-    conn.execute("CREATE TABLE wide (x)")
-    conn.executemany("INSERT INTO wide VALUES (?)", [("z" * 500,) for _ in range(20)])  # several pages
-    before = store.LeafPages(conn)
-    assert set(before.pages) == {"parent", "child", "log", "untouched"}  # not blob, not wide
+    conn.execute("CREATE TABLE wide (id INTEGER PRIMARY KEY, x)")
+    conn.executemany("INSERT INTO wide VALUES (?, ?)", [(i, "z" * 500) for i in range(40)])  # several pages
+    before = store.TablePages(conn)
+    assert set(before.pages) == {"parent", "child", "log", "untouched", "wide"} and len(before.pages["wide"]) > 3
     image = conn.serialize()
     assert all(before.same(t, image) for t in before.pages) and not before.same("blob", image)
     conn.execute("UPDATE parent SET name = 'A' WHERE id = 1")
     conn.execute("UPDATE child SET parent_id = 1 WHERE id = 20")
     conn.execute("UPDATE child SET parent_id = 2 WHERE id = 20")  # written, and back as it was
+    conn.execute("UPDATE wide SET x = 'w' || substr(x, 2) WHERE id = 39")  # one leaf of several
     after = conn.serialize()
     assert not before.same("parent", after) and before.same("untouched", after)
     assert before.same("child", after)  # the same bytes: the same rows, whatever was written
+    assert not before.same("wide", after)
     conn.execute("CREATE TABLE loose (x)")  # no type affinity: 7.0 stays a REAL
     conn.execute("INSERT INTO loose VALUES (7)")
-    loose = store.LeafPages(conn)
+    loose = store.TablePages(conn)
     conn.execute("UPDATE loose SET x = 7.0")  # 7 == 7.0, but not the same value: another page
     assert not loose.same("loose", conn.serialize())
