@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envgym import __version__ as _version
-from envgym.export import Exporter
+from envgym.export import Exporter, needs_trajectory
 from envgym.progress import RunProgress, cause_of
 from envgym.record import GroupWriter, ResultRecord, json_line
 from envgym.registry import parse_id
@@ -62,11 +62,15 @@ class Recorder:
         await self.writer.submit(lines, (record, trajectory))
 
     def _export(self, items: list[tuple[ResultRecord, Trajectory | bytes]]) -> None:
+        wanted = [needs_trajectory(exporter) for exporter in self.exporters]
         for record, trajectory in items:  # derived from the record: a crash before they are written is repaired
-            if isinstance(trajectory, bytes):
-                trajectory = Trajectory.model_validate_json(trajectory)
-            for exporter in self.exporters:
-                exporter.export(record, trajectory)
+            parsed: Trajectory | None = None
+            if isinstance(trajectory, Trajectory):
+                parsed = trajectory
+            elif any(wanted):  # a line from a worker process: parsed only for an exporter that reads it
+                parsed = Trajectory.model_validate_json(trajectory)
+            for exporter, wants in zip(self.exporters, wanted, strict=True):
+                exporter.export(record, parsed if wants else None)
 
     def _durable(self, items: list[tuple[ResultRecord, Trajectory | bytes]]) -> None:
         summary, progress, on_record = self.summary, self.progress, self.on_record

@@ -20,8 +20,12 @@ only once durable), so ``envgym eval``'s guarantees hold unchanged:
   envs come from ``envgym.make`` (registered through entry points: a registration made only in this
   process's memory does not reach the workers).
 
-A worker holds at most its slots plus a few prefetched jobs; it reports each job as it starts it
-(``progress.started``; a job lost with a worker counts an attempt only if it had started) and as it ends.
+A worker holds at most its slots plus a few prefetched jobs. It reports the jobs it starts and ends in
+batches (one frame per :data:`FLUSH_S` at most, or sooner when it runs short of jobs): a frame per episode woke
+this process for every start and end, and on two cores the three processes then spent a third of their time
+switching. What a dead worker's jobs had reached is on a shared board instead (:class:`_Board`, one byte per
+job that the worker sets as it starts and as it ends each episode, before any frame): a job lost with a worker
+counts an attempt only if it was running (started, not ended); one whose episode had ended runs again free.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import mmap
 import multiprocessing
+import os
 import pickle
 import signal
 import socket
 import struct
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +53,8 @@ from envgym.vector.pool import EpisodePool, Job, failed_trajectory
 
 MAX_ATTEMPTS = 3
 """Workers a job may be lost with before it is recorded as ``infra_error``."""
+FLUSH_S = 0.005
+"""The longest a worker holds the news of a started or ended episode before it sends it."""
 _HEADER = struct.Struct("!I")
 
 
@@ -68,6 +77,8 @@ class _Init:
     agents: Any  # an AgentConfig or a picklable AgentFactory
     tasks: list[TaskSpec]
     slots: int
+    board: str
+    """The path of the run's :class:`_Board`."""
 
 
 @dataclass
@@ -88,6 +99,44 @@ class _Outstanding:
     attempts: int = 0
     """Workers that died while running it."""
     running: bool = False
+
+
+class _Board:
+    """One byte per job of the run, in a file in memory (``/dev/shm`` where there is one) that every worker
+    maps: :data:`STARTED` as a worker starts the job's episode, :data:`ENDED` once it has its record, both before
+    the episode's news is sent. The bytes survive the worker's death; this process reads them then."""
+
+    STARTED, ENDED = 1, 2
+
+    def __init__(self, path: str, size: int, *, owner: bool) -> None:
+        self.path, self.owner = path, owner
+        fd = os.open(path, os.O_RDWR)
+        try:
+            self.map = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+
+    @classmethod
+    def create(cls, jobs: int) -> _Board:
+        folder = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        fd, path = tempfile.mkstemp(prefix="envgym-eval-", dir=folder)
+        try:
+            os.ftruncate(fd, max(1, jobs))
+        finally:
+            os.close(fd)
+        return cls(path, max(1, jobs), owner=True)
+
+    def __getitem__(self, jid: int) -> int:
+        return self.map[jid]
+
+    def __setitem__(self, jid: int, value: int) -> None:
+        self.map[jid] = value
+
+    def close(self) -> None:
+        self.map.close()
+        if self.owner:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
 
 
 def _frame(payload: Any) -> bytes:
@@ -135,10 +184,10 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
         if task.hash not in index:
             index[task.hash] = len(tasks)
             tasks.append(task)
-    pool = _ProcessPool(config, meta, agents, tasks, workers=workers, concurrency=concurrency,
-                        close_timeout_s=close_timeout_s)
     jobs = [(jid, index[task.hash], suite, run_index, attempt, episode_seed(config, task, run_index))
             for jid, (suite, task, run_index, attempt) in enumerate(todo)]
+    pool = _ProcessPool(config, meta, agents, tasks, workers=workers, concurrency=concurrency,
+                        close_timeout_s=close_timeout_s, jobs=len(jobs))
     if progress is not None:
         progress.in_flight_of = lambda: pool.in_flight
     started = None if progress is None else (lambda jid: progress.started(todo[jid][0]))
@@ -160,8 +209,9 @@ class _ProcessPool:
     """Worker processes fed with jobs; see the module docstring."""
 
     def __init__(self, config: Any, meta: dict[str, Any], agents: Any, tasks: list[TaskSpec], *, workers: int,
-                 concurrency: int, close_timeout_s: float) -> None:
+                 concurrency: int, close_timeout_s: float, jobs: int) -> None:
         self.config, self.meta, self.agents, self.tasks = config, meta, agents, tasks
+        self.board = _Board.create(jobs)
         self.close_timeout_s = close_timeout_s
         self.shares = [concurrency // workers + (i < concurrency % workers) for i in range(workers)]
         self.workers: list[_Worker] = []
@@ -197,7 +247,8 @@ class _ProcessPool:
             reader, worker.writer = await asyncio.open_connection(sock=sock)
             if self._closing:  # the run ended while this worker started: it reads EOF at once and exits
                 worker.writer.close()
-            worker.writer.write(_frame(_Init(self.config, self.meta, self.agents, self.tasks, worker.slots)))
+            worker.writer.write(_frame(_Init(self.config, self.meta, self.agents, self.tasks, worker.slots,
+                                             self.board.path)))
             while True:
                 kind, body = await _read_frame(reader)
                 self.events.put_nowait((kind, worker, body))
@@ -220,7 +271,7 @@ class _ProcessPool:
             self._start(share, lane)
         while left:
             for worker in self.workers:  # top every ready worker up to its slots plus a few prefetched
-                cap = worker.slots + max(2, worker.slots // 4)
+                cap = worker.slots + max(4, worker.slots // 2)  # news comes in batches: enough to go on with
                 if not worker.ready or worker.dead or len(worker.outstanding) >= cap:
                     continue
                 batch = []
@@ -261,10 +312,11 @@ class _ProcessPool:
                 if not worker.ready:
                     raise WorkerFailed(f"an eval worker exited ({code}) before it was ready; its error is on stderr")
                 self.lost += 1
-                for item in worker.outstanding.values():  # a job it had not started yet costs no attempt
-                    if item.running:
+                for item in worker.outstanding.values():  # only a job that was running costs an attempt
+                    if self.board[item.job[0]] == _Board.STARTED:
                         item.attempts += 1
-                        item.running = False
+                    item.running = False
+                    self.board[item.job[0]] = 0
                     if item.attempts < MAX_ATTEMPTS:
                         retry.append(item)
                     else:
@@ -326,6 +378,7 @@ class _ProcessPool:
                 await asyncio.shield(waiting)
             except asyncio.CancelledError:
                 interrupted = True
+        self.board.close()
         if interrupted:
             raise asyncio.CancelledError
 
@@ -347,6 +400,7 @@ async def _work(sock: socket.socket) -> None:
 
     reader, writer = await asyncio.open_connection(sock=sock)
     init: _Init = await _read_frame(reader)
+    board = _Board(init.board, os.stat(init.board).st_size, owner=False)
     factory = init.agents if hasattr(init.agents, "create") else build_factory(init.agents)
     jobs: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
     began: list[int] = []
@@ -364,30 +418,41 @@ async def _work(sock: socket.socket) -> None:
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             main.cancel()  # the parent is done with us (or gone): stop every episode
 
-    def flush() -> None:  # what happens in one turn of the loop goes back in one frame
+    timer: asyncio.TimerHandle | None = None
+
+    def flush() -> None:
+        nonlocal timer
+        if timer is not None:
+            timer.cancel()
+            timer = None
         if began or done:
             writer.write(_frame(("events", (began[:], done[:]))))
             began.clear()
             done.clear()
 
-    def note() -> None:
-        if not began and not done:
-            loop.call_soon(flush)
+    def note() -> None:  # news waits up to FLUSH_S for more (see the module docstring)
+        nonlocal timer
+        if len(done) >= 64:
+            flush()
+        elif timer is None:
+            timer = loop.call_later(FLUSH_S, flush)
 
     async def pulled() -> AsyncIterator[Job]:
         config = init.config
         while True:
-            # one turn of the loop first: the episode this slot just finished reaches ``done`` (the consumer
-            # below was woken when it was queued) and goes back with the next start, before an episode that
-            # may kill the worker runs; a finished episode lost with the worker would be charged an attempt
+            # one turn of the loop first: the episode this slot just finished reaches the consumer below (woken
+            # when it was queued), which marks it ended on the board before an episode that may kill the worker
+            # starts; a finished episode lost with the worker would be charged an attempt
             await asyncio.sleep(0)
+            if jobs.empty():  # short of jobs: the parent tops us up when it hears what ended
+                flush()
             jid, task_index, suite, run_index, attempt, seed = await jobs.get()
             task = init.tasks[task_index]
+            # on the board before the episode runs: one that kills the worker before it first yields to the
+            # loop (the env's work all inline) is known to have been running, and costs an attempt
+            board[jid] = _Board.STARTED
             began.append(jid)
-            # sent now, with what finished this turn, before the episode runs: an episode that kills the worker
-            # before it first yields to the loop (the env's work all inline) must still have been seen started,
-            # or its job would be sent again without counting an attempt, forever
-            flush()
+            note()
             yield Job(task, seed=seed, key=(jid, (suite, task, run_index, attempt)), max_steps=config.max_steps,
                       step_timeout_s=config.step_timeout_s)
 
@@ -399,8 +464,9 @@ async def _work(sock: socket.socket) -> None:
                 async for job, trajectory in finished:
                     jid, key = job.key
                     record = record_of(init.meta, key, trajectory)
-                    note()
                     done.append((jid, (json_line(trajectory), json_line(record))))
+                    board[jid] = _Board.ENDED  # lost with the worker now, it runs again free
+                    note()
                     if writer.transport.get_write_buffer_size() > 1 << 20:
                         await writer.drain()
     except asyncio.CancelledError:
@@ -415,4 +481,5 @@ async def _work(sock: socket.socket) -> None:
             await receiving
         with contextlib.suppress(Exception):
             await factory.aclose()
+        board.close()
         writer.close()

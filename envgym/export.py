@@ -10,7 +10,10 @@ An exporter is named in the entry-point group ``envgym.exporters``; the entry po
   nothing twice.
 - ``export(record, trajectory)`` after each finished episode, once its trajectory and record are durable
   (a crash before or during it is what ``repair`` is for). It runs in a worker thread: blocking file I/O
-  is fine; the run is serial in its calls.
+  is fine; the run is serial in its calls. An exporter that reads only the record says so with a false
+  ``needs_trajectory`` attribute and gets ``None`` for the trajectory: an episode run in a worker process
+  (``envgym eval --workers``) reaches the writer as its trajectory's JSON line, which is then not parsed
+  back for it (tens of microseconds an episode, in the one process that writes).
 - ``close()`` once at the end, whatever happened.
 
 An exporter writes only its own files in ``ctx.run_dir`` (``run.json``, ``records.jsonl`` and
@@ -55,9 +58,16 @@ class ExportContext:
 class Exporter(Protocol):
     def repair(self, records: Sequence[ResultRecord]) -> None: ...
 
-    def export(self, record: ResultRecord, trajectory: Trajectory) -> None: ...
+    def export(self, record: ResultRecord, trajectory: Trajectory | None) -> None:
+        """``trajectory`` is None only for an exporter whose ``needs_trajectory`` is false."""
+        ...
 
     def close(self) -> None: ...
+
+
+def needs_trajectory(exporter: Exporter) -> bool:
+    """Whether ``exporter.export`` reads its trajectory (the default; see the module docstring)."""
+    return bool(getattr(exporter, "needs_trajectory", True))
 
 
 ExporterFactory = Callable[[ExportContext], "Exporter | None"]

@@ -18,9 +18,30 @@ Ray is optional) is the pool's interface over a Ray cluster: one actor per host 
 
 from __future__ import annotations
 
-from envgym.vector.channel import Batch, Channel, Ready, UnknownEpisode
-from envgym.vector.lockstep import AsyncVectorEnv, GymnasiumVectorEnv
-from envgym.vector.pool import EpisodePool, Finished, Job
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from envgym.vector.channel import Batch, Channel, Ready, UnknownEpisode
+    from envgym.vector.lockstep import AsyncVectorEnv, GymnasiumVectorEnv
+    from envgym.vector.pool import EpisodePool, Finished, Job
+
+_HOMES = {"Batch": "channel", "Channel": "channel", "Ready": "channel", "UnknownEpisode": "channel",
+          "AsyncVectorEnv": "lockstep", "GymnasiumVectorEnv": "lockstep",
+          "EpisodePool": "pool", "Finished": "pool", "Job": "pool"}
+"""Each name's module, imported when the name is first asked for: ``envgym.vector.pool`` alone (what ``envgym
+eval`` and its worker processes use) does not bring in Gymnasium, which the Channel and lockstep modules import
+and which registers every installed env with it (every family's plug-in loaded: ~0.3 s a process)."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'envgym.vector' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"envgym.vector.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AsyncVectorEnv",

@@ -33,6 +33,9 @@ class Prediction(FrozenModel):
 class PredictionsExporter:
     """Writes ``predictions.jsonl`` in the run directory (see the module docstring)."""
 
+    needs_trajectory = False
+    """A prediction comes from the record's verdict alone."""
+
     def __init__(self, ctx: ExportContext) -> None:
         self.ctx = ctx
         self.path = ctx.run_dir / FILENAME
@@ -64,7 +67,7 @@ class PredictionsExporter:
         have = {(row.get("instance_id"), row.get("run_index", 0)) for row in rows}
         self._write([p for p in wanted if (p.instance_id, p.run_index) not in have])
 
-    def export(self, record: ResultRecord, trajectory: Trajectory) -> None:
+    def export(self, record: ResultRecord, trajectory: Trajectory | None) -> None:
         prediction = self.prediction(record)
         if prediction is not None:
             self._write([prediction])
