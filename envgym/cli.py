@@ -156,7 +156,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     ids = list_envs() if args.all else args.env_ids
     if not ids:
         raise EnvgymError("name an env id or pass --all")
-    ok = True
+    failed: list[str] = []
     for env_id in ids:
         try:
             report = asyncio.run(check(env_id, gates=not args.no_gates, concurrency=args.concurrency,
@@ -166,7 +166,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 raise
             out.print(f"{env_id}: skipped: {exc}", markup=False)  # --all checks what this install can run
             continue
-        ok &= report.ok
+        if not report.ok:
+            what = [name for name, _ in report.failed]
+            what += [f"{len(report.gate_failures)} gate(s) failed"] if report.gate_failures else []
+            what += [f"{len(report.tamper_failures)} probe(s) forged"] if report.tamper_failures else []
+            failed.append(f"{env_id} ({'; '.join(what)})")
         table = _table(f"{env_id}: {report.tasks} tasks", "check", "result")
         for name in report.passed:
             table.add_row(name, "[green]ok[/]")
@@ -183,7 +187,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         out.print(table)
         for task_id, why in report.gate_failures + report.tamper_failures:
             out.print(f"  [red]gate failed[/] {task_id}: {why}")
-    return 0 if ok else 1
+    if failed and len(ids) > 1:  # the last lines of a long --all run say which envs failed
+        out.print(f"[red]check failed[/] for {len(failed)} of {len(ids)} envs: " + ", ".join(failed))
+    return 1 if failed else 0
 
 
 def _cmd_tasks_validate(args: argparse.Namespace) -> int:

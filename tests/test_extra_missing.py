@@ -37,3 +37,24 @@ def test_check_all_skips_an_env_whose_extra_is_missing_and_naming_it_fails(capsy
 def test_extra_missing_is_an_import_error_and_infra() -> None:
     assert issubclass(ExtraMissing, ImportError) and ExtraMissing.blame == "infra"
 
+
+
+def test_check_all_ends_naming_the_envs_that_failed(capsys, monkeypatch) -> None:
+    """A long ``--all`` run's last line says which envs failed and what (CI keeps only an output's tail)."""
+    import envgym.check
+    from envgym.check import CheckReport
+
+    async def check(env_id: str, **kwargs: object) -> CheckReport:
+        report = CheckReport(env_id, tasks=1, gated=1, passed=["reset returns an Observation"])
+        if env_id == "acme/bad-v1":
+            report.failed.append(("reset is deterministic", "two resets differ"))
+            report.tamper_failures.append(("t1", "forged"))
+        return report
+
+    monkeypatch.setattr(envgym.check, "check", check)
+    monkeypatch.setattr("envgym.registry.list_envs", lambda: ["acme/good-v1", "acme/bad-v1"])
+    assert cli.main(["check", "--all"]) == 1
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "check failed for 1 of 2 envs: acme/bad-v1 (reset is deterministic; 1 probe(s) forged)" in last
+    assert "good" not in last
+    assert cli.main(["check", "acme/good-v1"]) == 0
