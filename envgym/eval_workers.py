@@ -395,7 +395,7 @@ def worker_main(sock: socket.socket) -> None:
 
 async def _work(sock: socket.socket) -> None:
     from envgym.agents import build_factory
-    from envgym.eval import env_maker
+    from envgym.eval import env_maker, run_heap
     from envgym.eval_records import record_of
 
     reader, writer = await asyncio.open_connection(sock=sock)
@@ -460,15 +460,16 @@ async def _work(sock: socket.socket) -> None:
     try:
         async with EpisodePool(factory, concurrency=init.slots, make_env=env_maker(init.config)) as pool:
             writer.write(_frame(("ready", None)))
-            async with contextlib.aclosing(pool.run_jobs(pulled())) as finished:
-                async for job, trajectory in finished:
-                    jid, key = job.key
-                    record = record_of(init.meta, key, trajectory)
-                    done.append((jid, (json_line(trajectory), json_line(record))))
-                    board[jid] = _Board.ENDED  # lost with the worker now, it runs again free
-                    note()
-                    if writer.transport.get_write_buffer_size() > 1 << 20:
-                        await writer.drain()
+            with run_heap():
+                async with contextlib.aclosing(pool.run_jobs(pulled())) as finished:
+                    async for job, trajectory in finished:
+                        jid, key = job.key
+                        record = record_of(init.meta, key, trajectory)
+                        done.append((jid, (json_line(trajectory), json_line(record))))
+                        board[jid] = _Board.ENDED  # lost with the worker now, it runs again free
+                        note()
+                        if writer.transport.get_write_buffer_size() > 1 << 20:
+                            await writer.drain()
     except asyncio.CancelledError:
         pass
     except Exception as exc:  # not an episode's failure (those are records): the run stops with it

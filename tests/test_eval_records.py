@@ -70,3 +70,34 @@ def test_the_swe_predictions_exporter_reads_only_the_record():
     from envgym_swe.predictions import PredictionsExporter
 
     assert PredictionsExporter.needs_trajectory is False
+
+
+def test_run_heap_raises_the_young_threshold_and_restores_the_collector_after():
+    import gc
+
+    from envgym.eval import run_heap
+
+    before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    with run_heap():
+        assert gc.get_threshold()[0] == 10_000
+        assert gc.get_freeze_count() > 0  # what was loaded before the episodes is never traversed again
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def test_run_heap_keeps_what_its_caller_froze_frozen():
+    import gc
+
+    from envgym.eval import run_heap
+
+    keep = [object()]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with run_heap():
+            pass
+        assert gc.get_freeze_count() >= frozen  # not unfrozen under the caller
+    finally:
+        gc.unfreeze()
+    assert keep
