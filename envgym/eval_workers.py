@@ -89,6 +89,8 @@ class _Worker:
     writer: asyncio.StreamWriter | None = None
     ready: bool = False
     dead: bool = False
+    start_error: Exception | None = None
+    """Why its process could not be started, if it could not."""
     reaped: asyncio.Future[str] | None = None
     outstanding: dict[int, _Outstanding] = field(default_factory=dict)
 
@@ -173,6 +175,10 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
     from envgym.eval import episode_seed
     from envgym.eval_records import record_of
 
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise SpecError("a run with workers started while a worker process was importing the main script (each "
+                        "worker imports it to find what it defines): put the script's run under "
+                        "`if __name__ == \"__main__\":`", field="workers")
     try:
         pickle.dumps(agents)
     except Exception as exc:
@@ -242,6 +248,9 @@ class _ProcessPool:
                                                    daemon=True)
                 # in a thread: the first start waits for the fork server to import envgym
                 await asyncio.to_thread(worker.process.start)
+            except Exception as exc:  # the run's error (WorkerFailed, naming it), not a task's lost exception
+                worker.start_error = exc
+                return
             finally:
                 theirs.close()
             reader, worker.writer = await asyncio.open_connection(sock=sock)
@@ -309,6 +318,8 @@ class _ProcessPool:
             elif kind == "gone" and not worker.dead:
                 worker.dead = True
                 code = await self._reap(worker)
+                if worker.start_error is not None:
+                    raise WorkerFailed(f"an eval worker could not be started: {worker.start_error!r}")
                 if not worker.ready:
                     raise WorkerFailed(f"an eval worker exited ({code}) before it was ready; its error is on stderr")
                 self.lost += 1

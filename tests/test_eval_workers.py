@@ -173,3 +173,24 @@ async def test_cancelled_while_workers_start_leaves_no_worker(tmp_path):
         await task
     assert _workers() == []
     assert not read_records(tmp_path / "run" / "records.jsonl")[1]
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "unguarded.py"  # each worker imports the main script: this one would run again there
+    script.write_text(textwrap.dedent(f"""
+        import asyncio
+        from envgym.agents import OracleConfig
+        from envgym.eval import EvalConfig, evaluate
+        config = EvalConfig(suites=("tool-retail",), split=None, agent=OracleConfig(), limit=2)
+        asyncio.run(evaluate(config, {str(tmp_path / "run")!r} + str(__import__("os").getpid()), concurrency=2,
+                             workers=2))
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert 'put the script\'s run under `if __name__ == "__main__":`' in proc.stderr
+    assert "WorkerFailed" in proc.stderr
+    assert "Task exception was never retrieved" not in proc.stderr  # a worker's start error is the run's

@@ -75,8 +75,9 @@ class AnswerSpec(FrozenModel):
     @classmethod
     def _regex_compiles(cls, value: str | float | int, info: ValidationInfo) -> str | float | int:
         if info.data.get("kind") == "regex":
-            try:
-                re.compile(str(value))
+            try:  # compiled as grading compiles it by default (not case_sensitive, a later field): ``re``'s
+                # cache then hands grading this compilation (these patterns take milliseconds to parse)
+                re.compile(str(value), re.IGNORECASE)
             except re.error as exc:
                 raise ValueError(f"invalid regex {str(value)!r}: {exc}") from None
         return value

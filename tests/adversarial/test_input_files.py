@@ -210,3 +210,18 @@ def test_bad_regex_or_matcher_is_refused_at_load(tmp_path: Path, verifier: dict,
     message = str(info.value)
     assert message.startswith(f"{path}:2: ") and f"(field {field!r})" in message
     assert "regex" in message or "matcher" in message
+
+
+def test_depth_counts_the_deepest_nesting_of_lists_and_objects():
+    from envgym.jsonl import depth
+
+    cases = {1: 0, "x": 0, None: 0}
+    for value, expected in cases.items():
+        assert depth(value) == expected
+    assert depth([]) == 1 and depth({}) == 1 and depth([[]]) == 2
+    assert depth([1, [2, [3]], {"a": 1}]) == 3
+    assert depth({"a": {"b": [{"c": []}]}, "d": [1, 2]}) == 5
+    deep: list = []
+    for _ in range(5000):  # no recursion: a line far deeper than Python's stack is measured, not a crash
+        deep = [deep]
+    assert depth(deep) == 5001

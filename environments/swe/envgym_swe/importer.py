@@ -38,7 +38,6 @@ from envgym.errors import EnvgymError, SpecError
 from envgym.task import TaskSpec, write_tasks
 from envgym.types import Action, Limits
 from envgym.verify.tests import TestsSpec
-from envgym_swe.environment import infer_environment
 from envgym_swe.images import ImageSpec, build_requires, ensure_image, git, has_commit
 from envgym_swe.instances import Instance, InstanceError, parse_instances, read_jsonl
 
@@ -224,6 +223,9 @@ def image_groups(accepted: Iterable[Instance], paths: Mapping[str, Path], *,
     """One image spec per (repo, version, install, requirements, inferred environment): commits whose layout
     or pins differ (:mod:`envgym_swe.environment`) never share an install. ``given`` (instance_id -> spec, e.g.
     the images ``envgym swe label`` built) is used as is for the instances it names."""
+    # imported here: packaging's parser is slow to import, and the family's registration imports this module
+    from envgym_swe.environment import infer_environment
+
     groups: dict[tuple[str, str, str, tuple[str, ...], str], list[Instance]] = {}
     envs: dict[tuple[str, str], str] = {}
     fixed: dict[str, tuple[ImageSpec, list[Instance]]] = {}
