@@ -290,6 +290,10 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
     workers = resolve_workers(workers)
     if workers > 1 and ray is not None:
         raise SpecError("workers and ray are two ways to spread episodes; choose one", field="workers")
+    if workers > 1 and concurrency > 1:
+        from envgym.eval_workers import start_fork_server
+
+        start_fork_server()  # its imports run while this process plans
     pairs = plan(config)
     hosts_agents = factory if factory is not None else config.agent  # what a Ray host or worker builds agents from
     factory = factory or build_factory(config.agent)

@@ -41,6 +41,7 @@ import signal
 import socket
 import struct
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +150,19 @@ def _frame(payload: Any) -> bytes:
 async def _read_frame(reader: asyncio.StreamReader) -> Any:
     size = _HEADER.unpack(await reader.readexactly(_HEADER.size))[0]
     return pickle.loads(await reader.readexactly(size))
+
+
+def start_fork_server() -> None:
+    """Start the fork server now, in a thread, so that its imports (envgym, ~0.3 s) overlap the caller's
+    planning; a run's workers then import their env modules after the fork, each in its own process. A no-op
+    where there is no forkserver or it runs already; a server that fails to start here is started (and its
+    error raised) by the first worker's start."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["envgym.eval_workers"])
+    threading.Thread(target=forkserver.ensure_running, name="envgym-fork-server", daemon=True).start()
 
 
 def _context(tasks: list[TaskSpec]) -> Any:

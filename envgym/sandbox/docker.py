@@ -54,6 +54,8 @@ from envgym.sandbox.reaper import default_run_id, owner_labels
 
 KILL_GRACE_S = 10.0
 """How long a timed-out command's tree kill may take before the sandbox is declared unreachable."""
+CLOCK_PINGS = 3
+"""Answers asked of the helper before a timeout kill, each a bound of the container's clock (the best is kept)."""
 
 
 def connect(base_url: str | None = None, **kwargs: Any) -> Any:
@@ -323,7 +325,7 @@ class DockerSandbox(Sandbox):
                 await self._session().open(timeout=timeout)
         if self.state is not SandboxState.RUNNING:
             raise SandboxCrashed(f"container {self.id} died before the command was sent")
-        since_ns = 0 if self._clock_offset_ns is None else time.monotonic_ns() + self._clock_offset_ns
+        sent_ns = time.monotonic_ns()  # the command starts after this, in the container's clock at kill time
         exec_id = await self._create_exec(argv, deadline=deadline, workdir=cwd or self.profile.workdir,
                                           user=user or "",
                                           environment=[*(f"{k}={v}" for k, v in env.items()),
@@ -348,7 +350,7 @@ class DockerSandbox(Sandbox):
                 await asyncio.wait_for(asyncio.shield(reading), max(deadline - time.monotonic(), 0))
             except TimeoutError:
                 timed_out = True
-                await self._kill_since(since_ns, user or "")
+                await self._kill_since(sent_ns, user or "")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(reading), 2.0)
         finally:
@@ -385,17 +387,29 @@ class DockerSandbox(Sandbox):
             return bool((await helper.call({"op": "statfs", "paths": self.watched_mounts()}, timeout=10))["full"])
         return False
 
-    async def _kill_since(self, since_ns: int, user: str) -> None:
-        """The namespace sweep of :func:`~envgym.sandbox.incontainer.kill_since`, as the command's user.
+    def _container_ns(self, host_ns: int) -> int:
+        """A host monotonic time in the container's boot clock, never later than it was (0 while unknown:
+        then the sweep takes every process but PID 1, the keeper and the helpers)."""
+        return 0 if self._clock_offset_ns is None else host_ns + self._clock_offset_ns
+
+    async def _kill_since(self, sent_ns: int, user: str) -> None:
+        """The namespace sweep of :func:`~envgym.sandbox.incontainer.kill_since`, as the command's user, of
+        what started since ``sent_ns`` (the host's monotonic clock when the command was sent).
 
         Through that user's idle session helper when there is one (no new process needed: a fork bomb at the
         pids limit cannot starve it), else a fresh ``docker exec``, retried while the pids limit refuses it.
+        The container's clock is a lower bound learnt from helpers' answers, early by the time an answer took
+        to arrive (a hello on a busy engine: tens of milliseconds and more), and a server an earlier command
+        started that moment before this one would die with it: the helper is asked the time a few times first
+        (:data:`CLOCK_PINGS` quick answers), and the best bound then converts ``sent_ns``.
         """
         helper = self._idle_helper(user)
         if helper is not None:
             with contextlib.suppress(SandboxError):
-                await helper.call({"op": "kill", "since_ns": since_ns, "keep": sorted(self.helper_pids)},
-                                  timeout=KILL_GRACE_S)
+                for _ in range(CLOCK_PINGS):
+                    await helper.call({"op": "ping"}, timeout=KILL_GRACE_S)
+                await helper.call({"op": "kill", "since_ns": self._container_ns(sent_ns),
+                                   "keep": sorted(self.helper_pids)}, timeout=KILL_GRACE_S)
                 return
         give_up = time.monotonic() + KILL_GRACE_S
         last = ""
@@ -407,7 +421,8 @@ class DockerSandbox(Sandbox):
                 raise await self._crashed("died during the command")
             try:
                 exec_id = await self._create_exec(
-                    ["python3", "-c", HELPER, "kill", str(since_ns), ",".join(map(str, sorted(self.helper_pids)))],
+                    ["python3", "-c", HELPER, "kill", str(self._container_ns(sent_ns)),
+                     ",".join(map(str, sorted(self.helper_pids)))],
                     deadline=give_up, user=user)
                 reader, writer = await self.engine.hijack(exec_id)
                 try:

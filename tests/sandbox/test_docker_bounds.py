@@ -63,6 +63,7 @@ async def test_a_writable_root_is_refused_where_the_driver_cannot_cap_it(make, e
 async def test_timeout_kills_reparented_environment_cleared_descendants(make):
     sb = await make()
     await sb.exec("sleep 777 > /dev/null 2>&1 &")  # an earlier command's background server
+    await asyncio.sleep(0.2)  # the clock's bound may be early by a few answers' transit (see the next test)
     for run in (sb.exec, sb.session.exec):
         r = await run(f"{ESCAPEE}; sleep 100", timeout=1.5)
         assert r.timed_out and r.exit_code is None
@@ -70,6 +71,20 @@ async def test_timeout_kills_reparented_environment_cleared_descendants(make):
         assert not [p for p in left if "while" in p or "sleep 100" in p], left
         assert any(p.startswith("sleep 777") for p in left), left  # started before the command: spared
         assert any(p.startswith("sleep 3600") for p in left)  # the keeper
+
+
+async def test_a_late_clock_answer_does_not_kill_an_earlier_commands_server(make):
+    """The container's clock is a lower bound learnt from helpers' answers: one that took half a second to arrive
+    (a busy engine: CI once lost the test above to it) must not date the timed-out command half a second early."""
+    sb = await make()
+    await sb.exec("sleep 778 > /dev/null 2>&1 &")
+    await asyncio.sleep(0.2)  # the server started 0.2 s before the command: an earlier command's, spared
+    sb._clock_offset_ns -= 500_000_000  # as if every answer so far had been on its way for half a second
+    r = await sb.exec(f"{ESCAPEE}; sleep 100", timeout=1.5)
+    assert r.timed_out
+    left = await processes(sb)
+    assert not [p for p in left if "while" in p or "sleep 100" in p], left
+    assert any(p.startswith("sleep 778") for p in left), left
 
 
 async def test_fork_bomb_at_the_pids_limit_returns_and_the_next_command_works(make):
