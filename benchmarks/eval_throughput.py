@@ -6,7 +6,8 @@ into a fresh run directory, in a fresh process as `envgym eval` runs (its import
 per-task caches start empty, as in every real run), at concurrency 1 and 32 and with 1 and 2 worker
 processes. The configurations are measured in turn, `--repeat` rounds, and each row reports the median
 with the 1-minute load average at each of its runs. `steady/s` leaves out each run's start (worker
-processes starting, caches filling): episodes between the 10% and the last record over the time between.
+processes starting, caches filling): episodes between the 10% and the last record over the time between;
+`first (s)` is the time to the first record.
 
 The limit is measured in the same process on the same tasks and runs: the oracle's tool calls alone,
 each tool function called on an in-memory store holding the task's initial state (arguments validated
@@ -45,8 +46,9 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-async def one_run(config: EvalConfig, concurrency: int, workers: int) -> tuple[int, float, float]:
-    """Episodes, their rate over the whole call, and the steady rate (10% to the last record)."""
+async def one_run(config: EvalConfig, concurrency: int, workers: int) -> tuple[int, float, float, float]:
+    """Episodes, their rate over the whole call, the steady rate (10% to the last record) and the seconds to
+    the first record (the run's start: planning, workers starting, the first episodes' per-task caches)."""
     stamps: list[float] = []
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
@@ -57,7 +59,7 @@ async def one_run(config: EvalConfig, concurrency: int, workers: int) -> tuple[i
         raise SystemExit(f"oracle did not pass every episode: {dict(summary.outcomes)}")
     first = len(stamps) // 10
     steady = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
-    return summary.ran, summary.ran / elapsed, steady
+    return summary.ran, summary.ran / elapsed, steady, stamps[0] - start
 
 
 def tool_call_limit(config: EvalConfig) -> float:
@@ -92,12 +94,12 @@ def tool_call_limit(config: EvalConfig) -> float:
     return episodes / busy
 
 
-def measure(concurrency: int, workers: int, runs: int) -> tuple[int, float, float]:
+def measure(concurrency: int, workers: int, runs: int) -> tuple[int, float, float, float]:
     """One measurement in a fresh process (see the module docstring)."""
     out = subprocess.run([sys.executable, __file__, "--one", f"{concurrency},{workers}", "--runs", str(runs)],
                          check=True, capture_output=True, text=True).stdout
-    episodes, rate, steady = json.loads(out.splitlines()[-1])
-    return episodes, rate, steady
+    episodes, rate, steady, first = json.loads(out.splitlines()[-1])
+    return episodes, rate, steady, first
 
 
 def main() -> None:
@@ -111,29 +113,30 @@ def main() -> None:
         concurrency, workers = map(int, args.one.split(","))
         print(json.dumps(asyncio.run(one_run(config, concurrency, workers))))
         return
-    samples: dict[tuple[int, int], list[tuple[float, float, float]]] = {c: [] for c in CONFIGS}
+    samples: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {c: [] for c in CONFIGS}
     limits: list[tuple[float, float]] = []
     episodes = 0
     for _ in range(args.repeat):  # in turn, so a change in the host's load reaches every configuration
         limits.append((tool_call_limit(config), load()))
         for concurrency, workers in CONFIGS:
-            episodes, rate, steady = measure(concurrency, workers, args.runs)
-            samples[(concurrency, workers)].append((rate, steady, load()))
+            episodes, rate, steady, first = measure(concurrency, workers, args.runs)
+            samples[(concurrency, workers)].append((rate, steady, first, load()))
     limit = statistics.median(x for x, _ in limits)
     print(f"{episodes} episodes per run ({len(plan(config))} tasks x {args.runs}), median of {args.repeat} runs; "
           f"{os.cpu_count()} CPUs")
     print(f"tool-call limit: {limit:,.0f} episodes/s (load {', '.join(f'{x:.1f}' for _, x in limits)})")
-    base = statistics.median(r for r, _, _ in samples[CONFIGS[0]])
-    print(f"{'concurrency':>11} {'workers':>7} {'episodes/s':>10} {'steady/s':>9} {'vs c=1':>7} {'of limit':>8}  "
-          f"{'load (1 min) at each run':<24}")
+    base = statistics.median(r for r, *_ in samples[CONFIGS[0]])
+    print(f"{'concurrency':>11} {'workers':>7} {'episodes/s':>10} {'steady/s':>9} {'first (s)':>9} {'vs c=1':>7} "
+          f"{'of limit':>8}  {'load (1 min) at each run':<24}")
     for (concurrency, workers), rows in samples.items():
-        rate = statistics.median(r for r, _, _ in rows)
-        steady = statistics.median(s for _, s, _ in rows)
+        rate = statistics.median(r for r, *_ in rows)
+        steady = statistics.median(s for _, s, *_ in rows)
+        first = statistics.median(f for _, _, f, _ in rows)
         loads = ", ".join(f"{x:.1f}" for *_, x in rows)
-        print(f"{concurrency:>11} {workers:>7} {rate:>10,.0f} {steady:>9,.0f} {rate / base:>7.2f} "
+        print(f"{concurrency:>11} {workers:>7} {rate:>10,.0f} {steady:>9,.0f} {first:>9.2f} {rate / base:>7.2f} "
               f"{rate / limit:>8.1%}  {loads:<24}")
-    best = max(statistics.median(r for r, _, _ in rows) for rows in samples.values())
-    c32, w32 = max((statistics.median(r for r, _, _ in rows), w) for (c, w), rows in samples.items() if c == 32)
+    best = max(statistics.median(r for r, *_ in rows) for rows in samples.values())
+    c32, w32 = max((statistics.median(r for r, *_ in rows), w) for (c, w), rows in samples.items() if c == 32)
     print(f"targets: >= 1,500 episodes/s: {'ok' if best >= 1500 else 'MISSED'} ({best:,.0f}); >= 20% of the limit: "
           f"{'ok' if best / limit >= 0.2 else 'MISSED'} ({best / limit:.1%}); c=32 >= 1.6x c=1 "
           f"({w32} worker{'s' if w32 > 1 else ''}): {'ok' if c32 / base >= 1.6 else 'MISSED'} ({c32 / base:.2f}x)")
