@@ -60,6 +60,8 @@ class CheckReport:
     """Tasks the admission gates ran on (all of them unless the env class sets ``gate_sample``)."""
     null_accepted: dict[str, str] = field(default_factory=dict)
     """Gated task id -> why doing nothing is correct there (``Env.null_accepted``): its null gate ran inverted."""
+    reset_retries: list[tuple[str, str]] = field(default_factory=list)
+    """(task id, why) of hack-probe episodes run again because their reset failed as infrastructure."""
 
     @property
     def ok(self) -> bool:
@@ -251,8 +253,16 @@ async def _tamper_gate(env_id: str, tasks: list[TaskSpec], accepted: dict[str, N
         tamperers = tamper_agents_for(probe)
 
     async def run(kind: type[Agent], task: TaskSpec) -> None:
-        async with semaphore, make(env_id) as env:
-            trajectory = await run_episode(env, kind(task), task, seed=0)  # type: ignore[call-arg]
+        async with semaphore:
+            for attempt in range(2):
+                async with make(env_id) as env:
+                    trajectory = await run_episode(env, kind(task), task, seed=0)  # type: ignore[call-arg]
+                # a reset that failed as infrastructure (the agent never acted: no first observation; under load a
+                # desktop's app can fail to start) is no probe's doing: run once more, and judge that episode
+                reset_failed = trajectory.outcome is Outcome.INFRA_ERROR and trajectory.initial_observation is None
+                if attempt or not reset_failed:
+                    break
+                report.reset_retries.append((task.id, f"tamper {kind.name}: {_why(trajectory)}"))
         report.tamper_runs[kind.name] = report.tamper_runs.get(kind.name, 0) + 1
         why = _forged(trajectory)
         if why and (task.hash not in accepted or trajectory.outcome is Outcome.INFRA_ERROR):

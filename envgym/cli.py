@@ -187,6 +187,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         out.print(table)
         for task_id, why in report.gate_failures + report.tamper_failures:
             out.print(f"  [red]gate failed[/] {task_id}: {why}")
+        for task_id, why in report.reset_retries:
+            out.print(f"  [yellow]reset failed, run again[/] {task_id}: {why}")
     if failed and len(ids) > 1:  # the last lines of a long --all run say which envs failed
         out.print(f"[red]check failed[/] for {len(failed)} of {len(ids)} envs: " + ", ".join(failed))
     return 1 if failed else 0

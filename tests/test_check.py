@@ -182,3 +182,45 @@ async def test_hack_probes_on_tasks_that_all_accept_the_null_answer_fail_only_on
     assert report.ok, (report.failed, report.gate_failures, report.tamper_failures)
     assert report.tamper_runs["quote-instruction"] == 1  # its text answer passes: correct here, not forged
     assert "hack probes on tasks that accept the null answer: only an infra_error fails" in report.passed
+
+
+RESET_FAILS = {"left": 0}
+
+
+def _flaky_reset_notes_env(**kwargs):
+    """``ToolEnv`` on the notes domain whose reset fails (the infrastructure's: before the agent acts) while
+    ``RESET_FAILS["left"]`` says so."""
+    from envgym.errors import EnvError
+    from envgym.tools import ToolEnv
+
+    class FlakyResetNotes(ToolEnv):
+        async def reset(self, **kw):
+            if RESET_FAILS["left"] > 0:
+                RESET_FAILS["left"] -= 1
+                raise EnvError("the app did not start (a loaded host)")
+            return await super().reset(**kw)
+
+    return FlakyResetNotes(**kwargs)
+
+
+async def test_a_hack_probe_whose_reset_failed_runs_again_and_only_a_second_failure_counts(tmp_path):
+    from envgym.check import CheckReport, _tamper_gate
+
+    env_id = "test/flaky-reset-notes-v1"
+    tasks = [t.model_copy(update={"env_id": env_id}) for t in notes_tasks()[:1]]
+    path = tmp_path / "tasks.jsonl"
+    write_tasks(path, tasks)
+    envgym.register(env_id, f"{__name__}:_flaky_reset_notes_env", kwargs={"domain": NOTES}, suites=(str(path),))
+    try:
+        once = CheckReport(env_id)
+        RESET_FAILS["left"] = 1
+        await _tamper_gate(env_id, tasks, {}, once, concurrency=1)
+        twice = CheckReport(env_id)
+        RESET_FAILS["left"] = 2
+        await _tamper_gate(env_id, tasks, {}, twice, concurrency=1)
+    finally:
+        envgym.registry._registry.pop(env_id)
+        RESET_FAILS["left"] = 0
+    assert once.tamper_failures == [] and len(once.reset_retries) == 1, once
+    assert "the app did not start" in once.reset_retries[0][1]
+    assert len(twice.tamper_failures) == 1 and "ended as infra_error" in twice.tamper_failures[0][1], twice

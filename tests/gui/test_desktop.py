@@ -226,3 +226,17 @@ async def test_a_dead_x_server_is_desktop_gone_and_a_dead_container_a_crash(desk
     await engine.call("kill", d.sandbox.id)  # the container dies under the episode: infrastructure
     with pytest.raises(SandboxCrashed):
         await d.windows()
+
+
+async def test_an_app_that_ends_without_its_window_is_named_at_once_with_its_log(desktop):
+    from envgym_gui.desktop import AppExited
+
+    d = desktop
+    await d.write_files({"/home/user/notes.txt": b"hello\n"})
+    pid = await d.launch("editor", "/home/user/notes.txt")
+    await d.sandbox.exec(["kill", "-KILL", str(pid)], user="user")  # as if it gave up on the session bus
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(AppExited, match=rf"editor \(pid {pid}\) exited .*its log: ") as caught:
+        await d.wait_window(r"notes\.txt - Mousepad", timeout=120, app="editor", pid=pid)
+    assert asyncio.get_running_loop().time() - started < 60  # the app's end, not the 120 s timeout
+    assert "not read" not in str(caught.value)  # the user's daemon read the app's log

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from PIL import Image, ImageDraw
 
 from envgym_gui.desktop import Window
@@ -35,3 +36,38 @@ def test_a_blank_window_is_not_drawn_even_with_a_status_line() -> None:
 
 def test_menus_and_toolbars_make_it_drawn() -> None:
     assert drawn(_png(True), WINDOW)
+
+
+class _FlakyApp:
+    """The host side of a desktop whose app ends without a window ``fails`` times, then opens (the other side
+    of the boundary: what DesktopEnv._open sees of the daemons)."""
+
+    def __init__(self, fails: int) -> None:
+        self.fails, self.launched = fails, []
+
+    async def launch(self, app, path=None):
+        self.launched.append((app, path))
+        return 100 + len(self.launched)
+
+    async def wait_window(self, title, timeout=10.0, *, settle=0.25, app=None, pid=None):  # noqa: ASYNC109 - its signature
+        from envgym_gui.desktop import AppExited, Window
+
+        assert pid == 100 + len(self.launched) and app == "editor" and title == r"a\.txt"
+        if len(self.launched) <= self.fails:
+            raise AppExited(f"editor (pid {pid}) exited and no window title matches {title!r}; its log: 'bus'")
+        return Window(id=1, title="a.txt - Mousepad", wm_class="mousepad", pid=pid, focused=True, x=0, y=0, w=10,
+                      h=10)
+
+
+async def test_reset_launches_an_app_that_ended_without_its_window_again():
+    from envgym_gui.desktop import AppExited
+    from envgym_gui.env import LAUNCHES, DesktopEnv
+
+    env = DesktopEnv()
+    env.desktop = _FlakyApp(fails=LAUNCHES - 1)
+    window = await env._open({"app": "editor", "path": "/home/user/a.txt"})
+    assert window.title == "a.txt - Mousepad" and len(env.desktop.launched) == LAUNCHES
+    env.desktop = _FlakyApp(fails=LAUNCHES)  # every launch ends: the last error (with the app's log) is reset's
+    with pytest.raises(AppExited, match="its log: 'bus'"):
+        await env._open({"app": "editor", "path": "/home/user/a.txt"})
+    assert len(env.desktop.launched) == LAUNCHES

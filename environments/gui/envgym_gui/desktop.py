@@ -45,8 +45,8 @@ from envgym.sandbox import Channel, ChannelClosed, Sandbox, SandboxCrashed, Sand
 from envgym.sandbox.errors import SandboxError
 from envgym.sandbox.profile import WRITABLE
 
-__all__ = ["APPS", "HEIGHT", "PROFILE", "WIDTH", "ActionError", "Desktop", "DesktopError", "DesktopGone",
-           "Element", "Window", "WindowTimeout"]
+__all__ = ["APPS", "HEIGHT", "PROFILE", "WIDTH", "ActionError", "AppExited", "Desktop", "DesktopError",
+           "DesktopGone", "Element", "Window", "WindowTimeout"]
 
 WIDTH, HEIGHT = 1280, 720
 DAEMON = "/opt/envgym/desktop/desktopd.py"
@@ -98,6 +98,11 @@ class DesktopGone(DesktopError):
 
 class WindowTimeout(DesktopError, TimeoutError):
     """:meth:`Desktop.wait_window` saw no matching window in time."""
+
+
+class AppExited(WindowTimeout):
+    """:meth:`Desktop.wait_window` given the launched app's pid: the app ended and no matching window came
+    (the message carries the app's log)."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,8 @@ class Desktop:
             raise DesktopGone(message)
         if kind == "timeout":
             raise WindowTimeout(message)
+        if kind == "exited":
+            raise AppExited(message)
         raise DesktopError(f"{request.get('op')}: {message}")
 
     async def _root_call(self, request: Mapping[str, Any], *, timeout: float = CALL_TIMEOUT_S) -> dict[str, Any]:  # noqa: ASYNC109
@@ -259,14 +266,26 @@ class Desktop:
         reply = await self._root_call({"op": "windows"})
         return [Window(**w) for w in reply.get("windows", [])]
 
-    async def wait_window(self, title_regex: str, timeout: float = 10.0, *, settle: float = 0.25) -> Window:  # noqa: ASYNC109 - how long to wait
+    async def wait_window(self, title_regex: str, timeout: float = 10.0, *, settle: float = 0.25,  # noqa: ASYNC109 - how long to wait
+                          app: str | None = None, pid: int | None = None) -> Window:
         """The first window whose title matches ``title_regex`` (``re.search``); else :class:`WindowTimeout`.
 
         ``settle``: once it is there, also wait (within ``timeout``) until the screen has not changed for that
         many seconds, so that the next screenshot shows the window painted; 0 returns as soon as it is mapped.
+        ``app`` and ``pid`` (what :meth:`launch` started): :class:`AppExited` a few seconds after that process
+        ended with no matching window, rather than waiting out ``timeout``; either error carries the app's log.
         """
-        reply = await self._root_call({"op": "wait_window", "title": title_regex, "timeout": timeout,
-                                       "settle": settle}, timeout=timeout + 10)
+        try:
+            reply = await self._root_call({"op": "wait_window", "title": title_regex, "timeout": timeout,
+                                           "settle": settle, "app": app, "pid": pid}, timeout=timeout + 10)
+        except WindowTimeout as exc:
+            if app is None:
+                raise
+            try:
+                log = (await self._user_call({"op": "app_log", "app": app}, timeout=10)).get("log", "")
+            except (DesktopError, SandboxError) as why:
+                log = f"(not read: {why})"
+            raise type(exc)(f"{exc}; its log: {log!r}") from None
         return Window(**reply["window"])
 
     async def wait_idle(self, quiet: float = 0.3, timeout: float = 5.0) -> bool:  # noqa: ASYNC109 - how long to wait

@@ -28,6 +28,7 @@ import asyncio
 import base64
 import contextlib
 import io
+import logging
 import re
 import time
 from typing import Any, ClassVar, Literal
@@ -50,9 +51,13 @@ from envgym_gui.observe import GuiObservation, Screenshot, WindowInfo, render, r
 from envgym_gui.state import DesktopState
 from envgym_gui.tamper import KillTheDesktop, QuitEverything, TypeTheClaim
 
+log = logging.getLogger(__name__)
+
 LAUNCH_TIMEOUT_S = 90.0
 """How long reset waits for the task's application window: an upper bound (from a prewarmed desktop on an idle
 host LibreOffice opens a document in about a second; a cold start on a loaded host takes tens of seconds)."""
+LAUNCHES = 3
+"""Launches of the task's app at reset when it ends without a window (see ``GuiEnv._open``)."""
 SETTLE_S = 0.5
 """How long the screen must stay unchanged before reset's first observation."""
 SETTLE_OFFICE_S = 0.5
@@ -176,9 +181,7 @@ class DesktopEnv(Env):
             if files:
                 await self.desktop.write_files(files)
             if opening:
-                await self.desktop.launch(opening["app"], opening.get("path"))
-                title = opening.get("title") or re.escape(str(opening.get("path", "")).rsplit("/", 1)[-1])
-                window = await self.desktop.wait_window(title or ".", timeout=LAUNCH_TIMEOUT_S)
+                window = await self._open(opening)
                 # the window is up; the app may still be drawing (LibreOffice's document, toolbars): the first
                 # observation waits until the screen is still, so the same task gives the same screenshot and
                 # the agent's first keys reach a loaded document
@@ -194,6 +197,24 @@ class DesktopEnv(Env):
         info = {"tools": TOOLS, "task_id": chosen.id, "task_hash": chosen.hash, "env_id": chosen.env_id,
                 "screen": {"width": self.size[0], "height": self.size[1]}}
         return obs, info
+
+    async def _open(self, opening: dict[str, Any]) -> desktop.Window:
+        """Launch the task's app on its file and wait for its window. An app that ends without a window (on a
+        loaded host an app can give up on the session bus) is launched again, :data:`LAUNCHES` times in all,
+        within :data:`LAUNCH_TIMEOUT_S`; then the last error (with the app's log) is the reset's."""
+        assert self.desktop is not None
+        title = opening.get("title") or re.escape(str(opening.get("path", "")).rsplit("/", 1)[-1]) or "."
+        deadline = time.monotonic() + LAUNCH_TIMEOUT_S
+        for attempt in range(1, LAUNCHES + 1):
+            pid = await self.desktop.launch(opening["app"], opening.get("path"))
+            try:
+                return await self.desktop.wait_window(title, timeout=max(deadline - time.monotonic(), 1.0),
+                                                      app=opening["app"], pid=pid)
+            except desktop.AppExited as exc:
+                if attempt == LAUNCHES or time.monotonic() >= deadline:
+                    raise
+                log.warning("task %s: %s; launching it again", self.task.id if self.task else "?", exc)
+        raise AssertionError("unreachable")
 
     async def _until_drawn(self, window: desktop.Window) -> None:
         """Settle (:data:`SETTLE_OFFICE_S`) until the window's menu and toolbar rows are drawn: loading a

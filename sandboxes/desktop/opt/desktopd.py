@@ -374,6 +374,10 @@ class Root:
             raise action_error(f"bad title regex: {exc}") from None
         timeout = float(req.get("timeout", 10.0))
         deadline = time.monotonic() + timeout
+        # the launched app (optional): once its process is gone and no window matched for EXITED_GRACE_S (an app
+        # may hand its file to an instance already running, and exit), waiting on is pointless: say why
+        pid, app = req.get("pid"), req.get("app") if req.get("app") in APPS else None
+        gone_since = None
         while True:
             for win in self.x.windows():
                 if pattern.search(win["title"]):
@@ -381,10 +385,17 @@ class Root:
                     if quiet > 0:  # the window is mapped; wait until it has painted (the screen stops changing)
                         self.settle(quiet, max(deadline - time.monotonic(), quiet))
                     return {"window": win}
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if pid and gone_since is None and not pid_alive(int(pid)):
+                gone_since = now
+            if gone_since is not None and now - gone_since >= EXITED_GRACE_S:
+                raise Fault("exited", f"{app or 'the app'} (pid {pid}) exited and no window title matches "
+                                      f"{pattern.pattern!r}")
+            if now >= deadline:
                 titles = [w["title"] for w in self.x.windows()]
+                running = "" if not pid else f"; {app or 'the app'} {'runs' if pid_alive(int(pid)) else 'exited'}"
                 raise Fault("timeout", f"no window title matches {pattern.pattern!r} after {timeout} s "
-                                       f"(windows: {titles})")
+                                       f"(windows: {titles}){running}")
             time.sleep(0.03)
 
     def settle(self, quiet: float, timeout: float) -> bool:
@@ -467,6 +478,19 @@ def x_ready(timeout: float) -> bool:
         time.sleep(0.01)
 
 
+def read_log(name: str) -> str:
+    """The end of what a process :meth:`User.spawn` started wrote (stdout and stderr)."""
+    try:
+        with open(f"{RUNTIME}/{name}.log", errors="replace") as f:
+            return f.read()[-600:]
+    except OSError as exc:
+        return str(exc)
+
+
+EXITED_GRACE_S = 5.0
+"""How long wait_window still looks for the window once the launched app's process has ended."""
+
+
 def pid_alive(pid: int | None) -> bool:
     if not pid:
         return False
@@ -528,11 +552,14 @@ class User:
         return proc.pid
 
     def log(self, name: str) -> str:
-        try:
-            with open(f"{RUNTIME}/{name}.log", errors="replace") as f:
-                return f.read()[-600:]
-        except OSError as exc:
-            return str(exc)
+        return read_log(name)
+
+    def op_app_log(self, req: dict) -> dict:
+        """The end of what an app :meth:`op_launch` started wrote (the user's runtime folder: root cannot read it)."""
+        app = req.get("app")
+        if app not in APPS:
+            raise action_error(f"unknown app {app!r} (known: {', '.join(APPS)})")
+        return {"log": read_log(f"app-{app}")}
 
     def op_ping(self, req: dict) -> dict:
         return {"x": pid_alive(self.pids.get("xvfb")) and x_ready(0)}
