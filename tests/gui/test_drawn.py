@@ -42,8 +42,8 @@ class _FlakyApp:
     """The host side of a desktop whose app ends without a window ``fails`` times, then opens (the other side
     of the boundary: what DesktopEnv._open sees of the daemons)."""
 
-    def __init__(self, fails: int) -> None:
-        self.fails, self.launched = fails, []
+    def __init__(self, fails: int, *, handed_off: bool = False) -> None:
+        self.fails, self.launched, self.handed_off = fails, [], handed_off
 
     async def launch(self, app, path=None):
         self.launched.append((app, path))
@@ -52,7 +52,11 @@ class _FlakyApp:
     async def wait_window(self, title, timeout=10.0, *, settle=0.25, app=None, pid=None):  # noqa: ASYNC109 - its signature
         from envgym_gui.desktop import AppExited, Window
 
-        assert pid == 100 + len(self.launched) and app == "editor" and title == r"a\.txt"
+        assert title == r"a\.txt"
+        if self.handed_off:  # its launched process ends at once: not watched
+            assert pid is None and app == "calc"
+        else:
+            assert pid == 100 + len(self.launched) and app == "editor"
         if len(self.launched) <= self.fails:
             raise AppExited(f"editor (pid {pid}) exited and no window title matches {title!r}; its log: 'bus'")
         return Window(id=1, title="a.txt - Mousepad", wm_class="mousepad", pid=pid, focused=True, x=0, y=0, w=10,
@@ -71,3 +75,5 @@ async def test_reset_launches_an_app_that_ended_without_its_window_again():
     with pytest.raises(AppExited, match="its log: 'bus'"):
         await env._open({"app": "editor", "path": "/home/user/a.txt"})
     assert len(env.desktop.launched) == LAUNCHES
+    env.desktop = _FlakyApp(fails=0, handed_off=True)  # soffice hands its document to the prewarmed process
+    await env._open({"app": "calc", "path": "/home/user/a.txt"})

@@ -204,12 +204,14 @@ class DesktopEnv(Env):
         within :data:`LAUNCH_TIMEOUT_S`; then the last error (with the app's log) is the reset's."""
         assert self.desktop is not None
         title = opening.get("title") or re.escape(str(opening.get("path", "")).rsplit("/", 1)[-1]) or "."
+        # a LibreOffice launch hands its document to the prewarmed process and exits at once: not an app's end
+        handed_off = opening["app"] in PREWARM_APPS
         deadline = time.monotonic() + LAUNCH_TIMEOUT_S
         for attempt in range(1, LAUNCHES + 1):
             pid = await self.desktop.launch(opening["app"], opening.get("path"))
             try:
                 return await self.desktop.wait_window(title, timeout=max(deadline - time.monotonic(), 1.0),
-                                                      app=opening["app"], pid=pid)
+                                                      app=opening["app"], pid=None if handed_off else pid)
             except desktop.AppExited as exc:
                 if attempt == LAUNCHES or time.monotonic() >= deadline:
                     raise
