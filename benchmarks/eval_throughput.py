@@ -4,8 +4,10 @@ Each measurement is one `envgym.eval.evaluate` (the code path of `envgym eval`: 
 one env per slot, the oracle's steps, grading, group-committed records and trajectories, the exporters)
 into a fresh run directory, in a fresh process as `envgym eval` runs (its imports not timed; the envs'
 per-task caches start empty, as in every real run), at concurrency 1 and 32 and with 1 and 2 worker
-processes. The configurations are measured in turn, `--repeat` rounds, and each row reports the median
-with the 1-minute load average at each of its runs. `steady/s` leaves out each run's start (worker
+processes. With workers, the fork server they start from is started before the measuring process's imports,
+as `envgym eval` starts it (`--late-fork-server`: as `evaluate` begins, where both started it until 2026-12-03).
+The configurations are measured in turn, `--repeat` rounds, and each row reports the median with the 1-minute
+load average at each of its runs. `steady/s` leaves out each run's start (worker
 processes starting, caches filling): episodes between the 10% and the last record over the time between;
 `first (s)` is the time to the first record.
 
@@ -22,20 +24,35 @@ thread), which the tool env no longer does. (Until 2026-12 it compared one proce
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import os
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
-from envgym.agents import OracleConfig
-from envgym.eval import EvalConfig, evaluate, plan
-from envgym.tools import ToolContext, ToolFailure, load_domain, store
-from envgym.verify.context import CallRecord
+
+def _fork_server_first() -> None:
+    """``envgym eval --workers N`` starts its workers' fork server before its own imports (envgym.forkserver); a
+    measurement with workers does the same, here, before this script's imports (``--late-fork-server``: not)."""
+    if __name__ == "__main__" and "--one" in sys.argv and "--late-fork-server" not in sys.argv:  # not in a worker
+        concurrency, workers = map(int, sys.argv[sys.argv.index("--one") + 1].split(","))
+        if concurrency > 1 and workers > 1:
+            from envgym.forkserver import start
+
+            start()
+
+
+_fork_server_first()
+
+import argparse  # noqa: E402  (after the fork server's start, as in envgym eval)
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+from envgym.agents import OracleConfig  # noqa: E402
+from envgym.eval import EvalConfig, evaluate, plan  # noqa: E402
+from envgym.tools import ToolContext, ToolFailure, load_domain, store  # noqa: E402
+from envgym.verify.context import CallRecord  # noqa: E402
 
 SUITES = ("tool-retail", "tool-assistant")
 CONFIGS = ((1, 1), (32, 1), (32, 2))
@@ -94,10 +111,10 @@ def tool_call_limit(config: EvalConfig) -> float:
     return episodes / busy
 
 
-def measure(concurrency: int, workers: int, runs: int) -> tuple[int, float, float, float]:
+def measure(concurrency: int, workers: int, runs: int, late: bool) -> tuple[int, float, float, float]:
     """One measurement in a fresh process (see the module docstring)."""
-    out = subprocess.run([sys.executable, __file__, "--one", f"{concurrency},{workers}", "--runs", str(runs)],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, __file__, "--one", f"{concurrency},{workers}", "--runs", str(runs),
+                          *(["--late-fork-server"] if late else [])], check=True, capture_output=True, text=True).stdout
     episodes, rate, steady, first = json.loads(out.splitlines()[-1])
     return episodes, rate, steady, first
 
@@ -107,6 +124,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="episodes per task (K); 77 tasks")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each configuration (the median is shown)")
     parser.add_argument("--one", metavar="C,W", help=argparse.SUPPRESS)  # one measurement, printed as JSON
+    parser.add_argument("--late-fork-server", action="store_true",
+                        help="start the workers' fork server as evaluate() begins, not before the imports as "
+                             "envgym eval does (what the benchmark measured before 2026-12-03)")
     args = parser.parse_args()
     config = EvalConfig(suites=SUITES, split=None, agent=OracleConfig(), runs=args.runs)
     if args.one:
@@ -119,7 +139,7 @@ def main() -> None:
     for _ in range(args.repeat):  # in turn, so a change in the host's load reaches every configuration
         limits.append((tool_call_limit(config), load()))
         for concurrency, workers in CONFIGS:
-            episodes, rate, steady, first = measure(concurrency, workers, args.runs)
+            episodes, rate, steady, first = measure(concurrency, workers, args.runs, args.late_fork_server)
             samples[(concurrency, workers)].append((rate, steady, first, load()))
     limit = statistics.median(x for x, _ in limits)
     print(f"{episodes} episodes per run ({len(plan(config))} tasks x {args.runs}), median of {args.repeat} runs; "

@@ -230,6 +230,11 @@ def _user(args: argparse.Namespace) -> Any:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.ray is None and args.concurrency > 1 and args.workers != 1:
+        from envgym.forkserver import cpus, start
+
+        if args.workers != "auto" or cpus() > 1:
+            start()  # the workers' fork server imports what they run while this process imports and plans
     import asyncio
 
     from pydantic import ValidationError

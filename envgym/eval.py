@@ -258,8 +258,9 @@ def _open_exporters(run_dir: Path, meta: dict[str, Any], config: EvalConfig,
 def resolve_workers(workers: int | str) -> int:
     """``workers`` as a count: ``"auto"`` is the CPUs this process may run on."""
     if workers == "auto":
-        affinity = getattr(os, "sched_getaffinity", None)
-        return len(affinity(0)) if affinity else (os.cpu_count() or 1)
+        from envgym.forkserver import cpus
+
+        return cpus()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise SpecError(f"workers must be a whole number >= 1 or 'auto', not {workers!r}", field="workers")
     return workers
@@ -291,9 +292,9 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
     if workers > 1 and ray is not None:
         raise SpecError("workers and ray are two ways to spread episodes; choose one", field="workers")
     if workers > 1 and concurrency > 1:
-        from envgym.eval_workers import start_fork_server
+        from envgym.forkserver import start
 
-        start_fork_server()  # its imports run while this process plans
+        start()  # its imports run while this process plans (a no-op if the caller started it earlier)
     pairs = plan(config)
     hosts_agents = factory if factory is not None else config.agent  # what a Ray host or worker builds agents from
     factory = factory or build_factory(config.agent)

@@ -41,12 +41,12 @@ import signal
 import socket
 import struct
 import tempfile
-import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from envgym.errors import EnvgymError, SpecError
+from envgym.forkserver import PRELOAD
 from envgym.progress import RunProgress
 from envgym.record import ResultRecord, json_line
 from envgym.task import TaskSpec
@@ -152,19 +152,6 @@ async def _read_frame(reader: asyncio.StreamReader) -> Any:
     return pickle.loads(await reader.readexactly(size))
 
 
-def start_fork_server() -> None:
-    """Start the fork server now, in a thread, so that its imports (envgym, ~0.3 s) overlap the caller's
-    planning; a run's workers then import their env modules after the fork, each in its own process. A no-op
-    where there is no forkserver or it runs already; a server that fails to start here is started (and its
-    error raised) by the first worker's start."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return
-    from multiprocessing import forkserver
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["envgym.eval_workers"])
-    threading.Thread(target=forkserver.ensure_running, name="envgym-fork-server", daemon=True).start()
-
-
 def _context(tasks: list[TaskSpec]) -> Any:
     """forkserver where there is one: workers fork from a server that imported envgym and the run's env
     modules once (only the first run of a process starts it), else spawn."""
@@ -174,7 +161,7 @@ def _context(tasks: list[TaskSpec]) -> Any:
         from envgym.registry import spec
 
         modules = {spec(env_id).entry_point.partition(":")[0] for env_id in {t.env_id for t in tasks}}
-        ctx.set_forkserver_preload(["envgym.eval_workers", *sorted(modules)])
+        ctx.set_forkserver_preload([*PRELOAD, *sorted(modules)])  # if it is not running yet (envgym.forkserver)
     return ctx
 
 
