@@ -28,6 +28,7 @@ grades every episode exactly once (see :mod:`envgym.wrappers`). Capability flags
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import importlib
 import inspect
@@ -103,11 +104,13 @@ class VerifierKind:
     """A :class:`~envgym.types.FrozenModel` subclass with a ``type: Literal[...]`` field."""
     fn: Callable[..., Any]
     """``async (spec, ctx: VerifyContext) -> Verdict``."""
+    ref: str | None = None
+    """The reference ``model`` was registered by, if it was (see :func:`register_verifier`)."""
 
 
 _registry: dict[str, EnvSpec] = {}
 _suites: dict[str, SuiteSpec] = {}
-_verifiers: dict[str, VerifierKind] = {}
+_verifiers: dict[str, VerifierKind | _VerifierRef] = {}
 _verifiers_generation = 0
 """Bumped whenever the verifier kinds may change (a registration, an isolated block's start and end): parsed
 task files cached under one generation hold specs of that generation's kinds."""
@@ -269,30 +272,79 @@ def suite_name_for(path: str | Path) -> str | None:
 
 # --- verifier kinds ---------------------------------------------------------------------------------------
 
-def register_verifier(type_name: str, model: type, fn: Callable[..., Any], *, override: bool = False) -> VerifierKind:
+def register_verifier(type_name: str, model: type | str, fn: Callable[..., Any] | str, *,
+                      override: bool = False) -> VerifierKind | None:
     """Open a verifier kind: task files may then list ``{"type": type_name, ...}`` verifiers.
 
     ``model`` is a frozen pydantic model (subclass :class:`~envgym.types.FrozenModel`) whose ``type`` field is
     ``Literal[type_name]``; ``fn`` is ``async (spec, ctx) -> Verdict``, ``ctx`` a
     :class:`~envgym.verify.VerifyContext` (the task, the initial and final state, the calls, the answer).
+
+    Either may be a reference, ``"package.module:ATTR"`` (as env entry points are): then nothing is imported
+    until a task names the kind (:func:`verifier_kind`), so a plug-in's hook stays cheap for every command
+    that never grades with it; the checks above run then, and a bad reference or model is a
+    :class:`~envgym.errors.RegistryError` naming it. Returns the kind, or None while it is such a reference.
     """
     from envgym.verify.spec import BUILTIN_KINDS
 
     if type_name in BUILTIN_KINDS:
         raise RegistryError(f"verifier type {type_name!r} is built in; choose another name")
+    for ref in (model, fn):
+        if isinstance(ref, str) and not re.fullmatch(r"[\w.]+:[\w.]+", ref):
+            raise RegistryError(f"verifier type {type_name!r}: {ref!r} is not a reference 'package.module:ATTR'")
+    known = _verifiers.get(type_name)
+    if known is not None and not override and not _same_model(known, model):
+        raise RegistryError(f"verifier type {type_name!r} is already registered (pass override=True to replace it)")
+    global _verifiers_generation
+    kind: VerifierKind | _VerifierRef
+    if isinstance(model, str) or isinstance(fn, str):
+        kind = _VerifierRef(type=type_name, model=model, fn=fn)
+    else:
+        kind = _checked(type_name, model, fn)
+    _verifiers[type_name] = kind
+    _verifiers_generation += 1
+    return kind if isinstance(kind, VerifierKind) else None
+
+
+@dataclass(frozen=True)
+class _VerifierRef:
+    """A verifier kind registered by reference: resolved (imported, checked) when first asked for."""
+
+    type: str
+    model: type | str
+    fn: Callable[..., Any] | str
+
+    def resolve(self) -> VerifierKind:
+        def load(ref: type | Callable[..., Any] | str) -> Any:
+            if not isinstance(ref, str):
+                return ref
+            try:
+                return load_entry_point(ref)
+            except PluginError as exc:
+                raise RegistryError(f"verifier type {self.type!r}: {exc}") from exc
+
+        kind = _checked(self.type, load(self.model), load(self.fn))
+        return kind if not isinstance(self.model, str) else dataclasses.replace(kind, ref=self.model)
+
+
+def _same_model(known: VerifierKind | _VerifierRef, model: type | str) -> bool:
+    """Whether registering ``model`` again names the model ``known`` has (by the class or its reference)."""
+    names = {known.model if isinstance(known.model, str) else _reference(known.model), getattr(known, "ref", None)}
+    return known.model is model or (model if isinstance(model, str) else _reference(model)) in names
+
+
+def _reference(model: type) -> str:
+    return f"{model.__module__}:{model.__qualname__}"
+
+
+def _checked(type_name: str, model: Any, fn: Any) -> VerifierKind:
     fields = getattr(model, "model_fields", None)
     if fields is None or "type" not in fields or fields["type"].default != type_name:
         raise RegistryError(f"verifier type {type_name!r}: its model must be a pydantic model with "
                             f"type: Literal[{type_name!r}] = {type_name!r}")
     if not inspect.iscoroutinefunction(fn):
         raise RegistryError(f"verifier type {type_name!r}: its check must be an async function (spec, ctx) -> Verdict")
-    if type_name in _verifiers and not override and _verifiers[type_name].model is not model:
-        raise RegistryError(f"verifier type {type_name!r} is already registered (pass override=True to replace it)")
-    global _verifiers_generation
-    kind = VerifierKind(type=type_name, model=model, fn=fn)
-    _verifiers[type_name] = kind
-    _verifiers_generation += 1
-    return kind
+    return VerifierKind(type=type_name, model=model, fn=fn)
 
 
 def verifiers_generation() -> int:
@@ -301,10 +353,17 @@ def verifiers_generation() -> int:
 
 
 def verifier_kind(type_name: str) -> VerifierKind | None:
-    """A plug-in verifier kind by ``type`` (loads every plug-in before saying None)."""
+    """A plug-in verifier kind by ``type`` (loads every plug-in before saying None; imports a kind registered by
+    reference, once)."""
     if type_name not in _verifiers:
         _load_plugins()
-    return _verifiers.get(type_name)
+    found = _verifiers.get(type_name)
+    if isinstance(found, _VerifierRef):
+        resolved = found.resolve()
+        if _verifiers.get(type_name) is found:  # not replaced meanwhile: the next lookup finds it resolved
+            _verifiers[type_name] = resolved
+        return resolved
+    return found
 
 
 def list_verifier_kinds() -> list[str]:

@@ -18,9 +18,9 @@ CATEGORIES = SINGLE_TURN + MULTI_TURN
 
 def register_all() -> None:
     from envgym.registry import register, register_verifier
-    from envgym_bfcl.verify import BfclSpec, bfcl_check
 
-    register_verifier("bfcl", BfclSpec, bfcl_check)
+    # by reference: its checker is imported when a task is graded, not by every envgym command
+    register_verifier("bfcl", "envgym_bfcl.verify:BfclSpec", "envgym_bfcl.verify:bfcl_check")
     for category in CATEGORIES:
         dashed = category.replace("_", "-")
         register(f"bfcl/{dashed}-v1", "envgym_bfcl.env:BfclEnv", kwargs={"category": category},

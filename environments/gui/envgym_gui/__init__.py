@@ -15,7 +15,6 @@ SUITES = ("gui-calc", "gui-writer", "gui-files")
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
     import envgym
-    from envgym_gui import verify
 
     # Real apps' pixels are not always equal for the same seed under load (LibreOffice draws its toolbars in
     # late idle callbacks): Gymnasium's own flag says so. envgym check's own determinism check still runs.
@@ -27,4 +26,12 @@ def register_all() -> None:
                     nondeterministic=True,
                     description="OSWorld tasks imported by envgym_gui.osworld (the ones that need no download), "
                                 "on the same desktop; OSWorld's Apache-2.0 licence.")
-    verify.register()
+    register_verifier()
+
+
+def register_verifier() -> None:
+    """Register the verifier kind ``desktop`` by reference: :mod:`envgym_gui.verify` (and its file readers) is
+    imported when a task is graded, not by every envgym command that loads the plug-ins."""
+    import envgym
+
+    envgym.register_verifier("desktop", "envgym_gui.verify:DesktopSpec", "envgym_gui.verify:check_desktop")

@@ -587,7 +587,7 @@ async def check_desktop(spec: DesktopSpec, ctx: VerifyContext) -> Verdict:
 
 
 def register() -> None:
-    """Register the kind ``desktop`` (the family's ``register_all`` calls this)."""
-    import envgym
+    """Register the kind ``desktop`` (:func:`envgym_gui.register_verifier`; the family's hook does it too)."""
+    from envgym_gui import register_verifier
 
-    envgym.register_verifier("desktop", DesktopSpec, check_desktop)
+    register_verifier()

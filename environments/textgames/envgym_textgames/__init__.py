@@ -12,7 +12,6 @@ from __future__ import annotations
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
     import envgym
-    from envgym_textgames.game import GameScoreSpec, check_game_score
 
     envgym.register("text/scienceworld-v1", "envgym_textgames.scienceworld:ScienceWorldEnv",
                     suites=("text-scienceworld",), max_episode_steps=1000,
@@ -22,4 +21,5 @@ def register_all() -> None:
                     max_episode_steps=1000,
                     description="TextWorld (textworld package, MIT): generated games of the challenge families "
                                 "tw-simple, tw-cooking, tw-coin_collector, tw-treasure_hunter, graded by the game.")
-    envgym.register_verifier("game_score", GameScoreSpec, check_game_score)
+    envgym.register_verifier("game_score", "envgym_textgames.game:GameScoreSpec",
+                             "envgym_textgames.game:check_game_score")  # imported when a task is graded
