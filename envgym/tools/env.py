@@ -46,7 +46,7 @@ import sqlite3
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -65,6 +65,45 @@ from envgym.verify.state import Rows, Snapshot, drop_fields, sort_rows
 __all__ = ["FrozenState", "ToolEnv", "execute_calls"]
 
 
+def _dropped(ignore: Iterable[str]) -> dict[str, set[str]]:
+    """The ``table.column`` entries (checked already, by :func:`drop_fields`) as each table's dropped columns."""
+    drop: dict[str, set[str]] = {}
+    for item in ignore:  # split on the last dot (envgym.verify.state)
+        table, _, column = item.rpartition(".")
+        drop.setdefault(table, set()).add(column)
+    return drop
+
+
+def _rows_of(table: str, raw: list[tuple[Any, ...]], columns: tuple[str, ...], drop: Iterable[str]) -> Rows:
+    """``drop_fields(sort_rows(rows))`` of a table's raw rows (``SELECT *`` tuples in ``columns``' order): the
+    snapshot a read of the table gives, the ``drop`` columns left out, sorted once."""
+    keep = [(i, c) for i, c in enumerate(columns) if c not in drop]
+    return sort_rows(table, ({c: row[i] for i, c in keep} for row in raw))
+
+
+class _Snapshots(Mapping[str, Rows]):
+    """Each table's snapshot (:func:`_rows_of`), made from its raw rows when it is first read: grading reads the
+    tables an episode changed, so the others' rows are never dicts or sorted (a fifth of replaying a task)."""
+
+    def __init__(self, raw: Mapping[str, list[tuple[Any, ...]]], columns: dict[str, tuple[str, ...]],
+                 drop: dict[str, set[str]]) -> None:
+        self._raw, self._columns, self._drop = raw, columns, drop
+        self._made: dict[str, Rows] = {}
+
+    def __getitem__(self, table: str) -> Rows:
+        found = self._made.get(table)
+        if found is None:
+            raw = self._raw[table]  # KeyError for a table the store lacks
+            found = self._made.setdefault(table, _rows_of(table, raw, self._columns[table], self._drop.get(table, ())))
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 class FrozenState:
     """The store at one moment (before the episode, or as the reference leaves it) as a StateView.
 
@@ -74,7 +113,7 @@ class FrozenState:
     ``changed_tables`` in :mod:`envgym.verify.state`).
     """
 
-    def __init__(self, tables: Snapshot, columns: dict[str, tuple[str, ...]],
+    def __init__(self, tables: Mapping[str, Rows], columns: dict[str, tuple[str, ...]],
                  reopen: Callable[[], sqlite3.Connection] | None = None,
                  changed: frozenset[str] | None = None, *, inline_queries: bool = False) -> None:
         self.tables, self._columns, self._reopen, self._changed = tables, columns, reopen, changed
@@ -85,9 +124,9 @@ class FrozenState:
 
     def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
         if tables is None:
-            return self.tables
+            return dict(self.tables)
         wanted = set(tables)
-        return {t: rows for t, rows in self.tables.items() if t in wanted}
+        return {t: self.tables[t] for t in self.tables if t in wanted}  # a lazy table is made only if asked for
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         return self._columns
@@ -136,16 +175,10 @@ class _LiveState:
         self._read: Snapshot = dict(known or {})
         drop_fields({}, ignore, columns=self._columns)  # a misspelt entry is loud even if no table is read
         self._raw = raw if raw is not None and changed is not None else {}  # the schema is the initial one
-        self._drop: dict[str, set[str]] = {}
-        for item in ignore:  # checked above: "table.column", split on the last dot (envgym.verify.state)
-            table, _, column = item.rpartition(".")
-            self._drop.setdefault(table, set()).add(column)
+        self._drop = _dropped(ignore)
 
     def _from_raw(self, table: str) -> Rows:
-        """``drop_fields(sort_rows(rows))`` of rows already read: the same rows, sorted once."""
-        drop = self._drop.get(table, ())
-        keep = [(i, c) for i, c in enumerate(self._columns[table]) if c not in drop]
-        return sort_rows(table, ({c: row[i] for i, c in keep} for row in self._raw[table]))
+        return _rows_of(table, self._raw[table], self._columns[table], self._drop.get(table, ()))
 
     def snapshot(self, tables: Iterable[str] | None = None) -> Snapshot:
         if tables is None:
@@ -236,11 +269,11 @@ def _execute(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
 class _TaskStates:
     """A task's store before any episode and as its reference solution leaves it, ignored fields left out."""
 
-    initial: Snapshot
+    initial: Mapping[str, Rows]
     raw: dict[str, list[tuple[Any, ...]]]
     """Each table's rows as the template holds them, in the order a full scan reads them."""
     columns: dict[str, tuple[str, ...]]
-    expected: Snapshot | None
+    expected: Mapping[str, Rows] | None
     expected_columns: dict[str, tuple[str, ...]]
     changed: frozenset[str] | None
     """The tables the reference changes (None: it changed the schema)."""
@@ -302,6 +335,8 @@ class ToolEnv(Env):
     has_write_actions: ClassVar[bool] = True
     _states_cache: ClassVar[OrderedDict[tuple[str, str], _TaskStates]] = OrderedDict()
     _replaying: ClassVar[dict[tuple[str, str], asyncio.Future[_TaskStates]]] = {}
+    _schema_columns: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {}
+    """Each schema's tables' columns, as its templates hold them (read once per schema, not per task)."""
 
     def __init__(self, domain: Domain | str, *, workdir: str | None = None, on_disk: bool | None = None,
                  clock: Clock | None = None) -> None:
@@ -452,23 +487,29 @@ class ToolEnv(Env):
         conn = self._open_initial(task)
         try:
             view, ignore = store.SqliteState(conn), self.domain.ignore_fields
-            columns = view.columns()
-            initial = drop_fields(view.snapshot(), ignore, columns=columns)
+            columns = self._schema_columns.get(self.domain.schema_sql)  # a template holds the schema's: the same
+            if columns is None:
+                columns = self._schema_columns.setdefault(self.domain.schema_sql, view.columns())
+            version = conn.execute("PRAGMA schema_version").fetchone()[0]
+            drop_fields({}, ignore, columns=columns)  # a misspelt entry is loud here, though no table is read yet
+            drop = _dropped(ignore)
             raw = {t: _raw_rows(conn, t) for t in columns}
+            initial = _Snapshots(raw, columns, drop)
             pages = store.TablePages(conn)
             if task.solution is None:
                 return _TaskStates(initial, raw, columns, None, columns, frozenset(), {}, pages)
             calls: list[CallRecord] = []
             for action in task.solution:
                 execute_calls(self.domain, conn, calls, action.tool_calls)
-            expected_columns = view.columns()
+            same = conn.execute("PRAGMA schema_version").fetchone()[0] == version  # no DDL ran
+            expected_columns = columns if same else view.columns()
             if expected_columns != columns:  # the reference changed the schema: every table read again
                 expected = drop_fields(view.snapshot(), ignore, columns=expected_columns)
                 return _TaskStates(initial, raw, columns, expected, expected_columns, None, {}, pages)
             after = {t: _raw_rows(conn, t) for t in columns}
             differ = [t for t in columns if after[t] != raw[t]]  # the others hold the initial rows
-            expected = {**initial, **drop_fields(view.snapshot(differ), ignore, columns=columns)}
-            changed = frozenset(t for t in differ if initial.get(t) != expected.get(t))
+            expected = _Snapshots({**raw, **{t: after[t] for t in differ}}, columns, drop)
+            changed = frozenset(t for t in differ if initial[t] != expected[t])
             after_pages = store.TablePages(conn)
             after_pages.pages = {t: page for t, page in after_pages.pages.items() if t in differ}
             return _TaskStates(initial, raw, columns, expected, expected_columns, changed,

@@ -285,3 +285,22 @@ async def test_tables_on_the_templates_or_the_references_own_page_are_not_read(m
         assert sorted(read) == ["accounts", "audit"] and not final_state(verdict).passed
     finally:
         await env.close()
+
+
+async def test_a_reference_that_changes_the_schema_gives_the_expected_state_its_columns():
+    task = TASK.model_copy(update={"id": "ledger-ddl", "solution": (
+        Action.call("run_sql", sql="ALTER TABLE rates ADD COLUMN unit TEXT; UPDATE rates SET unit = 'pct'"),
+        Action.say("Done."))})
+    env = ToolEnv(LEDGER)
+    try:
+        await env.reset(task=task)
+        await env.step(task.solution[0])
+        await env.step(Action.say("Done."))
+        ctx = await env.verify_context()
+        assert ctx.initial_state.columns()["rates"] == ("name", "value")  # the schema's, read once per schema
+        assert ctx.expected_state.columns()["rates"] == ("name", "value", "unit")  # re-read: DDL ran
+        assert ctx.expected_state.changed_tables() is None
+        assert ctx.expected_state.snapshot(["rates"]) == {"rates": [{"name": "base", "value": 1.5, "unit": "pct"}]}
+        assert final_state(await env.verify()).passed  # the store is the reference's, new column and all
+    finally:
+        await env.close()

@@ -205,3 +205,20 @@ def test_table_pages_tell_a_table_on_the_very_same_pages_and_leave_out_overflowi
     loose = store.TablePages(conn)
     conn.execute("UPDATE loose SET x = 7.0")  # 7 == 7.0, but not the same value: another page
     assert not loose.same("loose", conn.serialize())
+
+
+def test_templates_after_a_schemas_first_start_from_its_image_and_a_schema_setting_a_pragma_does_not():
+    schema = SCHEMA + "CREATE INDEX parent_name ON parent (name);"
+    store._schemas.pop(schema, None)
+    store.image(schema, STATE)
+    assert schema in store._schemas  # the empty schema's image, kept
+    with contextlib.closing(store.clone(store.image(schema, {"parent": [{"id": 3, "name": "c"}]}))) as conn:
+        assert [tuple(r) for r in conn.execute("SELECT id, name FROM parent")] == [(3, "c")]
+        assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master")} >= {"parent_name", "parent_named"}
+        conn.execute("UPDATE parent SET name = 'd'")  # the trigger came with the image
+        assert [tuple(r) for r in conn.execute("SELECT entry FROM log")] == [("d",)]
+    with pytest.raises(SpecError, match="unknown table 'nope'"):  # the image's tables are checked as before
+        store.image(schema, {"nope": [{"x": 1}]})
+    pragma = "PRAGMA recursive_triggers = ON;" + SCHEMA
+    store.image(pragma, STATE)
+    assert pragma not in store._schemas  # a connection's setting would not travel in an image

@@ -84,3 +84,39 @@ async def test_the_state_built_from_rows_read_at_grading_is_the_store_read_afres
             assert [list(map(repr, rows)) for rows in ctx.state.snapshot().values()] == \
                 [list(map(repr, rows)) for rows in afresh.values()]  # the same values and order, types too
     assert built >= 2
+
+
+@pytest.mark.parametrize("env_id", ["tool/retail-v1", "tool/assistant-v1"])
+async def test_the_initial_and_expected_states_are_made_only_when_read_and_are_the_stores_read_afresh(env_id):
+    from envgym.tools.env import execute_calls
+    from envgym.tools.store import SqliteState
+    from envgym.verify.state import drop_fields
+
+    tasks = envgym.load_suite(SUITES[env_id])
+    made = tables = 0
+    async with envgym.make(env_id) as env:
+        inner = env.unwrapped
+        ignore = inner.domain.ignore_fields
+        for task in tasks:
+            await env.reset(task=task)
+            for action in task.solution or ():
+                await env.step(action)
+            ctx = await inner.verify_context()
+            assert (await grade(task, ctx)).passed, task.id
+            made += len(ctx.initial_state.tables._made)  # the tables grading read, and those the reference changed
+            tables += len(ctx.initial_state.columns())
+            conn = inner._open_initial(task)  # the task's store read afresh, before and after its reference
+            try:
+                view = SqliteState(conn)
+                initial = drop_fields(view.snapshot(), ignore, columns=view.columns())
+                calls = []  # the episode's calls so far (retail's policy reads them)
+                for action in task.solution or ():
+                    execute_calls(inner.domain, conn, calls, action.tool_calls)
+                expected = drop_fields(view.snapshot(), ignore, columns=view.columns())
+            finally:
+                conn.close()
+            for state, afresh in ((ctx.initial_state, initial), (ctx.expected_state, expected)):
+                assert state.snapshot() == afresh, task.id
+                assert [list(map(repr, rows)) for rows in state.snapshot().values()] == \
+                    [list(map(repr, rows)) for rows in afresh.values()]  # the same values and order, types too
+    assert made < tables / 3  # most tables' rows were never made into snapshots
