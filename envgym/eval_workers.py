@@ -225,6 +225,7 @@ class _ProcessPool:
         self.events: asyncio.Queue[tuple[str, _Worker, Any]] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._ctx = _context(tasks)
+        self._init_frames: dict[int, bytes] = {}
         self._closing = False
         self.lost = 0
 
@@ -257,8 +258,7 @@ class _ProcessPool:
             reader, worker.writer = await asyncio.open_connection(sock=sock)
             if self._closing:  # the run ended while this worker started: it reads EOF at once and exits
                 worker.writer.close()
-            worker.writer.write(_frame(_Init(self.config, self.meta, self.agents, self.tasks, worker.slots,
-                                             self.board.path)))
+            worker.writer.write(self._init_frame(worker.slots))
             while True:
                 kind, body = await _read_frame(reader)
                 self.events.put_nowait((kind, worker, body))
@@ -266,6 +266,14 @@ class _ProcessPool:
             pass
         finally:
             self.events.put_nowait(("gone", worker, None))
+
+    def _init_frame(self, slots: int) -> bytes:
+        """A worker's :class:`_Init`, pickled once per share (the run's tasks are most of it: ~1 MB for 77)."""
+        frame = self._init_frames.get(slots)
+        if frame is None:
+            frame = self._init_frames[slots] = _frame(_Init(self.config, self.meta, self.agents, self.tasks, slots,
+                                                            self.board.path))
+        return frame
 
     async def run(self, jobs: list[tuple[Any, ...]],
                   started: Callable[[int], None] | None = None) -> AsyncIterator[tuple[int, Any]]:

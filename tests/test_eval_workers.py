@@ -194,3 +194,20 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
     assert 'put the script\'s run under `if __name__ == "__main__":`' in proc.stderr
     assert "WorkerFailed" in proc.stderr
     assert "Task exception was never retrieved" not in proc.stderr  # a worker's start error is the run's
+
+
+async def test_workers_of_the_same_share_are_sent_one_pickled_init(tmp_path, monkeypatch):
+    import envgym.eval_workers as ew
+
+    pickled = []
+    real = ew._frame
+
+    def counting(payload):
+        if isinstance(payload, ew._Init):  # the run's tasks are most of it: ~1 MB, ~20 ms for the tool suites
+            pickled.append(payload.slots)
+        return real(payload)
+
+    monkeypatch.setattr(ew, "_frame", counting)
+    summary = await evaluate(_config(), tmp_path / "run", concurrency=4, workers=2)
+    assert summary.outcomes["success"] == 4
+    assert pickled == [2]
