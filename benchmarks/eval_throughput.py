@@ -3,7 +3,9 @@
 Each measurement is one `envgym.eval.evaluate` (the code path of `envgym eval`: task loading, the pool,
 one env per slot, the oracle's steps, grading, group-committed records and trajectories, the exporters)
 into a fresh run directory, in a fresh process as `envgym eval` runs (its imports not timed; the envs'
-per-task caches start empty, as in every real run), at concurrency 1 and 32 and with 1 and 2 worker
+per-task caches start empty, as in every real run; the run's progress kept, with no `on_record` hook, as
+`envgym eval` runs it: until 2026-12-03 the benchmark timed records through `on_record`, which has every
+worker's record line parsed back), at concurrency 1 and 32 and with 1 and 2 worker
 processes. With workers, the fork server they start from is started before the measuring process's imports,
 as `envgym eval` starts it (`--late-fork-server`: as `evaluate` begins, where both started it until 2026-12-03).
 The configurations are measured in turn, `--repeat` rounds, and each row reports the median with the 1-minute
@@ -51,7 +53,9 @@ import time  # noqa: E402
 
 from envgym.agents import OracleConfig  # noqa: E402
 from envgym.eval import EvalConfig, evaluate, plan  # noqa: E402
+from envgym.progress import RunProgress  # noqa: E402
 from envgym.tools import ToolContext, ToolFailure, load_domain, store  # noqa: E402
+from envgym.types import Outcome  # noqa: E402
 from envgym.verify.context import CallRecord  # noqa: E402
 
 SUITES = ("tool-retail", "tool-assistant")
@@ -67,10 +71,15 @@ async def one_run(config: EvalConfig, concurrency: int, workers: int) -> tuple[i
     """Episodes, their rate over the whole call, the steady rate (10% to the last record) and the seconds to
     the first record (the run's start: planning, workers starting, the first episodes' per-task caches)."""
     stamps: list[float] = []
+
+    class Stamped(RunProgress):  # what envgym eval keeps up to date (it passes no on_record, which parses records)
+        def counted(self, suite: str, outcome: Outcome, cause: str | None = None) -> None:
+            stamps.append(time.perf_counter())
+            super().counted(suite, outcome, cause)
+
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        summary = await evaluate(config, out, concurrency=concurrency, workers=workers,
-                                 on_record=lambda _: stamps.append(time.perf_counter()))
+        summary = await evaluate(config, out, concurrency=concurrency, workers=workers, progress=Stamped())
         elapsed = time.perf_counter() - start
     if summary.outcomes.get("success", 0) != summary.ran:
         raise SystemExit(f"oracle did not pass every episode: {dict(summary.outcomes)}")

@@ -4,7 +4,7 @@ Envs whose work is Python on the CPU (the tool family: SQLite, grading) leave ev
 a single process. :func:`run_in_workers` starts N fresh interpreters (multiprocessing's ``forkserver``
 where there is one, else ``spawn``), each running its own event loop and
 :class:`~envgym.vector.pool.EpisodePool` with its share of the run's ``concurrency``, and hands them jobs
-over a socket pair; each worker sends back, per finished episode, its trajectory line and record line.
+over a socket pair; each worker sends back, per finished episode, its trajectory line, record line and outcome.
 This process stays the only writer of the run directory (:class:`envgym.eval_records.Recorder`: a record counts
 only once durable), so ``envgym eval``'s guarantees hold unchanged:
 
@@ -48,8 +48,9 @@ from typing import Any
 from envgym.errors import EnvgymError, SpecError
 from envgym.forkserver import PRELOAD
 from envgym.progress import RunProgress
-from envgym.record import ResultRecord, json_line
+from envgym.record import json_line
 from envgym.task import TaskSpec
+from envgym.types import Outcome
 from envgym.vector.pool import EpisodePool, Job, failed_trajectory
 
 MAX_ATTEMPTS = 3
@@ -177,7 +178,7 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
     """Run ``todo`` (:data:`envgym.eval_records.EpisodeKey` items) in ``workers`` processes; hand each finished
     episode's lines to ``recorder`` (an :class:`envgym.eval_records.Recorder`)."""
     from envgym.eval import episode_seed
-    from envgym.eval_records import record_of
+    from envgym.eval_records import RecordLine, record_of
 
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         raise SpecError("a run with workers started while a worker process was importing the main script (each "
@@ -207,10 +208,9 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
                 if isinstance(result, BaseException):  # lost too often: the parent writes its infra_error
                     trajectory = failed_trajectory(Job(todo[jid][1], seed=jobs[jid][5]), result)
                     await recorder.add(record_of(meta, todo[jid], trajectory), trajectory)
-                else:
-                    trajectory_line, record_line = result
-                    await recorder.add(ResultRecord.model_validate_json(record_line), trajectory_line,
-                                       (trajectory_line, record_line))
+                else:  # the record's line is parsed only if something reads the whole record (eval_records)
+                    trajectory_line, record_line, outcome = result
+                    await recorder.add(RecordLine(record_line, todo[jid][0], Outcome(outcome)), trajectory_line)
     finally:
         await pool.aclose()
 
@@ -280,7 +280,8 @@ class _ProcessPool:
 
     async def run(self, jobs: list[tuple[Any, ...]],
                   started: Callable[[int], None] | None = None) -> AsyncIterator[tuple[int, Any]]:
-        """Yield ``(jid, (trajectory line, record line))`` per job, or ``(jid, WorkerLost)`` once lost too often."""
+        """Yield ``(jid, (trajectory line, record line, outcome))`` per job, or ``(jid, WorkerLost)`` once lost too
+        often."""
         # A lane per worker holds the jobs of every n-th task: a task's runs go to one worker, which works out
         # what its env caches per task once; an idle worker takes from the fullest other lane's end.
         lanes = [collections.deque[_Outstanding]() for _ in self.shares]
@@ -488,7 +489,7 @@ async def _work(sock: socket.socket) -> None:
                     async for job, trajectory in finished:
                         jid, key = job.key
                         record = record_of(init.meta, key, trajectory)
-                        done.append((jid, (json_line(trajectory), json_line(record))))
+                        done.append((jid, (json_line(trajectory), json_line(record), record.outcome.value)))
                         board[jid] = _Board.ENDED  # lost with the worker now, it runs again free
                         note()
                         if writer.transport.get_write_buffer_size() > 1 << 20:

@@ -14,6 +14,11 @@ An exporter is named in the entry-point group ``envgym.exporters``; the entry po
   ``needs_trajectory`` attribute and gets ``None`` for the trajectory: an episode run in a worker process
   (``envgym eval --workers``) reaches the writer as its trajectory's JSON line, which is then not parsed
   back for it (tens of microseconds an episode, in the one process that writes).
+  Such an episode's record arrives as its JSON line too, parsed back only when something reads it whole.
+  An exporter that exports only some records may say which from the line, with a method
+  ``wants_record(line: bytes) -> bool``: a record from a worker process whose line it does not want is
+  neither parsed nor exported for it (parsing a record was a third of the writing process's time per
+  episode). It must want every line of a record it would export (a line it wants may still export nothing).
 - ``close()`` once at the end, whatever happened.
 
 An exporter writes only its own files in ``ctx.run_dir`` (``run.json``, ``records.jsonl`` and
@@ -68,6 +73,12 @@ class Exporter(Protocol):
 def needs_trajectory(exporter: Exporter) -> bool:
     """Whether ``exporter.export`` reads its trajectory (the default; see the module docstring)."""
     return bool(getattr(exporter, "needs_trajectory", True))
+
+
+def wants_record(exporter: Exporter, line: bytes) -> bool:
+    """Whether ``exporter`` may export the record whose JSON line is ``line`` (every record, by default)."""
+    wants = getattr(exporter, "wants_record", None)
+    return True if wants is None else bool(wants(line))
 
 
 ExporterFactory = Callable[[ExportContext], "Exporter | None"]

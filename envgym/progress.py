@@ -72,9 +72,14 @@ class RunProgress:
         self._started += 1
 
     def finished(self, record: ResultRecord) -> None:
-        self.suites.setdefault(record.suite, SuiteProgress()).outcomes[record.outcome.value] += 1
-        if record.outcome is Outcome.INFRA_ERROR:
-            cause = cause_of(record)
+        self.counted(record.suite, record.outcome, cause_of(record) if record.outcome is Outcome.INFRA_ERROR else None)
+
+    def counted(self, suite: str, outcome: Outcome, cause: str | None = None) -> None:
+        """An episode of ``suite`` finished with ``outcome`` (an infra error's ``cause``, :func:`cause_of`): what
+        :meth:`finished` counts of a record, for a record not parsed (a worker's line, :mod:`envgym.eval_records`)."""
+        self.suites.setdefault(suite, SuiteProgress()).outcomes[outcome.value] += 1
+        if outcome is Outcome.INFRA_ERROR:
+            cause = cause or "unknown cause"
             self.infra_causes[cause] += 1
             self.latest_infra = cause
 

@@ -16,12 +16,14 @@ class Seen:
         if wants is not None:
             self.needs_trajectory = wants
         self.got: list[object] = []
+        self.got_record: list[object] = []
 
     def repair(self, records):
         pass
 
     def export(self, record, trajectory):
         self.got.append(trajectory)
+        self.got_record.append(record)
 
     def close(self):
         pass
@@ -113,3 +115,88 @@ def test_run_heap_walks_no_heap_before_its_first_episode(monkeypatch):
     with run_heap():
         assert gc.get_freeze_count() > 0
     assert walks == []
+
+
+def _line_of(record):
+    from envgym.eval_records import RecordLine
+
+    return RecordLine(json_line(record), record.suite, record.outcome)
+
+
+def test_a_workers_record_line_is_written_and_counted_without_being_parsed(tmp_path, monkeypatch):
+    from envgym.progress import RunProgress
+    from envgym.record import ResultRecord
+
+    record, line = _one_episode(tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed a record line nobody reads whole")
+
+    monkeypatch.setattr(ResultRecord, "model_validate_json", refuse)
+    progress = RunProgress()
+    summary = EvalSummary(run_dir=tmp_path, run_id="r", planned=1, skipped=0)
+    recorder = Recorder(tmp_path / "out", summary, progress, None, [])
+
+    async def write():
+        await recorder.add(_line_of(record), line)
+        await recorder.writer.aclose()
+
+    asyncio.run(write())
+    assert summary.outcomes == {record.outcome.value: 1}
+    assert progress.suites[record.suite].outcomes == {record.outcome.value: 1}
+    assert (tmp_path / "out" / "records.jsonl").read_bytes() == json_line(record)
+    assert (tmp_path / "out" / "trajectories.jsonl").read_bytes() == line
+
+
+def test_a_record_line_is_parsed_for_on_record_exporters_and_infra_causes(tmp_path):
+    from envgym.types import Outcome
+
+    record, line = _one_episode(tmp_path)
+    got = []
+    summary = EvalSummary(run_dir=tmp_path, run_id="r", planned=2, skipped=0)
+    reads = Seen(False)
+    recorder = Recorder(tmp_path / "out", summary, None, got.append, [reads])
+    entry = _line_of(record)
+    recorder._export([(entry, line)])
+    recorder._durable([(entry, line)])
+    assert got == [record] and got[0] is reads.got_record[0]
+    failed = record.model_copy(update={"outcome": Outcome.INFRA_ERROR, "error": "the sandbox  vanished"})
+    recorder._durable([(_line_of(failed), line)])
+    assert summary.infra_causes == {"the sandbox vanished": 1}
+    assert summary.outcomes == {record.outcome.value: 1, "infra_error": 1}
+
+
+class Picky(Seen):
+    def __init__(self, wanted: bytes) -> None:
+        super().__init__(False)
+        self.wanted = wanted
+
+    def wants_record(self, line):
+        return self.wanted in line
+
+
+def test_a_record_line_no_exporter_wants_is_neither_parsed_nor_exported(tmp_path, monkeypatch):
+    from envgym.record import ResultRecord
+
+    record, line = _one_episode(tmp_path)
+    picky, keen = Picky(b'"model_patch"'), Picky(record.task_hash.encode())
+    with monkeypatch.context() as m:
+        m.setattr(ResultRecord, "model_validate_json", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
+        _recorder(tmp_path, [picky])._export([(_line_of(record), line)])
+    assert picky.got_record == []
+    _recorder(tmp_path, [picky, keen])._export([(_line_of(record), line)])  # parsed once, for the one that wants it
+    assert picky.got_record == [] and keen.got_record == [record]
+    _recorder(tmp_path, [picky])._export([(record, line)])  # a record made here: every exporter gets it
+    assert picky.got_record == [record]
+
+
+def test_the_swe_predictions_exporter_wants_exactly_the_lines_of_records_with_a_model_patch(tmp_path):
+    from envgym.types import Verdict
+    from envgym_swe.predictions import PredictionsExporter
+
+    record, _ = _one_episode(tmp_path)
+    assert not PredictionsExporter.wants_record(json_line(record))
+    patched = record.model_copy(update={"verdict": Verdict(passed=False, score=0.0, evidence={"model_patch": "diff"})})
+    assert PredictionsExporter.wants_record(json_line(patched))
+    exporter = PredictionsExporter(type("Ctx", (), {"run_dir": tmp_path, "tasks": {}, "agent_id": "a"})())
+    assert exporter.prediction(record) is None and exporter.prediction(patched) is not None

@@ -41,6 +41,12 @@ class PredictionsExporter:
         self.path = ctx.run_dir / FILENAME
         self._writer: JsonlWriter | None = None
 
+    @staticmethod
+    def wants_record(line: bytes) -> bool:
+        """Only a record whose verdict carries a ``model_patch`` is exported, and its JSON line then holds the key
+        (:mod:`envgym.export`: the other records of a run with workers are not parsed back for this exporter)."""
+        return b'"model_patch"' in line
+
     def prediction(self, record: ResultRecord) -> Prediction | None:
         """The prediction of a recorded episode: its verdict's ``model_patch``, if it has one."""
         patch = record.verdict.evidence.get("model_patch") if record.verdict else None
