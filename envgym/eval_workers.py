@@ -102,7 +102,7 @@ class _Worker:
 
 @dataclass
 class _Outstanding:
-    job: tuple[Any, ...]  # (jid, task index, suite, run index, attempt, seed)
+    job: tuple[Any, ...]  # (jid, task index, suite, run index, attempt): the worker works out the seed
     attempts: int = 0
     """Workers that died while running it."""
     running: bool = False
@@ -195,7 +195,9 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
         if task.hash not in index:
             index[task.hash] = len(tasks)
             tasks.append(task)
-    jobs = [(jid, index[task.hash], suite, run_index, attempt, episode_seed(config, task, run_index))
+    # no seeds here: a worker works out its episodes' (a hash each, tens of milliseconds for a run's thousands,
+    # which the workers waited for)
+    jobs = [(jid, index[task.hash], suite, run_index, attempt)
             for jid, (suite, task, run_index, attempt) in enumerate(todo)]
     pool = _ProcessPool(config, meta, agents, tasks, workers=workers, concurrency=concurrency,
                         close_timeout_s=close_timeout_s, jobs=len(jobs))
@@ -206,7 +208,8 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
         async with contextlib.aclosing(pool.run(jobs, started)) as results:
             async for jid, result in results:
                 if isinstance(result, BaseException):  # lost too often: the parent writes its infra_error
-                    trajectory = failed_trajectory(Job(todo[jid][1], seed=jobs[jid][5]), result)
+                    _, task, run_index, _ = todo[jid]
+                    trajectory = failed_trajectory(Job(task, seed=episode_seed(config, task, run_index)), result)
                     await recorder.add(record_of(meta, todo[jid], trajectory), trajectory)
                 else:  # the record's line is parsed only if something reads the whole record (eval_records)
                     trajectory_line, record_line, outcome = result
@@ -419,7 +422,7 @@ def worker_main(sock: socket.socket) -> None:
 
 async def _work(sock: socket.socket) -> None:
     from envgym.agents import build_factory
-    from envgym.eval import env_maker, run_heap
+    from envgym.eval import env_maker, episode_seed, run_heap
     from envgym.eval_records import record_of
 
     reader, writer = await asyncio.open_connection(sock=sock)
@@ -470,8 +473,9 @@ async def _work(sock: socket.socket) -> None:
             await asyncio.sleep(0)
             if jobs.empty():  # short of jobs: the parent tops us up when it hears what ended
                 flush()
-            jid, task_index, suite, run_index, attempt, seed = await jobs.get()
+            jid, task_index, suite, run_index, attempt = await jobs.get()
             task = init.tasks[task_index]
+            seed = episode_seed(config, task, run_index)
             # on the board before the episode runs: one that kills the worker before it first yields to the
             # loop (the env's work all inline) is known to have been running, and costs an attempt
             board[jid] = _Board.STARTED

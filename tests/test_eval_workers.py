@@ -111,7 +111,7 @@ class PoisonOracle(OracleFactory):
 
 async def test_a_job_that_kills_every_worker_becomes_an_infra_error(tmp_path):
     config = _config(limit=3)
-    from envgym.eval import plan
+    from envgym.eval import episode_seed, plan
 
     poison = plan(config)[1][1].id
     summary = await evaluate(config, tmp_path / "run", concurrency=2, workers=2, factory=PoisonOracle(poison))
@@ -120,6 +120,8 @@ async def test_a_job_that_kills_every_worker_becomes_an_infra_error(tmp_path):
     failed = [r for r in records if r.outcome.value == "infra_error"]
     assert [r.task_id for r in failed] == [poison] and failed[0].error_type == "WorkerLost"
     assert f"{MAX_ATTEMPTS} workers were lost" in failed[0].error
+    tasks = {t.id: t for _, t in plan(config)}  # every record has its episode's seed, the lost one's too
+    assert {r.task_id: r.seed for r in records} == {i: episode_seed(config, t, 0) for i, t in tasks.items()}
 
 
 def _refuse_to_load():
