@@ -66,6 +66,11 @@ class RecordLine:
 Recorded = ResultRecord | RecordLine
 
 
+def _whole(entry: Recorded) -> ResultRecord:
+    """The record itself (a :class:`RecordLine` parsed, once)."""
+    return entry.record if isinstance(entry, RecordLine) else entry
+
+
 class Recorder:
     """Makes finished episodes durable records (group commit, :class:`~envgym.record.GroupWriter`), then
     reports each one done: exporters (in the writer's thread), the summary, ``progress``, ``on_record``."""
@@ -91,7 +96,7 @@ class Recorder:
                 targets = [(exporter, reads) for exporter, reads in every if wants_record(exporter, entry.line)]
                 if not targets:
                     continue
-            record = entry.record if isinstance(entry, RecordLine) else entry
+            record = _whole(entry)
             parsed: Trajectory | None = None
             if isinstance(trajectory, Trajectory):
                 parsed = trajectory
@@ -107,9 +112,9 @@ class Recorder:
             summary.outcomes[outcome.value] += 1
             cause = None
             if outcome is Outcome.INFRA_ERROR:
-                cause = cause_of(entry.record if isinstance(entry, RecordLine) else entry)
+                cause = cause_of(_whole(entry))
                 summary.infra_causes[cause] += 1
             if progress is not None:
                 progress.counted(entry.suite, outcome, cause)
             if on_record:
-                on_record(entry.record if isinstance(entry, RecordLine) else entry)
+                on_record(_whole(entry))
