@@ -80,7 +80,6 @@ class _Init:
     config: Any  # EvalConfig
     meta: dict[str, Any]
     agents: Any  # an AgentConfig or a picklable AgentFactory
-    tasks: list[TaskSpec]
     slots: int
     board: str
     """The path of the run's :class:`_Board`."""
@@ -98,6 +97,8 @@ class _Worker:
     """Why its process could not be started, if it could not."""
     reaped: asyncio.Future[str] | None = None
     outstanding: dict[int, _Outstanding] = field(default_factory=dict)
+    sent: set[int] = field(default_factory=set)
+    """The tasks (their numbers) this worker has been sent: each goes with the first batch holding one of its jobs."""
 
 
 @dataclass
@@ -231,7 +232,6 @@ class _ProcessPool:
         self.events: asyncio.Queue[tuple[str, _Worker, Any]] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._ctx = _context(tasks)
-        self._init_frames: dict[int, bytes] = {}
         self._closing = False
         self.lost = 0
 
@@ -274,12 +274,18 @@ class _ProcessPool:
             self.events.put_nowait(("gone", worker, None))
 
     def _init_frame(self, slots: int) -> bytes:
-        """A worker's :class:`_Init`, pickled once per share (the run's tasks are most of it: ~1 MB for 77)."""
-        frame = self._init_frames.get(slots)
-        if frame is None:
-            frame = self._init_frames[slots] = _frame(_Init(self.config, self.meta, self.agents, self.tasks, slots,
-                                                            self.board.path))
-        return frame
+        """A worker's :class:`_Init`. It holds no task: each goes with the first batch of jobs that needs it
+        (:meth:`_batch_frame`)."""
+        return _frame(_Init(self.config, self.meta, self.agents, slots, self.board.path))
+
+    def _batch_frame(self, worker: _Worker, batch: list[tuple[Any, ...]]) -> bytes:
+        """A batch of jobs, with the tasks of theirs that ``worker`` has not been sent yet. Until 2026-12-03 every
+        worker was sent every task at its start (~1 MB, ~20 ms to pickle and 15-60 ms to unpickle for the 77 tool
+        tasks), before its first episode; a worker now unpickles only the tasks of the jobs it is given (mostly
+        its lane's), as they come."""
+        new = {job[1]: self.tasks[job[1]] for job in batch if job[1] not in worker.sent}
+        worker.sent.update(new)
+        return _frame(("jobs", batch, new))
 
     async def run(self, jobs: list[tuple[Any, ...]],
                   started: Callable[[int], None] | None = None) -> AsyncIterator[tuple[int, Any]]:
@@ -314,7 +320,7 @@ class _ProcessPool:
                     batch.append(item.job)
                 if batch:
                     assert worker.writer is not None
-                    worker.writer.write(_frame(("jobs", batch)))
+                    worker.writer.write(self._batch_frame(worker, batch))
             kind, worker, body = await self.events.get()
             if kind == "events":
                 began, done = body
@@ -430,6 +436,7 @@ async def _work(sock: socket.socket) -> None:
     board = _Board(init.board, os.stat(init.board).st_size, owner=False)
     factory = init.agents if hasattr(init.agents, "create") else build_factory(init.agents)
     jobs: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+    tasks: dict[int, TaskSpec] = {}  # by number, as the parent sends them (with the first job of each)
     began: list[int] = []
     done: list[tuple[int, tuple[bytes, bytes]]] = []
     main = asyncio.current_task()
@@ -439,7 +446,8 @@ async def _work(sock: socket.socket) -> None:
     async def receive() -> None:
         try:
             while True:
-                _, batch = await _read_frame(reader)
+                _, batch, new = await _read_frame(reader)
+                tasks.update(new)
                 for job in batch:
                     jobs.put_nowait(job)
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
@@ -474,7 +482,7 @@ async def _work(sock: socket.socket) -> None:
             if jobs.empty():  # short of jobs: the parent tops us up when it hears what ended
                 flush()
             jid, task_index, suite, run_index, attempt = await jobs.get()
-            task = init.tasks[task_index]
+            task = tasks[task_index]
             seed = episode_seed(config, task, run_index)
             # on the board before the episode runs: one that kills the worker before it first yields to the
             # loop (the env's work all inline) is known to have been running, and costs an attempt

@@ -198,18 +198,28 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
     assert "Task exception was never retrieved" not in proc.stderr  # a worker's start error is the run's
 
 
-async def test_workers_of_the_same_share_are_sent_one_pickled_init(tmp_path, monkeypatch):
+async def test_a_worker_is_sent_each_task_once_with_the_first_jobs_that_need_it(tmp_path, monkeypatch):
     import envgym.eval_workers as ew
 
-    pickled = []
+    frames = []
     real = ew._frame
 
-    def counting(payload):
-        if isinstance(payload, ew._Init):  # the run's tasks are most of it: ~1 MB, ~20 ms for the tool suites
-            pickled.append(payload.slots)
+    def keeping(payload):
+        if isinstance(payload, ew._Init):
+            frames.append(("init", payload))
+        elif isinstance(payload, tuple) and payload[0] == "jobs":
+            frames.append(payload)
         return real(payload)
 
-    monkeypatch.setattr(ew, "_frame", counting)
-    summary = await evaluate(_config(), tmp_path / "run", concurrency=4, workers=2)
-    assert summary.outcomes["success"] == 4
-    assert pickled == [2]
+    monkeypatch.setattr(ew, "_frame", keeping)
+    summary = await evaluate(_config(runs=3), tmp_path / "run", concurrency=4, workers=2)
+    assert summary.outcomes["success"] == 12
+    assert [f for f in frames if f[0] == "init"] and all(not hasattr(f[1], "tasks") for f in frames if f[0] == "init")
+    batches = [f for f in frames if f[0] == "jobs"]
+    jobs = [job for _, batch, _ in batches for job in batch]
+    assert sorted(job[0] for job in jobs) == list(range(12))  # no worker died: each job sent once
+    shipped = Counter(index for _, _, new in batches for index in new)
+    assert set(shipped) == {job[1] for job in jobs} and max(shipped.values()) <= 2  # at most once per worker
+    assert sum(shipped.values()) < len(jobs)  # not a task per job: 4 tasks, 12 jobs
+    for _, batch, new in batches:  # only the tasks of the batch's own jobs
+        assert set(new) <= {job[1] for job in batch}
