@@ -200,3 +200,35 @@ def test_the_swe_predictions_exporter_wants_exactly_the_lines_of_records_with_a_
     assert PredictionsExporter.wants_record(json_line(patched))
     exporter = PredictionsExporter(type("Ctx", (), {"run_dir": tmp_path, "tasks": {}, "agent_id": "a"})())
     assert exporter.prediction(record) is None and exporter.prediction(patched) is not None
+
+
+def test_the_frames_a_worker_sends_within_a_window_share_one_sync(tmp_path):
+    """Workers send finished episodes in frames ~15 ms apart (eval_workers.FLUSH_S): three such frames of ten
+    are one batch (two syncs), not three; with the writer's default window (4 ms) they were three."""
+    from envgym.progress import RunProgress
+
+    record, line = _one_episode(tmp_path)
+    summary = EvalSummary(run_dir=tmp_path, run_id="r", planned=30, skipped=0)
+
+    class Counted(RunProgress):
+        def counted(self, suite, outcome, cause=None):
+            super().counted(suite, outcome, cause)
+            if sum(self.suites[suite].outcomes.values()) == 30:
+                all_durable.set()
+
+    async def write():
+        nonlocal all_durable
+        all_durable = asyncio.Event()
+        recorder = Recorder(tmp_path / "out", summary, Counted(), None, [])
+        for _ in range(3):
+            for _ in range(10):
+                await recorder.add(_line_of(record), line)
+            await asyncio.sleep(0.008)
+        await asyncio.wait_for(all_durable.wait(), 30)  # counted once durable, the writer still open
+        batches = recorder.writer.batches
+        await recorder.writer.aclose()
+        return batches
+
+    all_durable = None
+    assert asyncio.run(write()) == 1
+    assert (tmp_path / "out" / "records.jsonl").read_bytes() == json_line(record) * 30
