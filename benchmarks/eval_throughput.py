@@ -13,6 +13,11 @@ load average at each of its runs. `steady/s` leaves out each run's start (worker
 processes starting, caches filling): episodes between the 10% and the last record over the time between;
 `first (s)` is the time to the first record.
 
+Before measuring, the project's packages are compiled to byte code, as an installed envgym is (pip compiles a
+wheel's modules, and `make` its editable install's): where PYTHONDONTWRITEBYTECODE is set, as on these machines, a
+checkout's modules were otherwise compiled again in every measured process, ~0.1 s of each run's start (until
+2026-12-03, when `first (s)` fell from 0.36-0.39 to 0.23-0.31 in 3 and 4 runs).
+
 The limit is measured in the same process on the same tasks and runs: the oracle's tool calls alone,
 each tool function called on an in-memory store holding the task's initial state (arguments validated
 by the tool's model, each call in a savepoint and recorded for the next, as the env does), nothing else timed: no
@@ -63,6 +68,9 @@ from envgym.types import Outcome  # noqa: E402
 from envgym.verify.context import CallRecord  # noqa: E402
 
 SUITES = ("tool-retail", "tool-assistant")
+PACKAGES = ("envgym", "envgym_tool", "envgym_timed", "envgym_web", "envgym_swe", "envgym_mcp", "envgym_bfcl",
+            "envgym_gui", "envgym_textgames", "envgym_tasks", "envgym_verifiers", "envgym_leaderboard")
+"""What `envgym eval` may import: envgym, the bundled families (each run loads every registered one), their data."""
 CONFIGS = ((1, 1), (32, 1), (32, 2))
 """(concurrency, workers) measured."""
 
@@ -124,6 +132,17 @@ def tool_call_limit(config: EvalConfig) -> float:
     return episodes / busy
 
 
+def compile_packages() -> None:
+    """Byte code for the project's packages (see the module docstring); what is current is left as it is."""
+    import compileall
+    import importlib.util
+
+    for name in PACKAGES:
+        found = importlib.util.find_spec(name)
+        for folder in (found.submodule_search_locations or []) if found else []:
+            compileall.compile_dir(folder, quiet=2, workers=0)
+
+
 def measure(concurrency: int, workers: int, runs: int, late: bool) -> tuple[int, float, float, float]:
     """One measurement in a fresh process (see the module docstring)."""
     out = subprocess.run([sys.executable, __file__, "--one", f"{concurrency},{workers}", "--runs", str(runs),
@@ -146,6 +165,7 @@ def main() -> None:
         concurrency, workers = map(int, args.one.split(","))
         print(json.dumps(asyncio.run(one_run(config, concurrency, workers))))
         return
+    compile_packages()
     samples: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {c: [] for c in CONFIGS}
     limits: list[tuple[float, float]] = []
     episodes = 0
