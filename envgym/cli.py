@@ -35,11 +35,11 @@ import math
 import re
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from envgym._lazy import LazyConsole
+from envgym.entry_points import installed
 from envgym.errors import EnvgymError, ExtraMissing, PluginError, RegistryError, SpecError
 
 if TYPE_CHECKING:
@@ -491,7 +491,7 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
     and any half-added subcommand is taken out again. Two hooks adding the same name is an error naming both.
     """
     owners = {name: "envgym (built in)" for name in sub.choices}
-    for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+    for ep in installed(CLI_ENTRY_POINT_GROUP):
         where = f"{ep.name} = {ep.value}"
         before = set(sub.choices)
         try:

@@ -25,20 +25,19 @@ An exporter writes only its own files in ``ctx.run_dir`` (``run.json``, ``record
 ``trajectories.jsonl`` are the run's). Exporters run in entry-point name order; one that fails to load or
 to open raises :class:`~envgym.errors.PluginError` before any episode runs, never silently writes nothing.
 The installed exporters are looked up again only when ``sys.path`` or one of its folders has changed (a
-distribution installed or removed); the lookup reads every installed distribution's metadata, a few tens of
-milliseconds per run otherwise.
+distribution installed or removed): :func:`envgym.entry_points.installed`, one scan of the installed
+distributions' metadata for every plug-in group.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from envgym.entry_points import installed
 from envgym.errors import PluginError
 from envgym.record import ResultRecord
 from envgym.task import TaskSpec
@@ -84,23 +83,9 @@ def wants_record(exporter: Exporter, line: bytes) -> bool:
 ExporterFactory = Callable[[ExportContext], "Exporter | None"]
 
 
-_found: tuple[Any, list[EntryPoint]] | None = None
-
-
-def _mtime(folder: str) -> int | None:
-    try:
-        return os.stat(folder or ".").st_mtime_ns
-    except OSError:
-        return None
-
-
 def _installed() -> list[EntryPoint]:
-    """The exporters' entry points by name, looked up again only when ``sys.path`` or a folder of it changed."""
-    global _found
-    key = tuple((folder, _mtime(folder)) for folder in sys.path)
-    if _found is None or _found[0] != key:
-        _found = (key, sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name))
-    return _found[1]
+    """The exporters' entry points by name (:func:`envgym.entry_points.installed`)."""
+    return installed(ENTRY_POINT_GROUP)
 
 
 def open_exporters(ctx: ExportContext) -> list[Exporter]:

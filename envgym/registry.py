@@ -36,12 +36,12 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from envgym.entry_points import installed
 from envgym.errors import PluginError, RegistryError
 from envgym.types import FrozenModel
 
@@ -146,7 +146,7 @@ def register(env_id: str, entry_point: str, *, kwargs: dict[str, Any] | None = N
 def _load_plugins(family: str | None = None) -> None:
     if not _plugins_enabled:
         return
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in installed(ENTRY_POINT_GROUP):
         if ep.name in _loaded or (family is not None and ep.name != family):
             continue
         _loaded.add(ep.name)

@@ -265,3 +265,22 @@ def test_exporters_installed_after_a_lookup_are_found(install, tmp_path, monkeyp
     assert "later" in {ep.name for ep in _installed()}
     install("envgym_outcomes_plugin", OUTCOMES, {"envgym.exporters": {"outcomes": "envgym_outcomes_plugin:Outcomes"}})
     assert {"later", "outcomes"} <= {ep.name for ep in _installed()}  # a new folder on sys.path
+
+
+def test_every_plugin_group_comes_from_one_scan_of_the_installed_distributions(install, monkeypatch):
+    """``envgym eval`` looked its subcommands, environment families and exporters up in three scans (~10 ms each,
+    on the way to its first episode) and each worker process in one more."""
+    import importlib.metadata
+
+    import envgym.entry_points as eps
+
+    hook = {"scanned": "envgym_scan_plugin:hook"}
+    install("envgym_scan_plugin", "def hook(*a):\n    pass\n", {"envgym.exporters": hook, "envgym.cli": hook})
+    scans = []
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: scans.append(kw) or real(**kw))
+    groups = ("envgym.cli", "envgym.environments", "envgym.exporters")
+    found = {group: {ep.name for ep in eps.installed(group)} for group in groups}
+    assert len(scans) == 1 and {"scanned"} <= found["envgym.cli"] and {"scanned"} <= found["envgym.exporters"]
+    assert {"tool", "web"} <= found["envgym.environments"]
+    assert {g: {ep.name for ep in eps.installed(g)} for g in groups} == found and len(scans) == 1

@@ -56,7 +56,7 @@ def test_failing_plugin_hook_is_loud(monkeypatch):
 
             return hook
 
-    monkeypatch.setattr(registry, "entry_points", lambda group: [EP()])
+    monkeypatch.setattr(registry, "installed", lambda group: [EP()])
     with pytest.raises(PluginError, match="plugin bug"):
         registry.list_envs("boom")
     assert "boom" not in registry._loaded
