@@ -390,3 +390,8 @@ def isolated(*, plugins: bool = False) -> Iterator[None]:
     finally:
         _registry, _suites, _verifiers, _loaded, _plugins_enabled = saved
         _verifiers_generation += 1
+        if "envgym.gym" in sys.modules:  # imported inside the block, Gymnasium learned only the block's ids
+            from envgym.gym import register_gymnasium_id
+
+            for env_id, spec_ in _registry.items():
+                register_gymnasium_id(env_id, nondeterministic=spec_.nondeterministic)

@@ -77,3 +77,27 @@ def test_malformed_action_dicts_are_error_observations(notes, action):
         assert json.loads(obs)["last_action_error"] is None
     finally:
         env.close()
+
+
+def test_ids_registered_before_gymnasium_is_first_imported_inside_an_isolated_registry_reach_it():
+    """Gymnasium learns envgym's ids when envgym.gym is first imported; imported first inside ``isolated()``, it
+    learned only the block's, and an id registered before (the tests' ``test/notes-v1``) was never made through
+    Gymnasium afterwards (``tests/test_check.py`` failed after ``tests/timed/test_acme_stove.py``)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys
+        import envgym
+        envgym.register("test/outer-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": "retail"})
+        assert "gymnasium" not in sys.modules
+        with envgym.isolated():
+            envgym.register("test/inner-v1", "envgym_tool.env:ToolEnv", kwargs={"domain": "retail"})
+            import gymnasium
+            import envgym.gym
+        assert envgym.gym.gym_id("test/outer-v1") in gymnasium.registry, "outer id unknown to Gymnasium"
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
