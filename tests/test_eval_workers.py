@@ -4,6 +4,7 @@ Workers are real processes (forkserver), so the agent factories here are module-
 """
 
 import asyncio
+import json
 import multiprocessing
 import os
 from collections import Counter
@@ -223,3 +224,90 @@ async def test_a_worker_is_sent_each_task_once_with_the_first_jobs_that_need_it(
     assert sum(shipped.values()) < len(jobs)  # not a task per job: 4 tasks, 12 jobs
     for _, batch, new in batches:  # only the tasks of the batch's own jobs
         assert set(new) <= {job[1] for job in batch}
+
+
+class _InProcessWorker:
+    """:func:`envgym.eval_workers._work` run in this process's loop, this test acting as its parent (its init, its
+    job frames, its news), so the worker's loop can be watched."""
+
+    def __init__(self, tmp_path, config, slots):
+        from envgym.agents import build_factory
+        from envgym.eval import _load_or_create_run, plan
+
+        pairs = plan(config)
+        self.tasks = [task for _, task in pairs]
+        self.meta = _load_or_create_run(tmp_path / "run", config, build_factory(config.agent), pairs)
+        self.config, self.slots = config, slots
+
+    async def __aenter__(self):
+        import socket
+
+        import envgym.eval_workers as ew
+
+        self.board = ew._Board.create(len(self.tasks) * self.config.runs)
+        ours, theirs = socket.socketpair()
+        self.worker = asyncio.create_task(ew._work(theirs))
+        self.reader, self.writer = await asyncio.open_connection(sock=ours)
+        self.writer.write(ew._frame(ew._Init(self.config, self.meta, self.config.agent, self.slots, self.board.path)))
+        assert (await ew._read_frame(self.reader))[0] == "ready"
+        return self
+
+    async def play(self, jobs):
+        """Send ``jobs`` (with every task) and wait for their news: the ended jobs' lines, by job number."""
+        import envgym.eval_workers as ew
+
+        self.writer.write(ew._frame(("jobs", jobs, dict(enumerate(self.tasks)))))
+        ended = {}
+        while len(ended) < len(jobs):
+            kind, body = await asyncio.wait_for(ew._read_frame(self.reader), 60)
+            assert kind == "events", body
+            ended.update(body[1])
+        return ended
+
+    async def __aexit__(self, *exc):
+        self.writer.close()  # the worker reads EOF, cancels its episodes and returns
+        await asyncio.wait_for(self.worker, 60)
+        self.board.close()
+
+
+async def test_a_worker_whose_episodes_never_wait_turns_its_loop_once_per_round_of_slots(tmp_path):
+    config = _config(runs=16)  # 4 tasks
+    jobs = [(jid, jid % 4, "tool-retail", jid // 4, 1) for jid in range(64)]
+    loop = asyncio.get_running_loop()
+    turns = 0
+
+    def tick():  # runs once at every turn of the loop (a callback that schedules itself again)
+        nonlocal turns
+        turns += 1
+        if ticking:
+            loop.call_soon(tick)
+
+    async with _InProcessWorker(tmp_path, config, slots=8) as worker:
+        await worker.play(jobs[:4])  # each task's first episode works out its caches (the env may use a thread)
+        ticking = True
+        loop.call_soon(tick)
+        ended = await worker.play(jobs[4:])
+        ticking = False
+        board = [worker.board[jid] for jid in range(64)]
+    assert sorted(ended) == list(range(4, 64))
+    assert {json.loads(record)["outcome"] for _, record, _ in ended.values()} == {"success"}
+    assert board == [2] * 64  # every episode marked ended on the board
+    # 60 episodes, 8 slots: ~8 rounds and a few turns for the frames; until 2026-12-03 a turn per episode (each
+    # job went through the pool's job stream), ~140 here
+    assert turns < 30, turns
+
+
+async def test_a_worker_failure_outside_any_episode_is_sent_as_itself(tmp_path, monkeypatch):
+    import envgym.eval_records
+    import envgym.eval_workers as ew
+
+    def broken(*args):
+        raise RuntimeError("the record could not be made")
+
+    monkeypatch.setattr(envgym.eval_records, "record_of", broken)  # the worker imports it as it starts
+    async with _InProcessWorker(tmp_path, _config(), slots=2) as worker:
+        worker.writer.write(ew._frame(("jobs", [(0, 0, "tool-retail", 0, 1)], dict(enumerate(worker.tasks)))))
+        frames = []
+        while not frames or frames[-1][0] == "events":
+            frames.append(await asyncio.wait_for(ew._read_frame(worker.reader), 60))
+    assert frames[-1] == ("error", "RuntimeError: the record could not be made")  # not the task group's wrapper
