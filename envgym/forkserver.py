@@ -18,10 +18,12 @@ import threading
 
 __all__ = ["PRELOAD", "cpus", "start"]
 
-PRELOAD = ("envgym.eval_workers", "envgym.eval", "envgym.eval_records", "envgym.agents", "envgym.cli")
+PRELOAD = ("envgym.eval_workers", "envgym.eval", "envgym.eval_records", "envgym.agents", "envgym.cli",
+           "envgym.forkserver_preload")
 """What every worker imports, whatever its envs: the worker loop, the run's env maker and records, the agent
-factories, and the ``envgym`` command's module (a worker imports its parent's main script, which for
-``envgym eval`` is the console script importing :mod:`envgym.cli`)."""
+factories, the ``envgym`` command's module (a worker imports its parent's main script, which for
+``envgym eval`` is the console script importing :mod:`envgym.cli`), and every environment plug-in's
+registrations (:mod:`envgym.forkserver_preload`)."""
 
 def cpus() -> int:
     """The CPUs this process may run on (what ``--workers auto`` means)."""

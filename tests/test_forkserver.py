@@ -58,3 +58,42 @@ def test_envgym_eval_starts_the_server_before_its_imports(tmp_path, flags, expec
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip().endswith(f"2 {expected}"), proc  # exit 2: the unknown suite, after the start
+
+
+def _fresh_interpreter(code):
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def test_the_server_loads_every_environment_plugin_so_that_no_worker_does():
+    assert "envgym.forkserver_preload" in forkserver.PRELOAD
+    loaded = _fresh_interpreter("""
+        import envgym.registry as registry
+        from envgym.entry_points import installed
+        before = set(registry._loaded)
+        import envgym.forkserver_preload
+        names = sorted(ep.name for ep in installed(registry.ENTRY_POINT_GROUP))
+        print(before == set(), sorted(registry._loaded) == names and len(names) > 1)
+    """)
+    assert loaded == "True True"
+
+
+def test_a_plugin_that_fails_to_load_in_the_server_is_left_for_the_worker():
+    out = _fresh_interpreter("""
+        import envgym.registry as registry
+        from envgym.errors import PluginError
+
+        class Broken:
+            name, value = "broken", "no_such_module:register"
+            def load(self):
+                raise ImportError("no module named no_such_module")
+
+        registry.installed = lambda group: [Broken()]
+        import envgym.forkserver_preload  # the server starts regardless
+        try:
+            registry.list_envs()
+        except PluginError as exc:  # the worker's first make() reports it, naming the plug-in
+            print("broken" in str(exc), "broken" in registry._loaded)
+    """)
+    assert out == "True False"
