@@ -49,6 +49,13 @@ class TaskSpec(FrozenModel):
         """Content hash: the task's identity in records and resume."""
         return content_hash(self.model_dump(mode="json"))
 
+    @functools.cached_property
+    def initial_state_hash(self) -> str:
+        """Content hash of :attr:`initial_state` alone: tasks that start from the same state (a suite's tasks
+        often share one world) share it, so an env can build that state once for all of them. Worked out when
+        first asked for (~0.2 ms for a tool suite's 20 KB state)."""
+        return content_hash(self.initial_state)
+
 
 def _describe(error: ValidationError) -> tuple[str, str]:
     first = error.errors()[0]

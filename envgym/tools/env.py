@@ -2,8 +2,9 @@
 
 :class:`ToolEnv` serves any :class:`~envgym.tools.Domain` (an object, or a ``"package.module:DOMAIN"``
 reference, so a registration's keyword arguments stay strings). Each episode gets its own store: a copy, in
-memory, of a template built once per task from its initial state (:mod:`envgym.tools.store`), so no episode
-sees another's writes; a domain (or env) with ``on_disk`` gets a file in a fresh temporary directory instead.
+memory, of a template built once per initial state (:mod:`envgym.tools.store`; tasks that start from the same
+state, as a suite's tasks often do, share it), so no episode sees another's writes; a domain (or env) with
+``on_disk`` gets a file in a fresh temporary directory instead.
 An in-memory store's connection is kept for the env's next episode, its database replaced by the next template
 copy (``deserialize``), so the tools' compiled statements stay cached; a connection on which a statement may
 have changed more than rows (DDL, a pragma set, an attach: anything that outlives the database it ran on), or
@@ -15,8 +16,9 @@ error result and ``last_action_error`` and changes nothing. A message without to
 answer: the episode terminates with reward 0 and the kernel's :class:`~envgym.wrappers.Grading` wrapper grades
 it on :meth:`ToolEnv.verify_context`: the call log, the answer, the store as the agent left it (``state``,
 queryable), the store before the episode (``initial_state``) and the store the reference solution produces
-(``expected_state``, replayed on an in-memory copy). The last two are cached per task (one replay per task,
-however many episodes wait for it); the domain's ``ignore_fields`` are left out of every snapshot. A
+(``expected_state``, replayed on an in-memory copy). The last two are cached (the initial state's rows per
+initial state, the reference's per task: one replay per task, however many episodes wait for it); the domain's
+``ignore_fields`` are left out of every snapshot. A
 verifier's ``query`` of the store runs on the episode's connection (read-only), or, from a verifier's worker
 thread or once the env has moved on to another episode, on an in-memory copy taken when grading starts: the
 rubric's SQL checks run it inline (``inline_queries``).
@@ -266,6 +268,15 @@ def _execute(domain: Domain, conn: sqlite3.Connection, calls: list[CallRecord],
 
 
 @dataclass(frozen=True)
+class _Initial:
+    """An initial state's rows as a replay reads them, shared by every task that starts from it (read only)."""
+
+    raw: dict[str, list[tuple[Any, ...]]]
+    snapshots: _Snapshots
+    pages: store.TablePages
+
+
+@dataclass(frozen=True)
 class _TaskStates:
     """A task's store before any episode and as its reference solution leaves it, ignored fields left out."""
 
@@ -337,6 +348,8 @@ class ToolEnv(Env):
     _replaying: ClassVar[dict[tuple[str, str], asyncio.Future[_TaskStates]]] = {}
     _schema_columns: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {}
     """Each schema's tables' columns, as its templates hold them (read once per schema, not per task)."""
+    _initial_cache: ClassVar[OrderedDict[tuple[str, str], _Initial]] = OrderedDict()
+    """Per initial state (:meth:`_state_key`): its rows as a replay reads them, once for every task starting there."""
 
     def __init__(self, domain: Domain | str, *, workdir: str | None = None, on_disk: bool | None = None,
                  clock: Clock | None = None) -> None:
@@ -362,9 +375,9 @@ class ToolEnv(Env):
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
         self._episode += 1
-        key = (self.domain.name, chosen.hash)
+        key = self._state_key(chosen)
         image = store.template(key)
-        if image is None:  # the task's first episode in this process: build its template (off the loop if large)
+        if image is None:  # the state's first episode in this process: build its template (off the loop if large)
             build = functools.partial(store.image, self.domain.schema_sql, chosen.initial_state, key=key)
             image = build() if _small(chosen) else await asyncio.to_thread(build)
         if self.on_disk:
@@ -493,9 +506,15 @@ class ToolEnv(Env):
             version = conn.execute("PRAGMA schema_version").fetchone()[0]
             drop_fields({}, ignore, columns=columns)  # a misspelt entry is loud here, though no table is read yet
             drop = _dropped(ignore)
-            raw = {t: _raw_rows(conn, t) for t in columns}
-            initial = _Snapshots(raw, columns, drop)
-            pages = store.TablePages(conn)
+            key = self._state_key(task)
+            known = self._initial_cache.get(key)
+            if known is None:  # the first task from this state: its rows read once for every task that shares it
+                raw = {t: _raw_rows(conn, t) for t in columns}
+                known = _Initial(raw, _Snapshots(raw, columns, drop), store.TablePages(conn))
+                self._initial_cache[key] = known
+                while len(self._initial_cache) > 64:
+                    self._initial_cache.popitem(last=False)
+            raw, initial, pages = known.raw, known.snapshots, known.pages
             if task.solution is None:
                 return _TaskStates(initial, raw, columns, None, columns, frozenset(), {}, pages)
             calls: list[CallRecord] = []
@@ -517,9 +536,15 @@ class ToolEnv(Env):
         finally:
             conn.close()
 
+    def _state_key(self, task: TaskSpec) -> tuple[str, str]:
+        """What keys a task's template and its initial rows: the domain (its schema) and the initial state's content
+        hash, which tells ``1`` from ``1.0`` and ``true`` (each a different SQLite value), as ``==`` would not.
+        Until 2026-12-03 they were keyed by the task: the 77 tool tasks of the throughput benchmark built 77
+        templates of their two initial states, ~1 ms of a worker's CPU each."""
+        return self.domain.name, task.initial_state_hash
+
     def _open_initial(self, task: TaskSpec) -> sqlite3.Connection:
-        return store.create(":memory:", self.domain.schema_sql, task.initial_state,
-                            template_key=(self.domain.name, task.hash))
+        return store.create(":memory:", self.domain.schema_sql, task.initial_state, template_key=self._state_key(task))
 
     def _file_store(self, image: bytes) -> tuple[sqlite3.Connection, Path]:
         self._release_sync()

@@ -304,3 +304,57 @@ async def test_a_reference_that_changes_the_schema_gives_the_expected_state_its_
         assert final_state(await env.verify()).passed  # the store is the reference's, new column and all
     finally:
         await env.close()
+
+
+async def test_tasks_that_start_from_the_same_state_share_one_template_and_one_read_of_it(monkeypatch):
+    from envgym.tools import env as tool_env
+    from envgym.tools import store
+
+    state = {**STATE, "audit": [{"id": 1, "entry": "shared-state test"}]}  # a state no other test built
+    first = TASK.model_copy(update={"id": "shared-1", "initial_state": state})
+    second = first.model_copy(update={
+        "id": "shared-2", "solution": (Action.call("set_balance", id=2, balance=5), Action.say("Done.")),
+        "verifiers": (WriteActionSpec(expected=(ExpectedWrite(tool="set_balance", args={"id": 2, "balance": 5}),),
+                                      allow_collateral=True),)})
+    assert first.hash != second.hash and first.initial_state_hash == second.initial_state_hash
+    built, read = [], []
+    real_build, real_read = store._build, tool_env._raw_rows
+    monkeypatch.setattr(store, "_build", lambda *a: built.append(1) or real_build(*a))
+    monkeypatch.setattr(tool_env, "_raw_rows", lambda conn, table: read.append(table) or real_read(conn, table))
+    env = ToolEnv(LEDGER)
+    try:
+        verdicts = []
+        for task in (first, second):
+            await env.reset(task=task)
+            for action in task.solution:
+                await env.step(action)
+            verdicts.append((await env.verify()).passed)
+            if task is first:
+                assert sorted(read) == sorted(LEDGER_TABLES * 2)  # the initial rows, then the reference's
+                read.clear()
+        assert verdicts == [True, True]
+        assert built == [1]  # one template for both (until 2026-12-03, one per task)
+        assert sorted(read) == sorted(LEDGER_TABLES)  # only the second reference's rows: the initial ones were known
+        initial = (await env.verify_context()).initial_state.snapshot(["audit"])
+        assert initial == {"audit": [{"id": 1, "entry": "shared-state test"}]}
+    finally:
+        await env.close()
+
+
+LEDGER_TABLES = ("accounts", "audit", "cards", "rates")
+
+
+async def test_states_equal_in_python_but_not_in_the_store_get_their_own_templates():
+    whole = TASK.model_copy(update={"id": "typed-1", "initial_state": {"audit": [{"id": 1, "entry": 1}]}})
+    real = TASK.model_copy(update={"id": "typed-2", "initial_state": {"audit": [{"id": 1, "entry": 1.0}]}})
+    assert whole.initial_state == real.initial_state  # 1 == 1.0: an == on the states would share a template
+    assert whole.initial_state_hash != real.initial_state_hash
+    env = ToolEnv(LEDGER)
+    try:
+        entries = []
+        for task in (whole, real, whole):
+            await env.reset(task=task)
+            entries.append((await env.verify_context()).state.query("SELECT entry FROM audit")[0]["entry"])
+        assert entries == ["1", "1.0", "1"]  # TEXT affinity keeps what each state said
+    finally:
+        await env.close()
