@@ -46,9 +46,10 @@ def _fork_server_first() -> None:
         if concurrency > 1 and workers > 1:
             from envgym.forkserver import start
 
-            start()
+            start(SUITES)
 
 
+SUITES = ("tool-retail", "tool-assistant")
 _fork_server_first()
 
 import argparse  # noqa: E402  (after the fork server's start, as in envgym eval)
@@ -67,7 +68,6 @@ from envgym.tools import ToolContext, ToolFailure, load_domain, store  # noqa: E
 from envgym.types import Outcome  # noqa: E402
 from envgym.verify.context import CallRecord  # noqa: E402
 
-SUITES = ("tool-retail", "tool-assistant")
 PACKAGES = ("envgym", "envgym_tool", "envgym_timed", "envgym_web", "envgym_swe", "envgym_mcp", "envgym_bfcl",
             "envgym_gui", "envgym_textgames", "envgym_tasks", "envgym_verifiers", "envgym_leaderboard")
 """What `envgym eval` may import: envgym, the bundled families (each run loads every registered one), their data."""

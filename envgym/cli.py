@@ -234,7 +234,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         from envgym.forkserver import cpus, start
 
         if args.workers != "auto" or cpus() > 1:
-            start()  # the workers' fork server imports what they run while this process imports and plans
+            start(args.suite)  # the workers' fork server imports what they run while this process imports and plans
     import asyncio
 
     from pydantic import ValidationError

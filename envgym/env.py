@@ -112,6 +112,14 @@ class Env(abc.ABC):
             raise EnvError(f"{type(self).__name__}: verify() without an episode")
         return await grade(self.task, await self.verify_context(), judge=judge)
 
+    @classmethod  # noqa: B027 - optional hook
+    def warm(cls, **kwargs: Any) -> None:
+        """Load what every instance built with these registration ``kwargs`` will need (modules, data its
+        constructor reads), without building one. Optional; the default does nothing. envgym calls it in the
+        fork server that ``envgym eval --workers`` processes start from (:mod:`envgym.forkserver`), once per env
+        id of the run's suites, so that no worker loads it again. It runs before any worker forks: it must not
+        start threads or processes, open files it keeps, or connect to anything."""
+
     async def prepare(self, task: TaskSpec) -> None:  # noqa: B027 - optional hook
         """Heavy per-task work before ``reset`` (building a goal, loading an engine's data). The rollout calls
         it before the episode's deadlines are armed; an env doing real work here runs it off the event loop

@@ -294,7 +294,7 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
     if workers > 1 and concurrency > 1:
         from envgym.forkserver import start
 
-        start()  # its imports run while this process plans (a no-op if the caller started it earlier)
+        start(config.suites)  # its imports run while this process plans (a no-op if the caller started it earlier)
     pairs = plan(config)
     hosts_agents = factory if factory is not None else config.agent  # what a Ray host or worker builds agents from
     factory = factory or build_factory(config.agent)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+from collections.abc import Iterable
 
 __all__ = ["PRELOAD", "cpus", "start"]
 
@@ -35,10 +36,16 @@ _lock = threading.Lock()
 _thread: threading.Thread | None = None
 
 
-def start() -> None:
+SUITES_VAR = "ENVGYM_FORKSERVER_SUITES"
+"""The environment variable that tells the starting server the run's suites (a JSON list), for
+:mod:`envgym.forkserver_preload`; set only while the server is being started."""
+
+
+def start(suites: Iterable[str] = ()) -> None:
     """Start the fork server in a thread (see the module docstring); a no-op where there is no ``forkserver``
     start method, it was started already, or this is a worker process starting (importing its parent's main
-    script)."""
+    script). ``suites`` (names or paths, as ``envgym eval --suite`` takes them): the run's, whose envs the
+    server warms (:mod:`envgym.forkserver_preload`)."""
     global _thread
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return
@@ -50,5 +57,17 @@ def start() -> None:
         from multiprocessing import forkserver
 
         multiprocessing.get_context("forkserver").set_forkserver_preload(list(PRELOAD))
-        _thread = threading.Thread(target=forkserver.ensure_running, name="envgym-fork-server", daemon=True)
+        suites = [str(s) for s in suites]
+        if suites:
+            import json
+
+            os.environ[SUITES_VAR] = json.dumps(suites)  # the server inherits it as it is spawned
+
+        def run() -> None:
+            try:
+                forkserver.ensure_running()
+            finally:
+                os.environ.pop(SUITES_VAR, None)  # spawned (or failed): no other process is told
+
+        _thread = threading.Thread(target=run, name="envgym-fork-server", daemon=True)
         _thread.start()

@@ -2,6 +2,7 @@
 
 import multiprocessing
 import multiprocessing.forkserver
+import os
 import subprocess
 import sys
 import textwrap
@@ -41,7 +42,8 @@ def test_start_is_a_no_op_in_a_worker_importing_its_parents_main_script(fresh, m
 
 
 @pytest.mark.parametrize(("flags", "expected"), [
-    (["--workers", "2", "--concurrency", "2"], "[False]"),  # started, before envgym.eval was imported
+    (["--workers", "2", "--concurrency", "2"], "[(False, ['no-such-suite'])]"),  # started, before envgym.eval was
+    # imported, told the run's suites
     (["--workers", "1", "--concurrency", "8"], "[]"),
     (["--workers", "2", "--concurrency", "1"], "[]"),  # one episode at a time: no workers are started
 ])
@@ -50,7 +52,7 @@ def test_envgym_eval_starts_the_server_before_its_imports(tmp_path, flags, expec
         import sys
         import envgym.forkserver
         seen = []
-        envgym.forkserver.start = lambda: seen.append("envgym.eval" in sys.modules)
+        envgym.forkserver.start = lambda suites=(): seen.append(("envgym.eval" in sys.modules, list(suites)))
         from envgym.cli import main
         code = main(["eval", "--suite", "no-such-suite", "--agent", "oracle", *{flags!r},
                      "--out", {str(tmp_path / "run")!r}])
@@ -97,3 +99,29 @@ def test_a_plugin_that_fails_to_load_in_the_server_is_left_for_the_worker():
             print("broken" in str(exc), "broken" in registry._loaded)
     """)
     assert out == "True False"
+
+
+def test_the_server_is_told_the_runs_suites_and_no_other_process_is(fresh, monkeypatch):
+    seen = []
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running",
+                        lambda: seen.append(os.environ.get(forkserver.SUITES_VAR)))
+    forkserver.start(["tool-retail", "tasks/tool-assistant"])
+    forkserver._thread.join(10)
+    assert seen == ['["tool-retail", "tasks/tool-assistant"]']  # in the environment the server is spawned with
+    assert forkserver.SUITES_VAR not in os.environ  # and gone once it is
+
+
+def test_the_server_warms_the_envs_of_the_runs_suites_and_skips_what_it_cannot():
+    code = """
+        import sys
+        import envgym.forkserver_preload
+        from envgym_tool.domains.retail import DOMAIN
+        print("envgym_tool.domains.assistant" in sys.modules, "schemas" in DOMAIN.__dict__)
+    """
+    unwarmed = _fresh_interpreter(code)
+    env = {**os.environ, forkserver.SUITES_VAR: '["no-such-suite", "tool-retail", "tool-assistant"]'}
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert unwarmed == "False False"  # without suites: plug-ins only
+    assert proc.stdout.strip() == "True True"  # each domain's module, and its tools' schemas worked out

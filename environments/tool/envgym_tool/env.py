@@ -20,24 +20,30 @@ from envgym_tool import DOMAINS
 from envgym_tool.tamper import TAMPER_AGENTS
 
 
-class ToolEnv(KernelToolEnv):
+class _Bundled:
+    """Takes a bundled domain's short name where the kernel's env takes a domain (its constructor, its ``warm``)."""
+
+    def __init__(self, domain: Domain | str, **kwargs: Any) -> None:
+        super().__init__(_bundled(domain), **kwargs)  # type: ignore[call-arg]
+
+    @classmethod
+    def warm(cls, *, domain: Domain | str, **kwargs: Any) -> None:
+        super().warm(domain=_bundled(domain), **kwargs)  # type: ignore[misc]
+
+
+def _bundled(domain: Domain | str) -> Domain | str:
+    """A bundled domain's short name as the reference the kernel loads; anything else as it is."""
+    return f"envgym_tool.domains.{domain}:DOMAIN" if isinstance(domain, str) and domain in DOMAINS else domain
+
+
+class ToolEnv(_Bundled, KernelToolEnv):
     """``tool/<domain>-vN``: the kernel's tool env plus the family's tampering agents."""
 
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = TAMPER_AGENTS
 
-    def __init__(self, domain: Domain | str, **kwargs: Any) -> None:
-        if isinstance(domain, str) and domain in DOMAINS:
-            domain = f"envgym_tool.domains.{domain}:DOMAIN"
-        super().__init__(domain, **kwargs)
 
-
-class ConversationToolEnv(KernelConversationToolEnv):
+class ConversationToolEnv(_Bundled, KernelConversationToolEnv):
     """``tool/<domain>-vN`` of a conversational domain: the kernel's env with a simulated user, plus the
     family's tampering agents."""
 
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = TAMPER_AGENTS
-
-    def __init__(self, domain: Domain | str, **kwargs: Any) -> None:
-        if isinstance(domain, str) and domain in DOMAINS:
-            domain = f"envgym_tool.domains.{domain}:DOMAIN"
-        super().__init__(domain, **kwargs)

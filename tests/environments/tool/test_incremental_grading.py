@@ -98,6 +98,10 @@ async def test_the_initial_and_expected_states_are_made_only_when_read_and_are_t
         inner = env.unwrapped
         ignore = inner.domain.ignore_fields
         for task in tasks:
+            # the task's states worked out afresh: its initial rows are shared with the suite's other tasks (one
+            # initial state), whose snapshots the comparisons below make whole
+            inner._initial_cache.clear()
+            inner._states_cache.clear()
             await env.reset(task=task)
             for action in task.solution or ():
                 await env.step(action)
