@@ -10,7 +10,8 @@ blame      when                                                           outcom
 ========== ============================================================== =========================
 agent      its action broke its sandbox (killed it, exhausted memory or   failure
            processes, a command that hung the session), it timed out,
-           its own code raised, it raised :class:`AgentFault`
+           its own code raised, it raised :class:`AgentFault`, it
+           returned something that is not an :class:`Action`
 env        the environment's code raised during a step                    failure
 verifier   grading raised (a broken check)                                failure
 infra      nothing the agent could cause: the engine is down, an image    ``infra_error`` (leaves
@@ -36,7 +37,7 @@ import traceback
 from envgym.agent import Agent
 from envgym.clock import Clock, SystemClock
 from envgym.env import Env
-from envgym.errors import EnvgymError, PolicyTimeout, SandboxError, StepTimeout
+from envgym.errors import AgentFault, EnvgymError, PolicyTimeout, SandboxError, StepTimeout
 from envgym.task import TaskSpec
 from envgym.trajectory import StepRecord, Trajectory
 from envgym.types import Action, Blame, Observation, Outcome, Timing, Verdict
@@ -163,6 +164,8 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
                 phase = "agent"
                 rearm()
                 action = await agent.act(obs)
+                if not isinstance(action, Action):
+                    raise AgentFault(f"the agent returned {type(action).__name__}, not an Action")
                 t_env = now()
                 agent_s += t_env - t
                 phase = "env"

@@ -108,3 +108,21 @@ async def test_step_records_are_what_model_construct_and_validation_build(notes)
         assert step.__pydantic_extra__ is built.__pydantic_extra__ and step.__pydantic_private__ is None
         assert StepRecord.model_validate_json(step.model_dump_json()) == step
         assert step.model_copy(update={"index": 99}).index == 99 and step.index != 99
+
+
+class ReturnsNotAnAction(ScriptedAgent):
+    async def act(self, observation):
+        await super().act(observation)
+        return "delete the groceries note"
+
+
+async def test_an_agent_that_returns_no_action_fails_as_the_agent(notes):
+    # a str where an Action belongs is the agent's malformed output, found at the agent stage, not an
+    # AttributeError from somewhere inside the env blamed on the env
+    agent = ReturnsNotAnAction([Action.say("x")])
+    async with envgym.make("test/notes-v1") as env:
+        trajectory = await run_episode(env, agent, notes[0])
+    assert trajectory.outcome is Outcome.FAILURE and trajectory.blame is Blame.AGENT
+    assert trajectory.error_type == "AgentFault" and not trajectory.steps
+    assert trajectory.error == "AgentFault: the agent returned str, not an Action"
+    assert trajectory.verdict.evidence["stage"] == "agent" and agent.closed
