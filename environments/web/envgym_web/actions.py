@@ -6,6 +6,13 @@ visual agents (``mouse_click``, ``mouse_move``, ``keyboard_type``, ``keyboard_pr
 ``send_msg_to_user``, the final answer (the env handles that one). An action the page cannot take (unknown
 element, not actionable, off-origin URL, bad key) raises :class:`ActionError`, which the env turns into
 ``last_action_error``; only a dead browser is an exception.
+
+Every free-text argument is bounded before anything reaches the page (:data:`MAX_CHARS`), so no single action
+can outlast the step's deadline: ``keyboard_type`` and ``fill`` take at most :data:`MAX_TYPE` characters, and
+``keyboard_type`` at most that many per step across its calls (Playwright types key by key, each a round trip
+to the browser), the same cap as the GUI family's ``type``; a key or chord at most :data:`MAX_KEY` (Playwright
+presses every ``+``-joined key of a chord); a URL at most :data:`MAX_URL`. Over a cap is an
+:class:`ActionError`: nothing is typed and the episode goes on.
 """
 
 from __future__ import annotations
@@ -21,6 +28,18 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from envgym_web.browser import origin_of
 
 ACTION_TIMEOUT_MS = 5000
+MAX_TYPE = 4000
+"""Characters one ``keyboard_type`` or ``fill`` may send, and ``keyboard_type`` calls of one step together."""
+MAX_KEY = 64
+"""Characters of a key or chord (``press``, ``keyboard_press``): ``Control+Shift+ArrowLeft`` is 23."""
+MAX_URL = 2048
+"""Characters of a ``goto`` URL."""
+MAX_ID = 64
+"""Characters of an element id (the observation's are a few)."""
+MAX_CHARS = {"text": MAX_TYPE, "value": MAX_TYPE, "option": MAX_TYPE, "key": MAX_KEY, "url": MAX_URL,
+             "element_id": MAX_ID}
+"""The cap of each free-text argument; ``send_msg_to_user``'s ``text`` (the final answer, which ends the
+episode and costs nothing on the page) has none."""
 
 
 class ActionError(Exception):
@@ -80,6 +99,9 @@ def check_args(name: str, args: dict[str, Any]) -> dict[str, Any]:
             raise ActionError(f"{name}.{key} must be a string")
         if "enum" in schema and value not in schema["enum"]:
             raise ActionError(f"{name}.{key} must be one of {schema['enum']}")
+        cap = MAX_CHARS.get(key)
+        if cap is not None and name != "send_msg_to_user" and len(value) > cap:
+            raise ActionError(f"{name}.{key}: {len(value)} characters is too long; send at most {cap} per call")
     return args
 
 

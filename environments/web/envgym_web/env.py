@@ -45,7 +45,7 @@ from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.types import Action, ToolResult
 from envgym.verify import VerifyContext
 from envgym_web import observe
-from envgym_web.actions import TOOL_NAMES, TOOLS, ActionError, check_args, perform
+from envgym_web.actions import MAX_TYPE, TOOL_NAMES, TOOLS, ActionError, check_args, perform
 from envgym_web.apps import load_app
 from envgym_web.apps.base import AppSession, replay
 from envgym_web.browser import BrowserCrashed, EpisodeBrowser, SharedBrowser, shared_browser
@@ -153,11 +153,17 @@ class BrowserEnv(Env):
                                   0.0, False, False, {})
             return await self._finish(action.text)
         results: list[ToolResult] = []
+        typed = 0  # keyboard_type's characters this step (actions.MAX_TYPE in all)
         for call in action.tool_calls:
             try:
                 args = self._parse(call.name, call.arguments)
                 if call.name == "send_msg_to_user":
                     return await self._finish(str(args["text"]))
+                if call.name == "keyboard_type":
+                    if typed + len(args["text"]) > MAX_TYPE:
+                        raise ActionError(f"keyboard_type: this step already typed {typed} characters; at most "
+                                          f"{MAX_TYPE} per step")
+                    typed += len(args["text"])
                 await perform(self.episode.page, call.name, args, origin=self.episode.origin)
                 results.append(ToolResult(call_id=call.id, name=call.name, content="ok"))
             except ActionError as exc:
