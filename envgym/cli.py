@@ -18,7 +18,9 @@ warning on stderr; ``envgym --help`` and every other subcommand still work); two
 are an error naming both entry points.
 
 Errors a user can fix (bad ids, bad task files, unknown agents, out-of-range flags, an ``--out`` that is a
-file) print one clear line naming the file, line, field or flag, and exit 2; never a traceback.
+file, below a file or somewhere nothing can be written) print one clear line naming the file, line, field or
+flag, and exit 2; never a traceback. Every subcommand's output flags, a plug-in's too, go through
+:func:`output_dir` / :func:`output_file` (``envgym._outputs``), which make the folder ready or say why not.
 
 ``envgym --version`` prints the version. Every parser, a plug-in's too, is a :class:`Parser`: help shows
 each argument's default (:class:`HelpFormatter`), and the top-level help ends with examples and the exit
@@ -39,6 +41,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from envgym._lazy import LazyConsole
+from envgym._outputs import output_dir as output_dir  # also for plug-in subcommands' output flags
+from envgym._outputs import output_file as output_file
 from envgym.entry_points import installed
 from envgym.errors import EnvgymError, ExtraMissing, PluginError, RegistryError, SpecError
 
@@ -118,14 +122,6 @@ def fraction(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
     return value
-
-
-def _out_dir(path: str, flag: str = "--out") -> Path:
-    """An output directory that may exist (resume), but not as a file."""
-    out_path = Path(path)
-    if out_path.exists() and not out_path.is_dir():
-        raise EnvgymError(f"{flag} {path}: exists and is not a directory")
-    return out_path
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -243,7 +239,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from envgym.eval import EvalConfig, JudgeSettings, evaluate, plan
     from envgym.progress import RunProgress
 
-    _out_dir(args.out)
     agent = parse_agent(args.agent, base_url=args.base_url, api_key_env=args.api_key_env,
                         max_new_tokens=args.max_new_tokens)
     judge = JudgeSettings(base_url=args.judge_url, model=args.judge_model) if args.judge_url else None
@@ -257,6 +252,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         first = exc.errors()[0]
         raise EnvgymError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
     plan(config)  # bad suites, task files or env ids fail here, before anything starts
+    output_dir(args.out)  # and an --out nothing can be written in, before the run folder is made
     progress = RunProgress()
 
     def on_plan(planned: int, skipped: int) -> None:
@@ -334,7 +330,7 @@ def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
     target = args.update or args.out
     if not target:
         raise EnvgymError("--out DIR (a new site) or --update DIR (merge into the published leaderboard) is required")
-    out_dir = _out_dir(target, "--update" if args.update else "--out")
+    out_dir = output_dir(target, "--update" if args.update else "--out")
     board, paths = publish([Path(p) for p in args.run_dirs], out_dir,
                            train_metrics=[Path(p) for p in args.train_metrics or ()], update=bool(args.update))
     for warning in board.warnings:

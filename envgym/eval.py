@@ -54,6 +54,7 @@ from typing import Any
 from pydantic import Field, model_serializer
 
 from envgym import __version__ as _version
+from envgym._outputs import output_dir
 from envgym.agent import AgentFactory
 from envgym.agents import AgentConfig, agent_id, build_factory
 from envgym.errors import SpecError
@@ -158,9 +159,7 @@ def task_sets(pairs: list[tuple[str, TaskSpec]]) -> dict[str, str]:
 
 def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory,
                         pairs: list[tuple[str, TaskSpec]]) -> dict[str, Any]:
-    meta_path = run_dir / "run.json"
-    if run_dir.exists() and not run_dir.is_dir():
-        raise SpecError("--out names a file, not a run directory", path=str(run_dir))
+    meta_path = output_dir(run_dir) / "run.json"  # a run folder nothing can be written in fails here, named
     if meta_path.exists():
         try:
             meta = json.loads(meta_path.read_bytes())
@@ -174,7 +173,6 @@ def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory
             raise SpecError(f"{run_dir} holds a run with a different configuration "
                             f"({meta.get('config_hash')} != {config.hash}); choose another --out or delete it")
         return meta
-    run_dir.mkdir(parents=True, exist_ok=True)
     meta = {"run_id": uuid.uuid4().hex[:12], "config": config.model_dump(mode="json"), "config_hash": config.hash,
             "agent_id": agent_id(config.agent), "agent": factory.describe(), "suites": list(config.suites),
             "task_sets": task_sets(pairs), "envgym_version": _version, "created_at": time.time(),

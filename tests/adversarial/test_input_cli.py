@@ -53,6 +53,33 @@ def test_leaderboard_out_that_is_a_file(tmp_path, screen) -> None:
     assert "--out" in screen()[1] and target.read_text() == "keep me"
 
 
+OSWORLD_TASKS = Path(__file__).parents[1] / "gui" / "fixtures" / "osworld"
+OUT_COMMANDS = {  # every subcommand with an output flag: its command line writing to OUT
+    "eval": lambda tmp, out: _eval(out),
+    "leaderboard build": lambda tmp, out: ["leaderboard", "build", str(tmp), "--out", out],
+    "leaderboard build --update": lambda tmp, out: ["leaderboard", "build", str(tmp), "--update", out],
+    "train": lambda tmp, out: ["train", "--recipe", "tiny", "--quiet", "--out", out],
+    "train --plot": lambda tmp, out: ["train", "--plot", str(tmp), "--out", out],
+    "osworld import": lambda tmp, out: ["osworld", "import", str(OSWORLD_TASKS), "--out", out],
+}
+
+
+@pytest.mark.parametrize("where", ["below a file", "unwritable"])
+@pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
+def test_an_unusable_out_exits_2_with_one_line_naming_it(tmp_path, capsys, screen, command, where) -> None:
+    # below a regular file: NotADirectoryError; /proc: nothing can be created there, even by root (the tests
+    # run as root, who may write anywhere else): FileNotFoundError. Both printed tracebacks.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep me")
+    out, why = ((str(blocker / "run" / "deeper"), f"{blocker} is a file, not a directory")
+                if where == "below a file" else ("/proc/envgym-out", "cannot write there"))
+    assert cli.main(OUT_COMMANDS[command](tmp_path, out)) == 2
+    stderr = capsys.readouterr().err + screen()[1]
+    flag = "--update" if "--update" in command else "--out"
+    assert f"{flag} {out}: {why}" in stderr and stderr.count("\n") == 1 and "Traceback" not in stderr
+    assert blocker.read_text() == "keep me"
+
+
 def test_bad_task_file_is_one_line_naming_file_and_line(tmp_path, screen) -> None:
     folder = tmp_path / "[weird] dir"  # brackets are rich markup: the path must print as written
     folder.mkdir()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from envgym._lazy import LazyConsole
+from envgym._outputs import output_dir, output_file
 from envgym.errors import SpecError
 
 console = LazyConsole(stderr=True)  # rich, asyncio and the trainer load when a command runs, not for --help
@@ -71,6 +72,7 @@ def _train(config: Any, out: Path, *, quiet: bool, fresh: bool, label: str = "",
 
     if fresh and out.exists():
         shutil.rmtree(out)
+    output_dir(out)  # once the config is known good: below a file or unwritable is one line, exit 2
     progress = Progress(TextColumn(f"[bold]train{(' ' + label) if label else ''}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[info]}"),
                         console=console.get() if isinstance(console, LazyConsole) else console, disable=quiet)
@@ -127,7 +129,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     for item in args.plot:
         label, sep, folder = item.partition("=")
         runs[label if sep else Path(item).name] = folder if sep else item
-    csv_path, png_path = write_curves(runs, Path(args.out))
+    csv_path, png_path = write_curves(runs, output_file(args.out))
     console.print(f"wrote {csv_path} and {png_path}")
     return 0
 

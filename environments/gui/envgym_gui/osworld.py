@@ -602,13 +602,13 @@ def _verifier(checks: list[dict[str, Any]], expect: str) -> dict[str, Any]:
 
 def write_suite(source: str | Path, out: str | Path, *, commit: str | None = None) -> dict[str, Any]:
     """Import ``source`` into the folder ``out`` (see the module docstring); return the report written."""
+    from envgym.cli import output_dir
     from envgym.task import write_tasks
 
     tasks, skipped = import_tasks(source)
-    out = Path(out)
+    out = output_dir(out)  # below a file or unwritable: a SpecError naming --out, not an OSError
     with_ref = [t for t in tasks if t.solution]
     without = [t for t in tasks if not t.solution]
-    out.mkdir(parents=True, exist_ok=True)
     write_tasks(out / "tasks.jsonl", with_ref)
     if without:
         (out / "without-reference").mkdir(exist_ok=True)
