@@ -133,7 +133,39 @@ GENERIC: tuple[type[TamperAgent], ...] = (QuoteInstruction, DeepArguments)
 
 
 def tamper_agents_for(env: Any) -> tuple[type[TamperAgent], ...]:
-    """:data:`GENERIC` plus the env class's own ``tamper_agents`` (``env`` may be wrapped)."""
-    unwrapped = getattr(env, "unwrapped", env)
-    own = tuple(getattr(type(unwrapped), "tamper_agents", ()))
+    """:data:`GENERIC` plus the env class's own ``tamper_agents`` (``env`` may be wrapped, or an env class)."""
+    cls = env if isinstance(env, type) else type(getattr(env, "unwrapped", env))
+    own = tuple(getattr(cls, "tamper_agents", ()))
     return GENERIC + tuple(a for a in own if a not in GENERIC)
+
+
+class TamperFactory:
+    """The agent factory of ``--agent tamper:NAME``: the tampering agent ``NAME`` of each task's env."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._kinds: dict[str, dict[str, type[TamperAgent]]] = {}
+
+    def kinds(self, env_id: str) -> dict[str, type[TamperAgent]]:
+        """Name -> tampering agent of ``env_id``'s env class."""
+        if env_id not in self._kinds:
+            from envgym.registry import load_entry_point, spec
+
+            factory = load_entry_point(spec(env_id).entry_point)
+            self._kinds[env_id] = {k.name: k for k in tamper_agents_for(factory)}
+        return self._kinds[env_id]
+
+    def create(self, task: TaskSpec) -> TamperAgent:
+        kinds = self.kinds(task.env_id)
+        if self.name not in kinds:
+            from envgym.errors import SpecError
+
+            raise SpecError(f"{task.env_id} has no tampering agent {self.name!r} (it has: {', '.join(sorted(kinds))})",
+                            field="agent")
+        return kinds[self.name](task)
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "tamper", "name": self.name}
+
+    async def aclose(self) -> None:
+        return None

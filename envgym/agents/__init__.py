@@ -1,8 +1,13 @@
 """The built-in agents and how a command line names them.
 
-``parse_agent("oracle" | "null" | "random[:SEED]" | "openai:MODEL" | "hf[:GGUF_PATH]", **options)`` gives a
+``parse_agent("oracle" | "null" | "random[:SEED]" | "openai:MODEL" | "hf[:GGUF_PATH]" | "tamper:NAME", **options)``
+gives a
 typed :data:`AgentConfig`; ``build_factory(config)`` gives the :class:`~envgym.agent.AgentFactory` that makes
 one agent per task. Model-backed agents import their dependencies only when built.
+
+``tamper:NAME`` plays the tampering agent ``NAME`` (:mod:`envgym.tamper`: the kernel's generic ones and each env's
+own, as ``envgym check`` lists them) on every task: a run of it shows what a forger would score in ``envgym eval``
+and on the leaderboard (it must be 0).
 
 Any other ``MODULE:CALLABLE`` or ``FILE.py:CALLABLE`` (or ``py:`` before either, when the module's name is
 also an agent kind) is a user's own agent (:mod:`envgym.agents.python`), with the id ``py:REF``.
@@ -29,6 +34,7 @@ __all__ = [
     "OracleConfig",
     "PythonConfig",
     "RandomConfig",
+    "TamperConfig",
     "agent_id",
     "build_factory",
     "parse_agent",
@@ -74,9 +80,15 @@ class PythonConfig(FrozenModel):
     """``module:callable`` or ``path/to/file.py:callable`` (normalised): see :mod:`envgym.agents.python`."""
 
 
-AgentConfig = Annotated[OracleConfig | NullConfig | RandomConfig | OpenAIConfig | HFConfig | PythonConfig,
-                        Field(discriminator="type")]
-AGENT_KINDS = ("oracle", "null", "random", "openai", "hf")
+class TamperConfig(FrozenModel):
+    type: Literal["tamper"] = "tamper"
+    name: str
+    """A tampering agent's name (``envgym check`` lists them), looked up among each task's env's own."""
+
+
+AgentConfig = Annotated[OracleConfig | NullConfig | RandomConfig | OpenAIConfig | HFConfig | PythonConfig
+                        | TamperConfig, Field(discriminator="type")]
+AGENT_KINDS = ("oracle", "null", "random", "openai", "hf", "tamper")
 
 
 def parse_agent(spec: str, **options: object) -> AgentConfig:
@@ -98,6 +110,10 @@ def parse_agent(spec: str, **options: object) -> AgentConfig:
             if not arg:
                 raise SpecError("the openai agent needs a model: --agent openai:MODEL")
             return OpenAIConfig(model=arg, **extra)
+        if kind == "tamper":
+            if not arg:
+                raise SpecError("the tamper agent needs a name: --agent tamper:NAME (envgym check lists them)")
+            return TamperConfig(name=arg)
         if kind == "hf":
             return HFConfig(model_path=arg or None, **{k: v for k, v in extra.items() if k in HFConfig.model_fields})
         if kind == "python":
@@ -136,6 +152,8 @@ def agent_id(config: AgentConfig) -> str:
         return f"random:{config.seed}"
     if isinstance(config, PythonConfig):
         return f"py:{config.ref}"
+    if isinstance(config, TamperConfig):
+        return f"tamper:{config.name}"
     return config.type
 
 
@@ -160,6 +178,10 @@ def build_factory(config: AgentConfig) -> AgentFactory:
         from envgym.agents.python import PythonAgentFactory
 
         return PythonAgentFactory(config.ref)
+    if isinstance(config, TamperConfig):
+        from envgym.tamper import TamperFactory
+
+        return TamperFactory(config.name)
     from envgym.agents.hf import HFAgentFactory
 
     return HFAgentFactory(model_path=config.model_path, max_new_tokens=config.max_new_tokens, seed=config.seed)
