@@ -15,6 +15,7 @@ if typing.TYPE_CHECKING:
     from envgym.sandbox.base import Channel, ExecResult, Sandbox, SandboxState, Session
     from envgym.sandbox.docker import DockerSandbox
     from envgym.sandbox.errors import (
+        BrokenArchive,
         ChannelClosed,
         DaemonUnavailable,
         ExecTimeout,
@@ -36,9 +37,9 @@ if typing.TYPE_CHECKING:
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "envgym.sandbox.base": ("Channel", "ExecResult", "Sandbox", "SandboxState", "Session"),
     "envgym.sandbox.docker": ("DockerSandbox",),
-    "envgym.sandbox.errors": ("ChannelClosed", "DaemonUnavailable", "ExecTimeout", "ImageMissing", "SandboxCrashed",
-                              "SandboxError", "SandboxFileNotFound", "SandboxStateError", "SpecRejected",
-                              "UnsafeArchive"),
+    "envgym.sandbox.errors": ("BrokenArchive", "ChannelClosed", "DaemonUnavailable", "ExecTimeout", "ImageMissing",
+                              "SandboxCrashed", "SandboxError", "SandboxFileNotFound", "SandboxStateError",
+                              "SpecRejected", "UnsafeArchive"),
     "envgym.sandbox.fake": ("FakeSandbox",),
     "envgym.sandbox.images": ("tag_for",),
     "envgym.sandbox.local": ("InsecureSandboxWarning", "LocalSandbox"),
@@ -50,6 +51,7 @@ __all__ = [
     "DEFAULT",
     "PROFILES",
     "STRICT",
+    "BrokenArchive",
     "Channel",
     "ChannelClosed",
     "DaemonUnavailable",

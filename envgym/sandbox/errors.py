@@ -15,7 +15,9 @@
     ├── ChannelClosed(ConnectionError)              a channel's process ended (or the channel was closed) while
     │                                               the sandbox still runs
     ├── UnsafeArchive(ValueError)                   copy-out met an absolute path, ``..``, a link leading outside,
-    │                                               a device node or more bytes than allowed
+    │   │                                           a device node or more bytes than allowed
+    │   └── BrokenArchive                           copy-out got no whole archive: garbage, cut short, a file that
+    │                                               changed while it was archived (blamed by stage, see the class)
     └── SpecRejected(ValueError)                    the container spec asks for privileged mode, host namespaces,
                                                     the Docker socket or added capabilities without opting in
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 from envgym.errors import SandboxError
 
 __all__ = [
+    "BrokenArchive",
     "ChannelClosed",
     "DaemonUnavailable",
     "ExecTimeout",
@@ -76,6 +79,18 @@ class ChannelClosed(SandboxError, ConnectionError):
 
 class UnsafeArchive(SandboxError, ValueError):
     """An archive copied out of a sandbox contains a member that could escape the destination."""
+
+
+class BrokenArchive(UnsafeArchive):
+    """Copy-out got bytes that are not a whole tar archive: not a tar at all, cut short (a header, a member's
+    data or the end-of-archive block missing), or the sandbox's file changed while it was archived.
+
+    The archive is made inside the sandbox from what the sandbox holds, so no class blame: the rollout's stage
+    decides, as for every sandbox fault (``infra`` at reset, before the agent acted; the agent's after, since
+    only its commands ran there and it controls the content, e.g. a file it truncates while it is copied out).
+    A transport that broke on the way (the engine's stream) is the backend's to raise as its own error; it
+    never reaches the archive reader as a short archive.
+    """
 
 
 class SpecRejected(SandboxError, ValueError):

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from envgym.sandbox import incontainer, tarsafe
 from envgym.sandbox.base import Command, ExecResult, Sandbox
-from envgym.sandbox.errors import SandboxError, SandboxFileNotFound
+from envgym.sandbox.errors import BrokenArchive, SandboxError, SandboxFileNotFound
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +152,13 @@ class LocalSandbox(Sandbox):
             if not source.exists() and not source.is_symlink():
                 raise SandboxFileNotFound(f"{src}: not found in the sandbox")
             buf = io.BytesIO()
-            with tarfile.open(fileobj=buf, mode="w") as tar:
-                tar.add(source, arcname=source.name or "root")
+            try:
+                with tarfile.open(fileobj=buf, mode="w") as tar:
+                    tar.add(source, arcname=source.name or "root")
+            except OSError as exc:  # tarfile's "unexpected end of data": a file shrank while it was read
+                kind = BrokenArchive if str(exc) == "unexpected end of data" else SandboxError
+                raise kind(f"copy-out of {src}: a file changed or could not be read while it was archived "
+                           f"({type(exc).__name__}: {exc})") from None
             tarsafe.extract(buf.getvalue(), dest, max_bytes=max_bytes)
 
         await asyncio.to_thread(copy)

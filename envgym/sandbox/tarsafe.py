@@ -16,6 +16,11 @@ member
 
 Extraction then writes into a fresh directory with ``O_NOFOLLOW | O_EXCL``, drops set-id bits, copies
 hard-linked content instead of linking, and finally renames the top-level entry to the destination.
+
+Bytes that are not a whole archive (not a tar, a header or a member's data cut short, no end-of-archive block
+after the last member: a cut at a member boundary would otherwise read as a smaller tree) raise
+:class:`BrokenArchive`, an ``UnsafeArchive``, never ``tarfile.ReadError``; nothing is left at the destination.
+Its blame is the rollout stage's (see the class): the archive is built inside the agent's sandbox.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from envgym.sandbox.errors import UnsafeArchive
+from envgym.sandbox.errors import BrokenArchive, UnsafeArchive
 
 _ALLOWED = {tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE}
 
@@ -125,8 +130,20 @@ def _write_file(path: Path, source: io.BufferedReader | None, mode: int) -> None
 
 def extract(data: bytes, dest: Path, *, max_bytes: int) -> Path:
     """Validate the tar ``data`` and materialise its single top-level entry as ``dest``."""
+    try:
+        return _extract(data, dest, max_bytes=max_bytes)
+    except (tarfile.TarError, EOFError) as exc:  # a header or a member's data cut short, or no tar at all
+        raise BrokenArchive(f"copy-out got no whole tar archive ({len(data)} bytes): {exc}") from None
+
+
+def _extract(data: bytes, dest: Path, *, max_bytes: int) -> Path:
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
         members = tar.getmembers()
+        # tarfile stops quietly at a header it cannot read after the first; a whole archive has the
+        # end-of-archive block (zeros) there
+        if members and data[tar.offset:tar.offset + tarfile.BLOCKSIZE] != tarfile.NUL * tarfile.BLOCKSIZE:
+            raise BrokenArchive(f"copy-out got no whole tar archive ({len(data)} bytes): cut short or garbled "
+                                f"after member {members[-1].name!r}")
         top = check_members(members, max_bytes=max_bytes)
         dest.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".envgym-copy-", dir=dest.parent))

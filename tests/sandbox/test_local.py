@@ -64,3 +64,22 @@ def test_the_namespace_sweep_refuses_to_run_outside_a_container():
 
     with pytest.raises(RuntimeError, match="container"):
         kill_since(boottime_ns() + 10**12)  # (in the future: nothing would match even if it ran)
+
+
+async def test_a_file_that_shrinks_while_it_is_copied_out_is_a_broken_archive(local, tmp_path):
+    # the agent's own loop rewrites a file while copy-out archives it: a raw OSError('unexpected end of data')
+    # before; about one copy in five meets it, so 200 tries all but surely do
+    from envgym.sandbox import BrokenArchive
+
+    await local.exec("mkdir -p out; (while :; do head -c 2000000 /dev/zero > out/f; : > out/f; done) "
+                     ">/dev/null 2>&1 &", cwd="/work")
+    broken = []
+    for i in range(200):
+        try:
+            await local.copy_out("/work/out", tmp_path / f"copy{i}", max_bytes=1 << 24)
+        except BrokenArchive as exc:
+            broken.append(str(exc))
+            if len(broken) == 3:
+                break
+    assert len(broken) == 3 and "copy-out of /work/out: a file changed" in broken[0]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".envgym-copy-")]

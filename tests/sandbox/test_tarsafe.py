@@ -76,3 +76,39 @@ def test_links_resolve_against_the_destination_not_the_archive_name(tmp_path):
                  ("res/d/f", "sym", "up/f"))
     dest = extract(ok, tmp_path / "copy", max_bytes=1 << 20)
     assert (dest / "d" / "f").read_text() == "F" and (dest / "d" / "up").resolve() == dest.resolve()
+
+
+def _three_files() -> tuple[bytes, list[int]]:
+    """An archive of out/ with three files, and the offsets where each member's header starts."""
+    data = archive(("out", "dir", ""), *((f"out/f{i}", "file", "x" * (700 + i)) for i in range(3)))
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        return data, [m.offset for m in tar.getmembers()]
+
+
+@pytest.mark.parametrize("cut", ["nothing", "garbage", "in the first header", "in a later header",
+                                 "in a member's data", "at a member boundary", "before the end block"])
+def test_a_garbage_or_truncated_archive_is_a_broken_archive_and_leaves_nothing(tmp_path, cut):
+    # a raw tarfile.ReadError before; a cut at a member boundary even read as a smaller tree, silently
+    from envgym.errors import SandboxError
+    from envgym.sandbox import BrokenArchive
+
+    data, offsets = _three_files()
+    end = offsets[-1] + 512 + 1024  # the last member's header and its data (two blocks)
+    broken = {"nothing": b"", "garbage": b"not a tar archive at all" * 40, "in the first header": data[:300],
+              "in a later header": data[:offsets[2] + 100], "in a member's data": data[:offsets[2] + 512 + 200],
+              "at a member boundary": data[:offsets[3]], "before the end block": data[:end]}[cut]
+    with pytest.raises(BrokenArchive, match="copy-out got no whole tar archive") as caught:
+        extract(broken, tmp_path / "copy", max_bytes=1 << 20)
+    assert isinstance(caught.value, UnsafeArchive) and isinstance(caught.value, SandboxError)
+    assert list(tmp_path.iterdir()) == []
+    assert extract(data[:end + 512], tmp_path / "copy", max_bytes=1 << 20).joinpath("f2").read_text() == "x" * 702
+
+
+def test_a_broken_archive_is_blamed_by_stage_infra_before_the_agent_acted_then_the_agents():
+    from envgym.rollout import blame_of
+    from envgym.sandbox import BrokenArchive
+    from envgym.types import Blame
+
+    exc = BrokenArchive("copy-out got no whole tar archive (0 bytes): empty file")
+    assert blame_of(exc, "reset") is Blame.INFRA
+    assert [blame_of(exc, stage) for stage in ("agent", "env", "verify")] == [Blame.AGENT] * 3
