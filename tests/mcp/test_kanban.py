@@ -26,7 +26,7 @@ def task(slug: str):
 
 async def test_the_oracle_scores_1_and_null_0_on_the_servers_state() -> None:
     start = task("start-leak")  # two ordered writes around the server's WIP limit
-    async with envgym.make("mcp/kanban-v1") as env:
+    async with envgym.make("mcp/kanban-v1", sandbox="local") as env:
         good = await run_episode(env, OracleAgent(start), start, seed=0)
         bad = await run_episode(env, NullAgent(), start, seed=0)
     assert good.outcome is Outcome.SUCCESS and good.reward == 1.0
@@ -34,7 +34,7 @@ async def test_the_oracle_scores_1_and_null_0_on_the_servers_state() -> None:
 
 
 async def test_tools_come_from_the_server_and_its_rules_are_error_observations() -> None:
-    async with envgym.make("mcp/kanban-v1") as env:
+    async with envgym.make("mcp/kanban-v1", sandbox="local") as env:
         _, info = await env.reset(task=task("refuse-doing-full"))
         kinds = {t["function"]["name"]: t["function"]["description"].split("]")[0] for t in info["tools"]}
         assert kinds["list_cards"] == "[read" and kinds["move_card"] == "[write"
@@ -42,14 +42,14 @@ async def test_tools_come_from_the_server_and_its_rules_are_error_observations()
         obs, *_ = await env.step(Action(tool_calls=(ToolCall.of("move_card", card_id="K-12", column="doing"),)))
         assert "its limit" in obs.last_action_error
         obs, *_ = await env.step(Action(tool_calls=(ToolCall(name="move_card", arguments="[1]"),)))
-        assert obs.last_action_error.endswith("arguments must be a JSON object")
+        assert obs.last_action_error == "move_card: arguments of move_card must be a JSON object"
         _, reward, terminated, _, info = await env.step(Action.say("Doing is full; nothing changed."))
     assert terminated and reward == 1.0  # the refused write changed nothing, and the answer says why
 
 
 async def test_a_write_off_the_task_fails_by_the_state_diff() -> None:
     move = task("move-review")
-    async with envgym.make("mcp/kanban-v1") as env:
+    async with envgym.make("mcp/kanban-v1", sandbox="local") as env:
         await env.reset(task=move)
         for card in ("K-1", "K-8"):
             await env.step(Action(tool_calls=(ToolCall.of("move_card", card_id=card, column="review"),)))
@@ -131,7 +131,7 @@ async def test_an_sdk_server_as_the_envs_server_envgym_mcp_serve_both_ways() -> 
 @pytest.mark.slow
 async def test_the_server_in_a_docker_sandbox_behind_the_bridge() -> None:
     write = task("create-bug")
-    async with envgym.make("mcp/kanban-v1", sandbox="docker", image="python") as env:
+    async with envgym.make("mcp/kanban-v1") as env:  # docker, the python image: the default
         trajectory = await run_episode(env, OracleAgent(write), write, seed=0)
     assert trajectory.reward == 1.0, trajectory.error
     assert trajectory.blame is not Blame.INFRA

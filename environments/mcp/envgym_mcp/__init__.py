@@ -14,4 +14,4 @@ def register_all() -> None:
     from envgym.registry import register
 
     register("mcp/kanban-v1", "envgym_mcp.env:McpToolEnv", kwargs={"server": "kanban"}, suites=("mcp-kanban",),
-             max_episode_steps=30, description="A team's kanban board, an MCP server (stdio) in a sandbox.")
+             max_episode_steps=30, description="A team's kanban board, an MCP server (stdio) in a Docker sandbox.")

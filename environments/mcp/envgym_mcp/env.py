@@ -2,16 +2,24 @@
 
 :class:`McpToolEnv` takes an :class:`McpServerSpec`: the server's command (run in the sandbox's work
 directory, with ``{state}`` and ``{init}`` standing for the state file and the initial-rows file), the files
-to copy in, and the sandbox backend (``local``: a host directory, for development; ``docker``: a container
-of the named image, the server behind ``bridge.py`` on a sandbox channel). Nothing leaves the sandbox but
-the server's stdio, so the server needs no network, and gets none in Docker.
+to copy in, and the sandbox backend (``docker``: a container of the named image, the server behind
+``bridge.py`` on a sandbox channel, disk and memory bounded by the container's profile; ``local``: a host
+directory, for development, not isolated, its folder bounded by ``disk_bytes``). The bundled ``kanban``
+server runs in Docker (the ``python`` image, ``envgym sandbox build python``); ``sandbox="local"`` picks the
+local backend. Nothing leaves the sandbox but the server's stdio, so the server needs no network, and gets
+none in Docker.
 
 Each episode runs in a fresh sandbox: ``reset`` starts it, writes the task's ``initial_state`` as JSON to
 ``{init}``, starts the server, does the MCP handshake and lists its tools; ``info["tools"]`` are those tools
 as OpenAI function schemas (a tool annotated ``readOnlyHint`` is a ``read`` tool, any other a ``write``:
 the write-action verifier counts it). A step sends each tool call as ``tools/call``; a result with
-``isError`` (or arguments that are not a JSON object) is an error observation and a failed call record. A
-message without tool calls ends the episode, as in :class:`envgym.tools.ToolEnv`.
+``isError`` is an error observation and a failed call record, and so is a call whose arguments are not a JSON
+object at any nesting depth (the kernel's :func:`~envgym.tools.args.decode_arguments`), whose request or
+reply is over the client's bound (:data:`~envgym_mcp.client.MAX_MESSAGE_BYTES`) or too deep: the episode goes
+on. A message without tool calls ends the episode, as in :class:`envgym.tools.ToolEnv`. On the local backend
+each file the server writes is capped at ``disk_bytes`` (``RLIMIT_FSIZE``) and the folder is measured after
+every call: past the bound the server is stopped, the folder removed and the episode ends as the agent's
+failure (:class:`DiskBoundExceeded`).
 
 The server's state is a SQLite file (``{state}``): verifiers read it, never the agent. Grading copies it
 out of the sandbox (``state``), and compares it with the state the reference solution leaves, replayed on a
@@ -26,7 +34,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import resource
 import shutil
+import signal
 import tempfile
 from collections import OrderedDict
 from importlib import resources
@@ -36,13 +47,21 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from envgym.env import Env, StepResult
-from envgym.errors import EnvError, SpecError
+from envgym.errors import AgentFault, EnvError, SpecError
 from envgym.tools import FrozenState, store
+from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.types import Action, FrozenModel, Observation, ToolResult
 from envgym.verify.context import CallRecord, VerifyContext
-from envgym_mcp.client import ChannelTransport, McpClient, ProcessTransport
+from envgym_mcp.client import (
+    MAX_MESSAGE_BYTES,
+    ChannelTransport,
+    McpClient,
+    McpMessageRefused,
+    McpServerError,
+    ProcessTransport,
+)
 
-__all__ = ["SERVERS", "McpServerSpec", "McpToolEnv"]
+__all__ = ["SERVERS", "DiskBoundExceeded", "McpServerSpec", "McpToolEnv"]
 
 WORKDIR = "/work"
 
@@ -61,15 +80,24 @@ class McpServerSpec(FrozenModel):
     """The Docker image (a tag, or the name of an image recipe under ``sandboxes/``); docker only."""
     timeout_s: float = Field(default=30.0, gt=0)
     """How long one request may take."""
+    disk_bytes: int = Field(default=256 << 20, gt=0)
+    """Local backend only: the most its folder may hold (each file the server writes is capped at it, the whole
+    folder is measured after every call). Docker bounds disk by its profile (``/work`` holds 256 MiB)."""
 
 
 SERVERS: dict[str, McpServerSpec] = {
     "kanban": McpServerSpec(name="kanban", command=("python3", "kanban.py", "--db", "{state}", "--init", "{init}"),
-                            files={f"{WORKDIR}/kanban.py": "envgym_mcp.servers:kanban.py"}),
+                            files={f"{WORKDIR}/kanban.py": "envgym_mcp.servers:kanban.py"},
+                            sandbox="docker", image="python"),
 }
 """The servers written here, by name (``McpToolEnv(server="kanban")``)."""
 
 _Cached = tuple[dict[str, list[dict[str, Any]]], dict[str, tuple[str, ...]]]
+
+
+class DiskBoundExceeded(AgentFault):
+    """The local sandbox's folder outgrew :attr:`McpServerSpec.disk_bytes` through the agent's calls: the
+    episode ends as the agent's failure, its server stopped and its folder removed."""
 
 
 def _host_file(ref: str) -> bytes:
@@ -137,10 +165,15 @@ class McpToolEnv(Env):
         argv = [part.replace("{state}", state).replace("{init}", init) for part in self.server.command]
         if self.server.sandbox == "local":
             transport: Any = await ProcessTransport.start(argv, cwd=str(self._sandbox.root / WORKDIR.lstrip("/")))
+            if hasattr(resource, "prlimit"):  # Linux; elsewhere only the check after each call bounds the folder
+                with contextlib.suppress(ProcessLookupError):
+                    limit = self.server.disk_bytes
+                    resource.prlimit(transport.process.pid, resource.RLIMIT_FSIZE, (limit, limit))
         else:
             bridge = (resources.files("envgym_mcp") / "bridge.py").read_bytes()
             await self._sandbox.write(f"{WORKDIR}/.envgym_mcp_bridge.py", bridge)
-            channel = await self._sandbox.channel(["python3", f"{WORKDIR}/.envgym_mcp_bridge.py", *argv], cwd=WORKDIR)
+            channel = await self._sandbox.channel(["python3", f"{WORKDIR}/.envgym_mcp_bridge.py",
+                                                   str(MAX_MESSAGE_BYTES), *argv], cwd=WORKDIR)
             transport = ChannelTransport(channel)
         client = McpClient(transport, timeout=self.server.timeout_s)
         try:
@@ -196,8 +229,14 @@ class McpToolEnv(Env):
                                   0.0, False, False, {})
             self._final = action.text
             return StepResult(Observation(text="Episode finished."), 0.0, True, False, {})
-        results = [await self._call(self._client, self._calls, call.name, call.arguments, call.id)
-                   for call in action.tool_calls]
+        results = []
+        for call in action.tool_calls:
+            try:
+                results.append(await self._call(self._client, self._calls, call.name, call.arguments, call.id))
+            except McpServerError:
+                await self._check_disk(call.name, died=True)
+                raise
+            await self._check_disk(call.name)
         errors = [f"{r.name}: {r.error}" for r in results if r.error]
         obs = Observation(tool_results=tuple(results), last_action_error="; ".join(errors) or None)
         return StepResult(obs, 0.0, False, False, {})
@@ -205,21 +244,40 @@ class McpToolEnv(Env):
     async def _call(self, client: McpClient, calls: list[CallRecord], name: str, raw: str,
                     call_id: str) -> ToolResult:
         kind = self._tools.get(name, "unknown")
+        arguments: dict[str, Any] | None = None
         try:
-            arguments = json.loads(raw or "{}")
-        except ValueError as exc:
-            arguments, error = None, f"arguments are not valid JSON: {exc}"
+            arguments = decode_arguments(name, raw)  # depth-checked: any nesting is an error, never a crash
+        except ArgumentsError as exc:
+            error: str | None = str(exc)
         else:
-            error = None if isinstance(arguments, dict) else "arguments must be a JSON object"
-        if error is None and kind == "unknown":
-            error = f"unknown tool {name!r}; available: {', '.join(sorted(self._tools))}"
+            error = f"unknown tool {name!r}; available: {', '.join(sorted(self._tools))}" if kind == "unknown" else None
+        if error is None:
+            try:
+                text, is_error = await client.call_tool(name, arguments or {})
+            except McpMessageRefused as exc:  # over the size bound or too deep: this call's error, the server lives
+                error, arguments = str(exc), arguments if exc.sent else None
         if error is not None:
-            calls.append(CallRecord(index=len(calls), name=name, kind=kind, arguments=None, ok=False, error=error))
+            calls.append(CallRecord(index=len(calls), name=name, kind=kind, arguments=arguments, ok=False, error=error))
             return ToolResult(call_id=call_id, name=name, content=error, error=error)
-        text, is_error = await client.call_tool(name, arguments)
         calls.append(CallRecord(index=len(calls), name=name, kind=kind, arguments=arguments, ok=not is_error,
                                 error=text if is_error else None))
         return ToolResult(call_id=call_id, name=name, content=text, error=text if is_error else None)
+
+    async def _check_disk(self, name: str, *, died: bool = False) -> None:
+        """Local backend: end the episode (the agent's failure) once its folder holds more than the bound, or
+        the server was killed for writing a file past it (SIGXFSZ); stop the server and remove the folder."""
+        if self.server.sandbox != "local" or self._sandbox is None:
+            return
+        used = await asyncio.to_thread(_folder_bytes, self._sandbox.root)
+        process = getattr(getattr(self._client, "transport", None), "process", None)
+        killed = died and getattr(process, "returncode", None) == -signal.SIGXFSZ
+        bound = self.server.disk_bytes
+        if used <= bound and not killed:
+            return
+        await self._release()
+        what = "the server was killed writing a file past" if killed else f"the folder holds {used:,} bytes, over"
+        raise DiskBoundExceeded(f"after the call of {name}, {what} the local sandbox's disk bound of {bound:,} bytes "
+                                "(McpServerSpec.disk_bytes): the episode ended")
 
     # -- grading -----------------------------------------------------------------------------------------------
     async def _read_state(self, path: str) -> _Cached:
@@ -259,6 +317,20 @@ class McpToolEnv(Env):
 
     async def close(self) -> None:
         await self._release()
+
+
+def _folder_bytes(root: Path) -> int:
+    """Disk space taken by the files under ``root`` (allocated blocks; links are not followed)."""
+    total, pending = 0, [str(root)]
+    while pending:
+        folder = pending.pop()
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, PermissionError), os.scandir(folder) as it:
+            for entry in it:
+                with contextlib.suppress(FileNotFoundError):
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+    return total
 
 
 def _snapshot(data: bytes) -> _Cached:

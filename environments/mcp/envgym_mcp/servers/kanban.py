@@ -9,7 +9,8 @@ transaction, so the file is the server's whole state at any moment (what the env
 
 Rules the tools enforce (refusals come back as tool errors, ``isError``): a card moves only between the
 columns backlog, todo, doing, review, done; ``doing`` holds at most 3 cards; a card goes to ``done`` only
-with an assignee; only ``done`` cards can be archived; archived cards cannot change.
+with an assignee; only ``done`` cards can be archived; archived cards cannot change. A write the disk cannot
+hold (a full disk, a file-size limit) is refused the same way, and nothing of it is stored.
 
     python3 kanban.py --db state.sqlite --init init.json
 """
@@ -212,11 +213,16 @@ def handle(conn, message):
             try:
                 result = call(conn, name, args)
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite rolls a full disk's transaction back by itself
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         except Refused as exc:
             return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        except (sqlite3.OperationalError, OSError) as exc:  # a full disk (or a file-size limit): nothing was stored
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return {"content": [{"type": "text", "text": f"the board could not store this: {exc}"}], "isError": True}
         return {"content": [{"type": "text", "text": json.dumps(result, sort_keys=True)}], "isError": False}
     raise LookupError(method)
 
@@ -233,7 +239,9 @@ def main():
             continue
         try:
             message = json.loads(line)
-        except ValueError:
+            if not isinstance(message, dict):
+                raise ValueError("not an object")
+        except (ValueError, RecursionError):
             out.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}))
             out.write("\n")
             out.flush()
