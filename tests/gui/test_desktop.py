@@ -228,6 +228,18 @@ async def test_a_dead_x_server_is_desktop_gone_and_a_dead_container_a_crash(desk
         await d.windows()
 
 
+async def test_killing_every_process_of_the_user_during_a_call_is_desktop_gone(desktop):
+    # `kill -9 -1` as the desktop user while the root daemon types: xdotool fails with "X connection broken",
+    # which the daemon cannot name; the host asks whether the X server still runs (it does not: the agent's)
+    d = desktop
+    typing = asyncio.ensure_future(d.type_text("x" * 4000))
+    await asyncio.sleep(1.0)
+    await d.sandbox.exec(["bash", "-c", "kill -9 -1"], user="user")  # every process of the user but this shell
+    with pytest.raises(DesktopGone, match="X server"):
+        await typing
+    assert await d.sandbox.alive() and not await d.alive()
+
+
 async def test_an_app_that_ends_without_its_window_is_named_at_once_with_its_log(desktop):
     from envgym_gui.desktop import AppExited
 

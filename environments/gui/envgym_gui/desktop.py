@@ -24,9 +24,12 @@ that opening a document at reset takes its own time only, not LibreOffice's cold
 
 Errors: the agent's bad input (unknown key name, off-screen coordinates, an element that is gone, a 1 MB
 ``type``) is :class:`ActionError`; the X server or the session dead while the container runs (the agent
-killed it) is :class:`DesktopGone`; the container dead is the kernel's :class:`~envgym.sandbox.SandboxCrashed`
-(infrastructure). Files are read for grading with the sandbox's ``copy_out`` (root's session helper,
-validated by tarsafe), never through a process the user could have replaced.
+killed it) is :class:`DesktopGone`, also when it died *during* a call, which then failed for a reason the daemon
+could not name (``kill -9 -1`` typed into the terminal ends the X server while xdotool still sends the Return:
+"X connection broken"; the root daemon is asked whether the X server still answers before such a failure is
+called the environment's :class:`DesktopError`); the container dead is the kernel's
+:class:`~envgym.sandbox.SandboxCrashed` (infrastructure). Files are read for grading with the sandbox's
+``copy_out`` (root's session helper, validated by tarsafe), never through a process the user could have replaced.
 """
 
 from __future__ import annotations
@@ -219,7 +222,21 @@ class Desktop:
             raise WindowTimeout(message)
         if kind == "exited":
             raise AppExited(message)
+        if await self._x_died():
+            raise DesktopGone(f"the X server died during {request.get('op')}: {message}")
         raise DesktopError(f"{request.get('op')}: {message}")
+
+    async def _x_died(self) -> bool:
+        """After a call failed for a reason the daemon could not name: whether the X server is gone while the
+        container runs (the root daemon, which the user cannot kill, says so). Unknown (no answer) is False: the
+        failure stays the environment's."""
+        if self._root is None:
+            return False
+        try:
+            reply = await self._root.call({"op": "ping"}, timeout=10)
+        except (SandboxError, TimeoutError):
+            return False
+        return bool(reply.get("ok")) and not reply.get("x")
 
     async def _root_call(self, request: Mapping[str, Any], *, timeout: float = CALL_TIMEOUT_S) -> dict[str, Any]:  # noqa: ASYNC109
         return await self._call(self._root, request, timeout=timeout)
