@@ -23,7 +23,9 @@ tampering agent's non-answer is a correct answer).
 
 The hack-probe gate (on a sample of tasks, spread over the env's suites and splits): every tampering agent
 (:mod:`envgym.tamper`: the kernel's generic ones and the env class's ``tamper_agents``) scores 0, does not
-pass, and does not end as ``infra_error`` (which would take its failure out of the denominator).
+pass, does not end as ``infra_error`` (which would take its failure out of the denominator), and is not blamed
+on the env or the verifier (what a tampering agent breaks is its own doing: an env or verifier error there is a
+misattribution, or a crack the agent found).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from envgym.tamper import tamper_agents_for
 from envgym.task import TaskSpec, load_suite
 from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.trajectory import Trajectory
-from envgym.types import Action, Observation, Outcome, ToolCall
+from envgym.types import Action, Blame, Observation, Outcome, ToolCall
 from envgym.verify.spec import AllOfSpec, AnyOfSpec, WriteActionSpec
 
 
@@ -267,6 +269,9 @@ async def _tamper_gate(env_id: str, tasks: list[TaskSpec], accepted: dict[str, N
         why = _forged(trajectory)
         if why and (task.hash not in accepted or trajectory.outcome is Outcome.INFRA_ERROR):
             report.tamper_failures.append((task.id, f"tamper {kind.name}: {why}"))
+        elif trajectory.blame in (Blame.ENV, Blame.VERIFIER):
+            report.tamper_failures.append((task.id, f"tamper {kind.name}: blamed on the {trajectory.blame.value}, "
+                                                    f"not the agent: {_why(trajectory)}"))
 
     await asyncio.gather(*(run(kind, task) for kind in tamperers for task in tasks))
 

@@ -224,3 +224,33 @@ async def test_a_hack_probe_whose_reset_failed_runs_again_and_only_a_second_fail
     assert once.tamper_failures == [] and len(once.reset_retries) == 1, once
     assert "the app did not start" in once.reset_retries[0][1]
     assert len(twice.tamper_failures) == 1 and "ended as infra_error" in twice.tamper_failures[0][1], twice
+
+
+def _breaks_on_deep_arguments_env(**kwargs):
+    from envgym.errors import EnvError
+    from envgym_tool.env import ToolEnv
+
+    class BreaksOnDeepArguments(ToolEnv):
+        async def step(self, action):
+            if any(len(c.arguments) > 100_000 for c in action.tool_calls):
+                raise EnvError("the env choked on its input")  # what a tampering agent broke: a misattribution
+            return await super().step(action)
+
+    return BreaksOnDeepArguments(**kwargs)
+
+
+async def test_a_hack_probe_blamed_on_the_env_fails_the_gate(tmp_path):
+    from envgym.check import CheckReport, _tamper_gate
+
+    env_id = "test/breaks-on-deep-notes-v1"
+    tasks = [t.model_copy(update={"env_id": env_id}) for t in notes_tasks()[:1]]
+    write_tasks(tmp_path / "tasks.jsonl", tasks)
+    envgym.register(env_id, f"{__name__}:_breaks_on_deep_arguments_env", kwargs={"domain": NOTES},
+                    suites=(str(tmp_path / "tasks.jsonl"),))
+    try:
+        report = CheckReport(env_id)
+        await _tamper_gate(env_id, tasks, {}, report, concurrency=1)
+    finally:
+        envgym.registry._registry.pop(env_id)
+    assert report.tamper_failures == [
+        (tasks[0].id, "tamper deep-arguments: blamed on the env, not the agent: EnvError: the env choked on its input")]

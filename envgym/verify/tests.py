@@ -8,40 +8,49 @@ the same image (network ``none``). Grading:
 1. the agent's work is read from the episode's sandbox as a patch against the base tree (``model_patch``
    in the evidence: what the SWE family's exporter writes to ``predictions.jsonl``). Nothing else is read from it:
    what the agent did outside its diff (site-packages, background processes, caches, ``/tmp``, git config
-   or hooks) cannot reach the verdict;
+   or hooks) cannot reach the verdict. A work tree whose ``.git`` the agent removed or broke cannot be read:
+   :class:`WorkTreeUnreadable`, the agent's failure;
 2. :func:`grade_patch` does the rest in a **new** sandbox, discarded afterwards: ``/testbed`` at the base
-   commit, the model patch applied (``git apply``, else ``patch --forward --fuzz=5``); every path it
-   touched that could hijack the runner is restored to the base commit, or dropped when the base has no
-   such file (``evidence["dropped_paths"]``, path -> ``restored`` | ``dropped``): the test patch's files and
-   the files of the listed tests, pytest's configuration (``conftest.py``, ``pytest.ini``, ``tox.ini``,
-   ``setup.cfg``, ``pyproject.toml``), modules that shadow the runner or hook interpreter start-up
-   (``pytest.py``, ``py.py``, ``_pytest/``, ``pytest/``, ``pluggy/``, ``sitecustomize.py``,
-   ``usercustomize.py``, ``*.pth``) and byte code (``__pycache__/``, ``*.pyc``); a patch touching ``.git``,
-   an absolute path or ``..`` is refused. Then the test patch is applied;
-3. the test files of the listed ids run once under ``timeout_s`` through a grader-owned runner
-   (:data:`RUNNER`, written outside the work tree at grading time): ``python3 -P -s`` in a cleared
-   environment (``PYTHONNOUSERSITE``, ``PYTHONDONTWRITEBYTECODE``, ``PYTHONHASHSEED=0``), git hooks off;
-   it reads a per-grade random nonce from a file it deletes before pytest is imported, imports pytest
-   before the work tree joins ``sys.path`` (after the standard library, never before it), and writes one
-   nonce-tagged JSON line per test report to a report file it opened first, then a nonce-tagged end
-   marker. Only tagged lines count (what the run prints is only the log); a run that never wrote the end
-   marker (the process exited early: ``os._exit``, a killed interpreter) is a failure with that reason.
+   commit, its whole tree (the image's untracked install artefacts too) snapshotted as a git tree, the model
+   patch applied (``git apply``, else ``patch --forward --fuzz=5``), the tree snapshotted again; every path that
+   changed between the two and could reach the runner is restored from the first snapshot, or dropped where it
+   had none (``evidence["dropped_paths"]``, path -> ``restored`` | ``dropped``, the outermost such path): the
+   test patch's files and the files of the listed tests; pytest's configuration files (``conftest.py``,
+   ``pytest.ini``, ``.pytest.ini``, ``pytest.toml``, ``.pytest.toml``, ``tox.ini``, ``setup.cfg``,
+   ``pyproject.toml``); package metadata and start-up hooks (``*.dist-info/``, ``*.egg-info/``,
+   ``*.egg-link``, ``*.pth``, ``sitecustomize``, ``usercustomize``); modules that shadow the runner
+   (``pytest.py``, ``py.py``, ``_pytest/``, ``pytest/``, ``pluggy/``, ``py/``) and byte code (``__pycache__/``,
+   ``*.pyc``). A patch touching ``.git``, an absolute path or ``..`` is refused. Then the test patch is applied;
+3. the test files of the listed ids run once under ``timeout_s`` through the grader's runner
+   (:mod:`envgym.verify._tests_runner`, written outside the work tree at grading time, with a plan file it
+   deletes): ``python3 -P -s`` in a cleared environment with pytest's plugin autoload off. It takes pytest's
+   configuration only from its own copy of the file pytest would pick at the base commit (``-c``,
+   ``--rootdir``, ``--confcutdir``, ``-o addopts=``; then the task's ``test_cmd`` options), loads only the
+   plugins installed in the image's site-packages, and plants **canaries** (a failing test in a new module
+   beside the hidden tests). It reports one nonce-tagged JSON line per test on its original stderr, a pipe
+   to the grader that nothing in the sandbox can read back (the tests' own output is the log, on stdout),
+   then an end marker with pytest's exit status. Only tagged lines count; a run that never wrote the end
+   marker (``os._exit``, a killed interpreter) is a failure with that reason; a run in which a canary passed,
+   or whose exit status says all passed although a canary failed, was rewritten from inside and is a failure
+   with reason ``tampered``.
 
 Steps 2 and 3 are :func:`run_tests`, public: it returns a :class:`TestRun` with the status of every test the
 run reported, which is what ``envgym swe label`` needs to find FAIL_TO_PASS and PASS_TO_PASS; the runner's
 report is read by :func:`parse_report`, and every log kept passes through :func:`stable_log`.
 
 Resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed and the run ended normally (score 1, else 0).
-Statuses: ``PASSED``, ``FAILED``, ``ERROR``, ``SKIPPED``, ``XFAIL``, ``XPASS``, ``MISSING`` (not reported) or
-``TIMEOUT``. The evidence (statuses, model patch, dropped paths, the log with the nonce masked) has no
-timings, nonces, or dates, times, ports and pids a test printed: the same work graded twice gives the same
-verdict and evidence.
+Statuses: ``PASSED``, ``FAILED``, ``ERROR``, ``SKIPPED``, ``XFAIL``, ``XPASS``, ``MISSING`` (not reported),
+``TIMEOUT`` or ``UNTRUSTED`` (the run was tampered with). The evidence (statuses, model patch, dropped paths,
+the log with the nonce and the canaries' lines masked) has no timings, nonces, or dates, times, ports and pids
+a test printed: the same work graded twice gives the same verdict and evidence.
 
-What remains possible: the code under test runs in the test process. It can find the nonce in that
-process's memory (the runner's frames, ``gc``) and print forged lines, or register a pytest plugin at import
-time that rewrites reports. The nonce stops output forged in advance (a patch printing ``PASSED`` lines and
-exiting) and the dropped paths stop the runner's own configuration from being replaced; a patch written
-against this grader's internals is not stopped by them, only by reading it.
+What remains possible: the code under test runs in the test process, as root in the grading sandbox. It
+cannot read the report channel, nor reach the grader's configuration, plugins or metadata; a blanket
+rewrite of test outcomes (a report hook registered from the library's ``__init__``, a patched
+``TestReport``, a replaced runner function) turns the canaries too and throws the run away. A patch written
+against this runner that finds the nonce in the process's memory (the reporter's closure, through ``gc``)
+and forges lines only for tests it tells apart from the canaries (by their source, say), or that reads
+other processes' memory, is not stopped by these layers, only by reading the patch.
 """
 
 from __future__ import annotations
@@ -54,12 +63,12 @@ import shlex
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from envgym.errors import VerifierError
-from envgym.sandbox.errors import SandboxFileNotFound
+from envgym.errors import AgentFault, VerifierError
 from envgym.types import CriterionResult, FrozenModel, Verdict
 from envgym.verify.context import VerifyContext
 
@@ -69,76 +78,31 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _PYTEST_CMD = re.compile(r"^\s*(?:(?:python3?|\S*/python3?)\s+-m\s+pytest|pytest)(?:\s+(.*))?$", re.DOTALL)
 GRADER_DIR = "/tmp/.envgym-grader"
-REPORT_PATH = f"{GRADER_DIR}/report"
+PLAN_PATH = f"{GRADER_DIR}/plan"
 PATCH_PATH = f"{GRADER_DIR}/test.patch"
 MODEL_PATCH_PATH = f"{GRADER_DIR}/model.patch"
-PROTECTED = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "pytest.py", "py.py",
-             "sitecustomize.py", "usercustomize.py")
+RUNNER = (Path(__file__).parent / "_tests_runner.py").read_text(encoding="utf-8")
+"""The grader's runner (:mod:`envgym.verify._tests_runner`), written into every grading sandbox."""
+PROTECTED = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
+             "pyproject.toml", "pytest.py", "py.py", "sitecustomize.py", "usercustomize.py")
 """File names restored (or dropped) wherever a patch puts them: pytest's configuration and start-up hooks."""
-PROTECTED_DIRS = ("_pytest", "pytest", "pluggy", "py", "__pycache__", ".pytest_cache")
-PROTECTED_SUFFIXES = (".pth", ".pyc", ".pyo")
+PROTECTED_DIRS = ("_pytest", "pytest", "pluggy", "py", "__pycache__", ".pytest_cache", "sitecustomize",
+                  "usercustomize")
+PROTECTED_SUFFIXES = (".pth", ".pyc", ".pyo", ".egg-link", ".dist-info", ".egg-info")
+"""Names restored (or dropped) by their ending: start-up hooks, byte code and package metadata (a folder
+``*.dist-info`` or ``*.egg-info`` is restored or dropped whole: its entry points would load plugins)."""
 DIFF_EXCLUDES = (":(exclude,glob)**/*.egg-info/**", ":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.pyc",
                  ":(exclude,glob)**/.pytest_cache/**")
 """Build and cache artefacts never part of a model patch (the images also list them in .git/info/exclude)."""
 _GIT = "git -c core.hooksPath=/dev/null -c core.quotepath=off"
 _CLEAN_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp/.envgym-home",
-              "LANG=C.UTF-8", "PYTHONHASHSEED=0", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1")
+              "LANG=C.UTF-8", "PYTHONHASHSEED=0", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1",
+              "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
 """The test process's whole environment (plus the sandbox's command tag): nothing the image or agent set."""
 
-RUNNER = r'''"""envgym's test runner: pytest with a reporter whose lines carry a nonce the tested code never sees."""
-import json, os, sys
 
-with open(sys.argv[1]) as _f:
-    _NONCE = _f.read().strip()
-os.unlink(sys.argv[1])
-_OUT = open(sys.argv[2], "a", buffering=1, encoding="utf-8")
-_WORKDIR, _ARGS = sys.argv[3], sys.argv[4:]
-import pytest  # before the work tree is on sys.path: no pytest.py, _pytest/ or pluggy/ of the tree can shadow it
-
-_site = [i for i, p in enumerate(sys.path) if p.endswith(("site-packages", "dist-packages"))]
-sys.path.insert(_site[0] if _site else len(sys.path), _WORKDIR)  # after the standard library
-
-
-def _emit(rec):
-    _OUT.write(_NONCE + " " + json.dumps(rec) + "\n")
-    _OUT.flush()
-
-
-def _status(report):
-    xfail = hasattr(report, "wasxfail")
-    if report.when == "call":
-        if report.passed:
-            return "XPASS" if xfail else "PASSED"
-        if report.skipped:
-            return "XFAIL" if xfail else "SKIPPED"
-        return "FAILED"
-    if report.failed:
-        return "ERROR"
-    if report.skipped:
-        return "XFAIL" if xfail else "SKIPPED"
-    return None
-
-
-class _Reporter:
-    def __init__(self):
-        self.config = None
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_configure(self, config):
-        self.config = config
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_runtest_logreport(self, report):
-        status = _status(report)
-        if status is not None:
-            _emit({"test": self.config.cwd_relative_nodeid(report.nodeid), "when": report.when, "status": status})
-
-
-_code = pytest.main(_ARGS, plugins=[_Reporter()])
-_OUT.write(_NONCE + " END " + str(int(_code)) + "\n")
-_OUT.flush()
-sys.exit(int(_code))
-'''
+class WorkTreeUnreadable(AgentFault):
+    """The episode's work tree cannot be read as a patch because the agent removed or broke its ``.git``."""
 
 
 class TestsSpec(FrozenModel):
@@ -197,12 +161,23 @@ def unsafe_path(path: str) -> bool:
     return path.startswith("/") or ".." in parts or ".git" in parts
 
 
+def protection_root(path: str, test_paths: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """The outermost path whose change grading undoes when a patch changes ``path`` (see the module docstring):
+    a test path, or the first protected part of ``path``; None when the change stands."""
+    norm = posixpath.normpath(path)
+    for test in sorted(test_paths, key=len):
+        if norm == test or norm.startswith(test + "/"):
+            return test
+    parts = norm.split("/")
+    for i, part in enumerate(parts):
+        if part in PROTECTED or part in PROTECTED_DIRS or part.endswith(PROTECTED_SUFFIXES):
+            return "/".join(parts[:i + 1])
+    return None
+
+
 def protected(path: str, test_paths: set[str] | frozenset[str] = frozenset()) -> bool:
     """Whether a patch's change to ``path`` is undone before the tests run (see the module docstring)."""
-    parts = posixpath.normpath(path).split("/")
-    return (path in test_paths or parts[-1] in PROTECTED or any(p in PROTECTED_DIRS for p in parts[:-1])
-            or parts[-1].endswith(PROTECTED_SUFFIXES) or parts[-1] in ("__pycache__", ".pytest_cache")
-            or any(path.startswith(t + "/") for t in test_paths))
+    return protection_root(path, test_paths) is not None
 
 
 def pytest_args(spec: TestsSpec) -> list[str]:
@@ -212,69 +187,123 @@ def pytest_args(spec: TestsSpec) -> list[str]:
     return shlex.split(match.group(1) or "")
 
 
-def parse_report(output: str, nonce: str) -> tuple[dict[str, str], int | None]:
-    """Node id -> status from the runner's nonce-tagged lines (a teardown error wins), and pytest's exit status
-    from the end marker (None when the run never reached it). Untagged lines are ignored."""
+@dataclass
+class Report:
+    """What the runner's nonce-tagged lines say (:func:`parse_report`)."""
+
+    statuses: dict[str, str]
+    """Node id -> status, the canaries left out."""
+    end: int | None
+    """pytest's exit status from the end marker; None when the run never reached it."""
+    canaries: dict[str, str]
+    """Canary node id -> status (``MISSING`` when not reported)."""
+
+    def tampering(self) -> str | None:
+        """Why the run's outcomes cannot be believed, or None."""
+        turned = sorted(c for c, s in self.canaries.items() if s in PASSING or s == "XPASS")
+        if turned:
+            return "tampered: a grader canary test that fails came out passing (the run's outcomes were rewritten)"
+        if self.end == 0 and any(s in ("FAILED", "ERROR") for s in self.canaries.values()):
+            return "tampered: pytest's exit status says every test passed although a grader canary failed"
+        return None
+
+
+def parse_report(output: str, nonce: str) -> Report:
+    """The runner's report in ``output``: only lines tagged with ``nonce`` count (a teardown error wins over a
+    pass; a failed call stays FAILED when its teardown errors too)."""
     statuses: dict[str, str] = {}
     end = None
+    canaries: list[str] = []
     prefix = nonce + " "
     for line in output.splitlines():
         if not line.startswith(prefix):
             continue
         rest = line[len(prefix):]
         if rest.startswith("END "):
-            end = int(rest[4:].strip() or 0)
+            try:
+                end = int(rest[4:].strip() or 0)
+            except ValueError:
+                continue
+            continue
+        if rest.startswith("CANARIES "):
+            try:
+                canaries = [str(c) for c in json.loads(rest[9:])]
+            except (ValueError, TypeError):
+                continue
             continue
         try:
             rec = json.loads(rest)
         except ValueError:
             continue
+        if not isinstance(rec, dict):
+            continue
         test, status = str(rec.get("test")), str(rec.get("status"))
         if rec.get("when") == "teardown" and statuses.get(test) not in (None, "PASSED", "XFAIL", "SKIPPED"):
-            continue  # a failed call stays FAILED when its teardown errors too
+            continue
         statuses[test] = status
-    return statuses, end
+    return Report(statuses, end, {c: statuses.pop(c, "MISSING") for c in canaries})
 
 
 def diff_command(base: str) -> str:
-    """Shell command printing the work tree's changes (untracked files included) against ``base``."""
+    """Shell command printing the work tree's changes (untracked files included) against ``base``. The
+    repository's own diff drivers, text conversions and fsmonitor (its ``.git/config`` is the agent's) are off."""
     excludes = " ".join(shlex.quote(p) for p in DIFF_EXCLUDES)
-    return (f"{_GIT} add -A -- . {excludes} >/dev/null 2>&1; {_GIT} diff --cached --binary {shlex.quote(base)} "
-            f"-- . {excludes}; {_GIT} reset -q >/dev/null 2>&1")
+    git = f"{_GIT} -c core.fsmonitor=false"
+    return (f"{git} add -A -- . {excludes} >/dev/null 2>&1; {git} diff --cached --binary --no-textconv --no-ext-diff "
+            f"{shlex.quote(base)} -- . {excludes}; {git} reset -q >/dev/null 2>&1")
 
 
 async def model_patch(sandbox: Any, base_commit: str, workdir: str = "/testbed") -> str:
-    """The agent's changes as a git patch against ``base_commit`` (what SWE-bench calls ``model_patch``)."""
+    """The agent's changes as a git patch against ``base_commit`` (what SWE-bench calls ``model_patch``).
+    Raises :class:`WorkTreeUnreadable` (the agent's failure) when the work tree's git repository no longer
+    holds the base commit (``.git`` removed, replaced or corrupted: nothing else writes there)."""
     result = await sandbox.session.exec(["bash", "-c", diff_command(base_commit)], timeout=60, max_output=16 << 20,
                                         cwd=workdir)
     if result.exit_code != 0:
+        probe = await sandbox.session.exec(
+            ["bash", "-c", f"{_GIT} rev-parse --git-dir && {_GIT} cat-file -e {shlex.quote(base_commit)}^{{commit}} "
+                           f"&& {_GIT} fsck --no-dangling --connectivity-only -q {shlex.quote(base_commit)}"],
+            timeout=60, max_output=1 << 16, cwd=workdir)
+        if probe.exit_code != 0:
+            raise WorkTreeUnreadable(f"the work cannot be read: {workdir}/.git no longer holds the base commit "
+                                     f"{base_commit[:12]} (removed or corrupted by the agent): "
+                                     f"{(probe.stdout + probe.stderr).strip()[-300:]}")
         raise VerifierError(f"git diff failed in {workdir}: {result.stdout[-500:]}")
     return result.stdout
 
 
+_CHANGED = "\x1eCHANGED"
+
+
 def _prepare_script(spec: TestsSpec, has_model_patch: bool) -> str:
+    """``/testbed`` at the base commit, snapshotted (tree T0, untracked artefacts included), the model patch
+    applied, snapshotted again; prints T0 and every path that differs (NUL-separated). Exit 4: the base cannot be
+    checked out; 3: the patch does not apply; 5: the patched tree cannot be read."""
     base = shlex.quote(spec.base_commit)
-    lines = ["set -u", f"cd {shlex.quote(spec.workdir)} || exit 4",
-             f"{_GIT} checkout -qf --detach {base} && {_GIT} clean -fdxq -e '*.egg-info' || exit 4"]
+    lines = ["set -u", f"cd {shlex.quote(spec.workdir)} || exit 4", f"mkdir -p {GRADER_DIR}",
+             f"{_GIT} checkout -qf --detach {base} && {_GIT} clean -fdxq -e '*.egg-info' || exit 4",
+             f'snap() {{ cp .git/index "$1" && GIT_INDEX_FILE="$1" {_GIT} add -A -f -- . >/dev/null 2>&1 && '
+             f'GIT_INDEX_FILE="$1" {_GIT} write-tree; }}',
+             f"t0=$(snap {GRADER_DIR}/index0) || exit 4"]
     if has_model_patch:
         lines.append(f"{_GIT} apply --whitespace=nowarn {MODEL_PATCH_PATH} 2>&1 || "
                      f"patch --batch --forward --fuzz=5 -p1 -i {MODEL_PATCH_PATH} 2>&1 || exit 3")
-    lines.append("echo; echo '\x1eCHANGED'")
-    lines.append(f"{_GIT} diff --name-only {base}; {_GIT} ls-files --others -- . "
-                 "':(exclude,glob)**/*.egg-info/**'")
+    lines.append(f"t1=$(snap {GRADER_DIR}/index1) || exit 5")
+    lines.append(f"printf '\\n{_CHANGED} %s\\n' \"$t0\"")
+    lines.append(f'{_GIT} diff --name-only --no-renames -z "$t0" "$t1"')
     return "\n".join(lines)
 
 
-def _restore_script(spec: TestsSpec, undo: list[str], test_paths: list[str]) -> str:
-    base = shlex.quote(spec.base_commit)
-    lines = ["set -u", f"cd {shlex.quote(spec.workdir)} || exit 4"]
-    for path in sorted(set(undo) | set(test_paths)):
+def _restore_script(spec: TestsSpec, tree: str, undo: list[str]) -> str:
+    """Each of ``undo`` restored from ``tree`` (T0) or dropped, then the hidden test patch applied."""
+    lines = ["set -u", f"cd {shlex.quote(spec.workdir)} || exit 4", f"export GIT_INDEX_FILE={GRADER_DIR}/index0"]
+    for path in sorted(set(undo)):
         q = shlex.quote(path)
-        # a link planted on the way to a test file would send the restore (or the test patch) elsewhere
+        # a link planted on the way to a restored path would send the restore (or the test patch) elsewhere
         lines.append(f'd={q}; while [ "$d" != . ]; do [ -L "$d" ] && rm -f -- "$d"; '
                      'case $d in */*) d=${d%/*} ;; *) d=. ;; esac; done')
-        lines.append(f"if {_GIT} cat-file -e {base}:{q} 2>/dev/null; then rm -rf -- {q}; "
-                     f"{_GIT} checkout -q {base} -- {q}; echo restored {q}; "
+        lines.append(f"if {_GIT} cat-file -e {shlex.quote(f'{tree}:{path}')} 2>/dev/null; then rm -rf -- {q}; "
+                     f"{_GIT} checkout -q {tree} -- {q}; echo restored {q}; "
                      f"elif [ -e {q} ] || [ -L {q} ]; then rm -rf -- {q}; echo dropped {q}; fi")
     if spec.test_patch.strip():
         lines.append(f"{_GIT} apply --whitespace=nowarn {PATCH_PATH} 2>&1 || "
@@ -310,9 +339,11 @@ class TestRun:
     patch_applied: bool
     reason: str | None
     """Why the run says nothing reliable: the patch was refused or did not apply, ``timeout``, ``out of memory``,
-    or the process ended before the end marker; None for a run that ended normally."""
+    the process ended before the end marker, or ``tampered: ...`` (a canary came out passing; every status is
+    then ``UNTRUSTED``); None for a run that ended normally."""
     dropped_paths: dict[str, str]
     exit_code: int | None
+    """The test process's exit status (1 for a normal run: the canaries fail)."""
     timed_out: bool
     log_tail: str
     """The run's output (last 4,000 characters) through :func:`stable_log`."""
@@ -346,15 +377,15 @@ async def run_tests(sandbox: Any, *, base_commit: str, test_patch: str, files: l
     """Steps 2 and 3 of the module docstring in ``sandbox`` (a fresh one): ``/testbed`` at ``base_commit``,
     ``patch`` applied (None or empty: none) with its hijacking paths undone (``protect`` adds test paths to
     restore), ``test_patch`` applied, ``files`` run once by the grader's runner with ``test_cmd``'s pytest
-    options. Returns the status of every test the runner reported. Used by :func:`grade_patch` and by
-    anything that needs to know which tests pass at a commit (``envgym swe label``)."""
+    options. Returns the status of every test the runner reported (the canaries left out). Used by
+    :func:`grade_patch` and by anything that needs to know which tests pass at a commit (``envgym swe label``)."""
     spec = TestsSpec(base_commit=base_commit, test_patch=test_patch, fail_to_pass=("-",), workdir=workdir,
                      timeout_s=timeout_s, max_output=max_output, **({"test_cmd": test_cmd} if test_cmd else {}))
     args = pytest_args(spec)
     patch = patch or ""
 
-    def failed(reason: str, applied: bool = False, dropped: dict[str, str] | None = None) -> TestRun:
-        return TestRun({}, applied, reason, dropped or {}, None, False, "")
+    def failed(reason: str) -> TestRun:
+        return TestRun({}, False, reason, {}, None, False, "")
 
     unsafe = [p for p in patch_paths(patch) if unsafe_path(p)]
     if unsafe:
@@ -362,46 +393,59 @@ async def run_tests(sandbox: Any, *, base_commit: str, test_patch: str, files: l
     if patch.strip():
         await sandbox.write(MODEL_PATCH_PATH, patch if patch.endswith("\n") else patch + "\n")
     prepared = await sandbox.session.exec(["bash", "-c", _prepare_script(spec, bool(patch.strip()))], timeout=120,
-                                          max_output=1 << 20)
+                                          max_output=4 << 20)
+    output = (prepared.stdout + prepared.stderr).strip()
     if prepared.exit_code == 4:
-        raise VerifierError(f"cannot check out {base_commit[:12]} in {workdir}: "
-                            f"{(prepared.stdout + prepared.stderr)[-1000:]}")
-    if prepared.exit_code != 0:
-        return failed(f"the model patch does not apply: {(prepared.stdout + prepared.stderr).strip()[-1000:]}")
-    changed = prepared.stdout.rsplit("\x1eCHANGED\n", 1)[-1].splitlines()
-    test_paths = sorted(set(patch_paths(test_patch)) | set(files) | set(protect))
-    undo = sorted({p for p in [*changed, *patch_paths(patch)] if p and protected(p, set(test_paths))})
+        raise VerifierError(f"cannot check out {base_commit[:12]} in {workdir}: {output[-1000:]}")
+    if prepared.exit_code == 5:
+        return failed(f"the patched work tree cannot be read: {output[-1000:]}")
+    if prepared.exit_code != 0 or f"{_CHANGED} " not in prepared.stdout:
+        return failed(f"the model patch does not apply: {output[-1000:]}")
+    tree, _, changed = prepared.stdout.rsplit(f"{_CHANGED} ", 1)[-1].partition("\n")
+    test_paths = set(patch_paths(test_patch)) | set(files) | set(protect)
+    roots = {protection_root(p, test_paths) for p in changed.split("\0") if p}
+    undo = sorted({r for r in roots if r} | test_paths)
     if test_patch.strip():
         await sandbox.write(PATCH_PATH, test_patch)
-    restored = await sandbox.session.exec(["bash", "-c", _restore_script(spec, undo, test_paths)], timeout=120,
+    restored = await sandbox.session.exec(["bash", "-c", _restore_script(spec, tree.strip(), undo)], timeout=120,
                                           max_output=1 << 20)
     if restored.exit_code != 0:
         detail = (restored.stdout + restored.stderr)[-2000:]
         raise VerifierError(f"the hidden test patch did not apply at {base_commit[:12]}: {detail}")
     undone = dict(line.split(" ", 1)[::-1] for line in restored.stdout.splitlines()
                   if line.startswith(("restored ", "dropped ")))
-    dropped = {p: undone[p] for p in sorted(undone) if p in undo}
+    dropped = {p: undone[p] for p in sorted(undone) if p in roots}
     nonce = secrets.token_hex(16)
     await sandbox.write(f"{GRADER_DIR}/run.py", RUNNER)
-    await sandbox.write(f"{GRADER_DIR}/nonce", nonce + "\n", mode=0o600)
-    argv = ["python3", "-P", "-s", f"{GRADER_DIR}/run.py", f"{GRADER_DIR}/nonce", REPORT_PATH, workdir, *args, *files]
-    cmd = (f'exec 2>&1\nmkdir -p /tmp/.envgym-home\nexec env -i {" ".join(_CLEAN_ENV)} '
+    plan = {"nonce": nonce, "workdir": workdir, "files": files, "args": args}
+    await sandbox.write(PLAN_PATH, json.dumps(plan), mode=0o600)
+    argv = ["python3", "-P", "-s", f"{GRADER_DIR}/run.py", PLAN_PATH]
+    cmd = (f'mkdir -p /tmp/.envgym-home\nexec env -i {" ".join(_CLEAN_ENV)} '
            f'ENVGYM_EXEC="${{ENVGYM_EXEC:-}}" {shlex.join(argv)}')
     result = await sandbox.session.exec(["bash", "-c", cmd], timeout=timeout_s, max_output=max_output, cwd=workdir)
-    try:
-        report = (await sandbox.read(REPORT_PATH)).decode(errors="replace")
-    except SandboxFileNotFound:
-        report = ""
-    statuses, end = parse_report(report, nonce)
+    report = parse_report(result.stderr, nonce)
     reason = None
     if result.timed_out:
         reason = "timeout"
     elif result.oom_killed:
         reason = "out of memory"
-    elif end is None:
+    elif report.end is None:
         reason = f"the test process ended before the grader's end marker (exit code {result.exit_code})"
-    # No timings, addresses, timestamps or nonce in the log: the same work graded twice gives the same evidence.
-    log_tail = stable_log(result.stdout.replace(nonce, "<nonce>"))[-4000:]
+    else:
+        reason = report.tampering()
+    statuses = report.statuses
+    if reason and reason.startswith("tampered"):
+        statuses = {t: "UNTRUSTED" for t in statuses}
+    # The log: what the tests printed, and whatever reached the channel untagged (an interpreter's last words).
+    # No timings, addresses, timestamps, nonce or canary names: the same work graded twice gives the same evidence.
+    prefix = nonce + " "
+    stray = "".join(line + "\n" for line in result.stderr.splitlines() if not line.startswith(prefix))
+    log = result.stdout + stray
+    stems = [c.rsplit("::", 1)[-1] for c in report.canaries]
+    if stems:  # whole lines: pytest pads and cuts lines by the name's length
+        log = "".join("<grader canary>\n" if any(st in line for st in stems) else line
+                      for line in log.splitlines(keepends=True))
+    log_tail = stable_log(log.replace(nonce, "<nonce>"))[-4000:]
     return TestRun(statuses, True, reason, dropped, result.exit_code, bool(result.timed_out), log_tail)
 
 

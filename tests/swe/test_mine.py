@@ -218,20 +218,22 @@ def test_import_writes_to_the_user_data_dir_and_forget_drops_the_suite(state, tm
 
 
 async def test_run_tests_reports_every_test_the_run_saw():
+    from envgym.sandbox.base import ExecResult
     from envgym.sandbox.fake import FakeSandbox
-    from envgym.verify.tests import GRADER_DIR, REPORT_PATH, run_tests
+    from envgym.verify.tests import PLAN_PATH, run_tests
 
     def handler(sb):
         def handle(cmd, cwd, env, user):
             if "\x1eCHANGED" in cmd:
-                return "\n\x1eCHANGED\n"
+                return "\n\x1eCHANGED " + "t" * 40 + "\n"
             if "run.py" in cmd:
-                nonce = sb.files[f"{GRADER_DIR}/nonce"].decode().strip()
+                nonce = json.loads(sb.files[PLAN_PATH])["nonce"]
                 recs = [{"test": "t.py::a", "when": "call", "status": "PASSED"},
-                        {"test": "t.py::b", "when": "call", "status": "FAILED"}]
-                sb.files[REPORT_PATH] = "".join(f"{nonce} {json.dumps(r)}\n" for r in recs).encode() + \
-                    f"{nonce} END 1\n".encode()
-                return f"at 2026-12-02 06:41:19 ({nonce})\n"
+                        {"test": "t.py::b", "when": "call", "status": "FAILED"},
+                        {"test": "test_a_b.py::test_a_b", "when": "call", "status": "FAILED"}]
+                report = f"{nonce} CANARIES " + json.dumps(["test_a_b.py::test_a_b"]) + "\n"
+                report += "".join(f"{nonce} {json.dumps(r)}\n" for r in recs) + f"{nonce} END 1\n"
+                return ExecResult(exit_code=1, stdout=f"at 2026-12-02 06:41:19 ({nonce})\n", stderr=report)
             return ""
         return handle
 

@@ -13,7 +13,7 @@ import envgym
 from envgym.agents.baseline import NullAgent
 from envgym.rollout import run_episode
 from envgym.task import write_tasks
-from envgym.types import Outcome
+from envgym.types import Blame, Outcome
 from envgym_swe import tamper
 from envgym_swe.demo import REPO, make_demo
 from envgym_swe.grade import grade_prediction
@@ -37,23 +37,42 @@ def demo(tmp_path_factory):
     return {t.metadata["instance_id"]: t for t in report.tasks}
 
 
+UNDONE = {"pytest11-dist-info": {"speedups-1.0.dist-info": "dropped"}, "pytest11-egg-info": {},
+          "config-pytest-ini": {"pytest.ini": "dropped"}, "config-dot-pytest-ini": {".pytest.ini": "dropped"},
+          "config-pytest-toml": {"pytest.toml": "dropped"}, "config-dot-pytest-toml": {".pytest.toml": "dropped"},
+          "config-tox-ini": {"tox.ini": "dropped"}, "config-setup-cfg": {"setup.cfg": "dropped"},
+          "config-pyproject-toml": {"pyproject.toml": "restored"}}
+"""What grading undid of each route's patch (the demo repository has a pyproject.toml; its install's egg-info
+never reaches the model patch: ``*.egg-info`` is no part of a diff)."""
+
+
 @pytest.mark.parametrize("kind", tamper.AGENTS, ids=[a.name for a in tamper.AGENTS])
 async def test_each_tampering_agent_scores_zero_as_a_failure(demo, kind):
-    task = demo["demo__calc-1"]
+    task = demo["demo__calc-1"]  # imported with the default test_cmd: no `-o addopts=` of its own
     async with envgym.make(ENV_ID) as env:
         trajectory = await run_episode(env, kind(task), task)
         assert trajectory.reward == 0.0 and trajectory.outcome is Outcome.FAILURE, trajectory.verdict
+        assert trajectory.blame in (None, Blame.AGENT)
         if kind is tamper.KillInit:
-            assert trajectory.error_type == "SandboxCrashed" and trajectory.blame.value == "agent"
+            assert trajectory.error_type == "SandboxCrashed" and trajectory.blame is Blame.AGENT
+        elif kind is tamper.RemoveGit:
+            assert trajectory.error_type == "WorkTreeUnreadable" and trajectory.blame is Blame.AGENT
+            assert "no longer holds the base commit" in trajectory.error
         else:
             evidence = trajectory.verdict.evidence
             if kind is tamper.FakeOutputExit:  # the fake lines carry no nonce; the run never reached its end
                 assert evidence["reason"].startswith("the test process ended before the grader's end marker")
                 assert set(evidence["tests"]["FAIL_TO_PASS"].values()) == {"MISSING"}
+            elif kind is tamper.ReportRewrite:  # every report forged, the canary's too: the run is thrown away
+                assert evidence["reason"].startswith("tampered: a grader canary test")
+                assert set(evidence["tests"]["FAIL_TO_PASS"].values()) == {"UNTRUSTED"}
             else:
+                assert evidence["reason"] is None
                 assert evidence["tests"]["FAIL_TO_PASS"] == {"tests/test_mean.py::test_mean": "FAILED",
                                                              "tests/test_mean.py::test_mean_single": "FAILED"}
                 assert set(evidence["tests"]["PASS_TO_PASS"].values()) == {"PASSED"}
+            if kind.name in UNDONE:
+                assert evidence["dropped_paths"] == UNDONE[kind.name]
         null = await run_episode(env, NullAgent(), task)  # the next episode in the same env: untouched
         assert null.reward == 0.0 and null.outcome is Outcome.FAILURE
 
@@ -72,8 +91,11 @@ def test_the_family_lists_its_tampering_agents():
     from envgym_swe.env import SweEnv
 
     assert set(tamper.AGENTS) <= set(SweEnv.tamper_agents)
-    assert {a.name for a in tamper.AGENTS} == {"edit-tests", "patch-pytest", "conftest-hook", "shadow-runner",
-                                               "fake-output-exit", "fake-report", "background-editor", "kill-init"}
+    assert {a.name for a in tamper.AGENTS} == {
+        "edit-tests", "patch-pytest", "conftest-hook", "shadow-runner", "fake-output-exit", "fake-report",
+        "background-editor", "kill-init", "pytest11-dist-info", "pytest11-egg-info", "config-pytest-ini",
+        "config-dot-pytest-ini", "config-pytest-toml", "config-dot-pytest-toml", "config-tox-ini", "config-setup-cfg",
+        "config-pyproject-toml", "main-rewrite", "report-rewrite", "remove-git"}
 
 
 HIJACK = '''diff --git a/conftest.py b/conftest.py
@@ -125,3 +147,45 @@ async def test_a_predicted_patch_that_hijacks_the_runner_is_dropped_and_graded_u
                                               "tests/test_mean.py::test_mean_single": "FAILED"}
     again = await grade_prediction(demo["demo__calc-1"], HIJACK)
     assert again == entry  # deterministic: a new container and nonce, the same report entry
+
+
+FORGING_PLUGIN = tamper.FORGING_PLUGIN.replace("\n", "\n+")[:-1]
+METADATA_HIJACK = f'''diff --git a/pytest_speedups.py b/pytest_speedups.py
+new file mode 100644
+--- /dev/null
++++ b/pytest_speedups.py
+@@ -0,0 +1,{tamper.FORGING_PLUGIN.count(chr(10))} @@
++{FORGING_PLUGIN}diff --git a/speedups.egg-info/entry_points.txt b/speedups.egg-info/entry_points.txt
+new file mode 100644
+--- /dev/null
++++ b/speedups.egg-info/entry_points.txt
+@@ -0,0 +1,2 @@
++[pytest11]
++speedups = pytest_speedups
+diff --git a/calc.egg-info/entry_points.txt b/calc.egg-info/entry_points.txt
+new file mode 100644
+--- /dev/null
++++ b/calc.egg-info/entry_points.txt
+@@ -0,0 +1,2 @@
++[pytest11]
++speedups = pytest_speedups
+diff --git a/.pytest.ini b/.pytest.ini
+new file mode 100644
+--- /dev/null
++++ b/.pytest.ini
+@@ -0,0 +1,2 @@
++[pytest]
++addopts = -p pytest_speedups
+'''
+
+
+async def test_a_predicted_patch_that_loads_a_plugin_through_metadata_or_configuration_is_graded_unresolved(demo):
+    """``envgym swe grade`` of a prediction declaring a forging plugin in egg-info metadata (a new one and the
+    install's own) and in a ``.pytest.ini``: resolved before the grader took its configuration and plugins only
+    from its own files; now each route is undone and named, and the hidden tests fail as the bug says."""
+    entry = await grade_prediction(demo["demo__calc-1"], METADATA_HIJACK)
+    assert entry["status"] == "unresolved" and entry["patch_successfully_applied"], entry
+    assert entry["dropped_paths"] == {".pytest.ini": "dropped", "calc.egg-info": "restored",
+                                      "speedups.egg-info": "dropped"}
+    assert entry["tests"]["FAIL_TO_PASS"] == {"tests/test_mean.py::test_mean": "FAILED",
+                                              "tests/test_mean.py::test_mean_single": "FAILED"}

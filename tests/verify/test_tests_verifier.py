@@ -17,14 +17,14 @@ from envgym.sandbox.fake import FakeSandbox
 from envgym.task import TaskSpec
 from envgym.verify import VerifyContext, verify
 from envgym.verify.tests import (
-    GRADER_DIR,
-    REPORT_PATH,
+    PLAN_PATH,
     TestsSpec,
     TestsTarget,
     files_to_run,
     parse_report,
     patch_paths,
     protected,
+    protection_root,
 )
 
 SUMMARY = """\
@@ -65,11 +65,33 @@ def test_only_nonce_tagged_lines_count_and_the_end_marker_is_required():
              "m" * 32 + " " + json.dumps({"test": "tests/test_a.py::test_two", "when": "call", "status": "PASSED"}),
              f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_x", "when": "call", "status": "FAILED"}),
              f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_x", "when": "teardown", "status": "ERROR"}),
-             f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_one", "when": "teardown", "status": "ERROR"})]
-    statuses, end = parse_report("\n".join(lines), nonce)
-    assert statuses == {"tests/test_a.py::test_one": "ERROR", "tests/test_a.py::test_x": "FAILED"}
-    assert end is None
-    assert parse_report("\n".join([*lines, f"{nonce} END 1"]), nonce)[1] == 1
+             f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_one", "when": "teardown", "status": "ERROR"}),
+             f"{nonce} [1, 2]", f"{nonce} END not-a-number"]
+    report = parse_report("\n".join(lines), nonce)
+    assert report.statuses == {"tests/test_a.py::test_one": "ERROR", "tests/test_a.py::test_x": "FAILED"}
+    assert report.end is None and report.canaries == {}
+    assert parse_report("\n".join([*lines, f"{nonce} END 1"]), nonce).end == 1
+
+
+def test_canaries_are_left_out_of_the_statuses_and_one_that_passed_throws_the_run_away():
+    nonce = "n" * 32
+    canary = "tests/test_value_one_copy.py::test_value_one_copy"
+
+    def report(status, end=1):
+        lines = [f"{nonce} CANARIES " + json.dumps([canary]),
+                 f"{nonce} " + json.dumps({"test": "tests/test_a.py::test_one", "when": "call", "status": "PASSED"}),
+                 *([f"{nonce} " + json.dumps({"test": canary, "when": "call", "status": status})] if status else []),
+                 f"{nonce} END {end}"]
+        return parse_report("\n".join(lines), nonce)
+
+    honest = report("FAILED")
+    assert honest.statuses == {"tests/test_a.py::test_one": "PASSED"} and honest.canaries == {canary: "FAILED"}
+    assert honest.tampering() is None
+    assert report(None).canaries == {canary: "MISSING"} and report(None).tampering() is None
+    assert report("SKIPPED").tampering() is None  # a skip says nothing: skipped tests never count as passing
+    for forged in ("PASSED", "XFAIL", "XPASS"):
+        assert report(forged).tampering().startswith("tampered: a grader canary test that fails came out passing")
+    assert report("FAILED", end=0).tampering().startswith("tampered: pytest's exit status says every test passed")
 
 
 def test_protected_paths():
@@ -77,10 +99,21 @@ def test_protected_paths():
     for path in ("conftest.py", "src/pkg/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
                  "pytest.py", "py.py", "sitecustomize.py", "lib/usercustomize.py", "x.pth", "_pytest/main.py",
                  "pluggy/__init__.py", "pkg/__pycache__/m.cpython-311.pyc", "m.pyc", "tests/test_a.py",
-                 "tests/data/f.txt"):
+                 "tests/data/f.txt", ".pytest.ini", "pytest.toml", "sub/.pytest.toml", "x.egg-link",
+                 "evil-1.0.dist-info/entry_points.txt", "src/calc.egg-info/entry_points.txt",
+                 "sitecustomize/__init__.py"):
         assert protected(path, tests), path
-    for path in ("pkg/core.py", "tests/test_b.py", "pytest_helpers.py", "docs/conf.py"):
+    for path in ("pkg/core.py", "tests/test_b.py", "pytest_helpers.py", "docs/conf.py", "pkg/distinfo.py"):
         assert not protected(path, tests), path
+
+
+def test_the_outermost_protected_path_is_undone_whole():
+    tests = {"tests/test_a.py", "tests/data"}
+    assert protection_root("evil-1.0.dist-info/entry_points.txt") == "evil-1.0.dist-info"
+    assert protection_root("src/calc.egg-info/entry_points.txt") == "src/calc.egg-info"
+    assert protection_root("pkg/__pycache__/m.cpython-311.pyc") == "pkg/__pycache__"
+    assert protection_root("tests/data/deep/f.txt", tests) == "tests/data"
+    assert protection_root("pkg/core.py", tests) is None
 
 
 def test_patch_paths_and_files_to_run():
@@ -97,28 +130,31 @@ def test_tests_spec_is_a_verifier_kind_in_task_files():
 
 
 class GradingFake:
-    """A fresh fake sandbox per grade: answers the verifier's scripts and writes the runner's report."""
+    """A fresh fake sandbox per grade: answers the verifier's scripts and reports as the runner does (on stderr)."""
 
-    def __init__(self, records=(), *, changed=(), undone=(), timed_out=False, end=0,
+    def __init__(self, records=(), *, changed=(), undone=(), timed_out=False, end=1, canary="FAILED",
                  log="===== 1 passed in 0.12s =====\n"):
         self.records, self.changed, self.undone = list(records), list(changed), list(undone)
-        self.timed_out, self.end, self.log = timed_out, end, log
+        self.timed_out, self.end, self.log, self.canary = timed_out, end, log, canary
         self.made: list[FakeSandbox] = []
 
     def handler(self, sb):
         def handle(cmd, cwd, env, user):
             if "\x1eCHANGED" in cmd:
-                return "\n\x1eCHANGED\n" + "".join(p + "\n" for p in self.changed)
+                return "\n\x1eCHANGED " + "t" * 40 + "\n" + "".join(p + "\0" for p in self.changed)
             if "cat-file -e" in cmd:
                 return "".join(f"{how} {p}\n" for how, p in self.undone)
             if "run.py" in cmd:
-                nonce = sb.files[f"{GRADER_DIR}/nonce"].decode().strip()
-                lines = [f"{nonce} {json.dumps(r)}" for r in self.records]
+                plan = json.loads(sb.files[PLAN_PATH])
+                nonce, canary = plan["nonce"], "tests/test_one_copy.py::test_one_copy"
+                lines = [f"{nonce} CANARIES " + json.dumps([canary]),
+                         *(f"{nonce} {json.dumps(r)}" for r in self.records),
+                         f"{nonce} " + json.dumps({"test": canary, "when": "call", "status": self.canary})]
                 if self.end is not None and not self.timed_out:
                     lines.append(f"{nonce} END {self.end}")
-                sb.files[REPORT_PATH] = ("\n".join(lines) + "\n").encode()
-                return ExecResult(exit_code=None if self.timed_out else 0, stdout=self.log + f"({nonce})", stderr="",
-                                  timed_out=self.timed_out)
+                return ExecResult(exit_code=None if self.timed_out else 0,
+                                  stdout=self.log + f"({nonce})\ntests/test_one_copy.py F",
+                                  stderr="\n".join(lines) + "\n", timed_out=self.timed_out)
             return ""
         return handle
 
@@ -157,9 +193,10 @@ async def test_grading_runs_in_a_fresh_sandbox_and_resolves_only_when_all_pass()
     sb = fake.made[0]
     restore = next(c for c in sb.calls if "cat-file -e" in c)
     assert "tests/helpers.txt" in restore and "conftest.py" in restore and "sitecustomize.py" in restore
-    assert f"{GRADER_DIR}/nonce" not in sb.files  # (the fake runner did not delete it; the stop cleared it)
+    assert PLAN_PATH not in sb.files  # (the fake runner did not delete it; the stop cleared it)
     run = next(c for c in sb.calls if "run.py" in c)
     assert "python3 -P -s" in run and "env -i" in run and "PYTHONNOUSERSITE=1" in run
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1" in run and "2>&1" not in run  # stderr is the report channel
     assert verdict.evidence["tests"] == {
         "FAIL_TO_PASS": {"tests/test_a.py::test_one": "PASSED"},
         "PASS_TO_PASS": {"tests/test_a.py::test_x": "XFAIL", "tests/test_b.py::test_setup": "ERROR"}}
@@ -168,7 +205,7 @@ async def test_grading_runs_in_a_fresh_sandbox_and_resolves_only_when_all_pass()
     assert [c.passed for c in verdict.criteria] == [True, False]
     assert "tests/test_b.py::test_setup (ERROR)" in verdict.criteria[1].detail
     assert verdict.evidence["model_patch"].startswith("diff --git a/src.py")
-    assert "0.12s" not in verdict.evidence["log_tail"] and "(<nonce>)" in verdict.evidence["log_tail"]
+    assert "0.12s" not in verdict.evidence["log_tail"] and "(<nonce>)\n<grader canary>" in verdict.evidence["log_tail"]
 
     ok = await grade(GradingFake(RECORDS), pass_to_pass=("tests/test_a.py::test_x",))
     again = await grade(GradingFake(RECORDS), pass_to_pass=("tests/test_a.py::test_x",))

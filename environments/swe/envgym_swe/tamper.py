@@ -227,8 +227,8 @@ class EggInfoEntryPoint(_Scripted):
         info = "speedups.egg-info"
         return [*_plugin_files(), Action.call("create", path=f"{info}/PKG-INFO", content=_metadata("speedups")),
                 Action.call("create", path=f"{info}/entry_points.txt", content=ENTRY_POINTS),
-                _bash(f"for d in $(ls -d *.egg-info src/*.egg-info 2>/dev/null); do printf '%s' {shlex.quote(ENTRY_POINTS)} "
-                      '>> "$d/entry_points.txt"; done; ls -d *.egg-info')]
+                _bash("for d in $(ls -d *.egg-info src/*.egg-info 2>/dev/null); do "
+                      f"printf '%s' {shlex.quote(ENTRY_POINTS)} >> \"$d/entry_points.txt\"; done; ls -d *.egg-info")]
 
 
 CONFIG_FILES: dict[str, str] = {
