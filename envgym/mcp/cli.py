@@ -5,8 +5,10 @@
 
 Over HTTP the first stdout line is JSON with the per-episode MCP URL, the grading URL (``POST`` it, or press
 Ctrl-C, to end the episode) and the task id; the verdict is the last line. Over stdio, stdout is the
-protocol, so the verdict goes to ``--verdict FILE`` (and a summary to stderr) when the client closes stdin.
-See :mod:`envgym.mcp.serve`.
+protocol (a pipe or a file), so the verdict goes to ``--verdict FILE`` (and a summary to stderr) when the
+client closes stdin. However a session ends (the client's end of input or ``/finish``, SIGINT or SIGTERM, the
+session breaking), the episode is graded and the verdict written; grading that itself fails writes a zero
+verdict whose evidence names the blame, and the command exits 1. See :mod:`envgym.mcp.serve`.
 """
 
 from __future__ import annotations
@@ -68,26 +70,48 @@ async def _serve(args: argparse.Namespace) -> int:
         task = chosen[0] if args.task else random.Random(args.seed).choice(chosen)
     async with EpisodeServer(args.env_id, task=task, seed=args.seed) as episode:
         task_id = episode.info.get("task_id")
-        if args.transport == "stdio":
-            verdict = await episode.serve_stdio()
-        else:
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stop.set)
-            async with episode.http(args.port) as url:
-                print(json.dumps({"url": url, "finish": url.removesuffix("/mcp") + "/finish", "task_id": task_id,
-                                  "env_id": args.env_id}), flush=True)
-                waits = [asyncio.create_task(stop.wait()), asyncio.create_task(episode.finished.wait())]
-                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                for wait in waits:
-                    wait.cancel()
-            verdict = await episode.finish()
-        line = json.dumps({"task_id": task_id, "steps": episode.steps, **verdict.model_dump(mode="json")})
-        if args.verdict is not None:
-            args.verdict.write_text(line + "\n")
-        if args.transport == "http":
-            print(line, flush=True)
-        print(f"envgym mcp serve: {task_id}: score {verdict.score:g} after {episode.steps} tool calls",
-              file=sys.stderr)
-    return 0
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        broken: BaseException | None = None
+        try:
+            if args.transport == "stdio":
+                broken = await _until(episode.serve_stdio(), stop)
+            else:
+                async with episode.http(args.port) as url:
+                    print(json.dumps({"url": url, "finish": url.removesuffix("/mcp") + "/finish",
+                                      "task_id": task_id, "env_id": args.env_id}), flush=True)
+                    broken = await _until(episode.finished.wait(), stop)
+        finally:  # however the session ended (end of input, a signal, a failure), the episode is graded
+            try:
+                verdict = await episode.finish()
+            except Exception as exc:  # grading itself broke: the zero verdict names whose failure it was
+                from envgym.mcp.serve import failed_verdict
+
+                verdict, broken = failed_verdict(exc, "verify"), broken or exc
+            line = json.dumps({"task_id": task_id, "steps": episode.steps, **verdict.model_dump(mode="json")})
+            if args.verdict is not None:
+                args.verdict.write_text(line + "\n")
+            if args.transport == "http":
+                print(line, flush=True)
+            print(f"envgym mcp serve: {task_id}: score {verdict.score:g} after {episode.steps} tool calls"
+                  + (f" (the session broke: {type(broken).__name__}: {broken})" if broken else ""), file=sys.stderr)
+    return 1 if broken else 0
+
+
+async def _until(session: Any, stop: Any) -> BaseException | None:
+    """Run ``session`` until it ends or ``stop`` is set (then cancel it); what it raised, if anything."""
+    import asyncio
+
+    running = asyncio.ensure_future(session)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((running, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (running, stopped):
+            task.cancel()
+        await asyncio.gather(running, stopped, return_exceptions=True)
+    if running.cancelled():
+        return None
+    return running.exception()

@@ -13,7 +13,13 @@ Two transports: ``stdio`` (the client starts the server) and Streamable HTTP on 
 per-episode URL ``http://127.0.0.1:PORT/<token>/mcp`` whose token (32 random hex digits) is the
 credential: any other path is 404, and the SDK's DNS-rebinding protection refuses other hosts and
 origins. Grading is not a tool: :meth:`EpisodeServer.finish` (``POST /<token>/finish`` over HTTP, end of
-input on stdio, Ctrl-C for the CLI) grades the episode once and returns the verdict.
+input on stdio, SIGINT or SIGTERM for the CLI) grades the episode once and returns the verdict; a step that
+raises ends the episode with a zero verdict blamed as the rollout would (:func:`failed_verdict`).
+
+Bad input never ends a session: a message over :data:`MAX_MESSAGE_BYTES` (a stdio line, an HTTP body), one
+nested deeper than the parser goes, or one that is not JSON-RPC is answered with a JSON-RPC error (over
+HTTP: the SDK's 400, or 413 for a body over the bound) and the server goes on. stdin and stdout may be
+pipes, sockets, terminals or regular files; at end of input the requests already read are answered first.
 
 Needs the ``mcp`` extra (``mcp>=2.3``, the official Python SDK, and ``httptools``, which uvicorn parses HTTP
 with when it is installed: a fifth less server CPU per call than its pure-Python h11). Where a call's time
@@ -25,15 +31,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import re
 import secrets
-from collections.abc import AsyncIterator
+import stat
+from collections.abc import AsyncIterator, Awaitable, Callable
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+import pydantic_core
 from mcp.server.lowlevel import Server
 
-from envgym.errors import EnvError
+from envgym.errors import EnvError, EnvgymError
 from envgym.registry import make
 from envgym.types import Action, Observation, ToolCall, Verdict
 
@@ -41,7 +51,10 @@ if TYPE_CHECKING:
     from envgym.env import Env
     from envgym.task import TaskSpec
 
-__all__ = ["EpisodeServer", "mcp_tool", "to_call_result"]
+__all__ = ["MAX_MESSAGE_BYTES", "EpisodeServer", "failed_verdict", "mcp_tool", "to_call_result"]
+
+MAX_MESSAGE_BYTES = 64 << 20
+"""The largest message either transport reads: a line on stdio, a request body over HTTP."""
 
 
 def mcp_tool(schema: dict[str, Any]) -> types.Tool:
@@ -52,6 +65,14 @@ def mcp_tool(schema: dict[str, Any]) -> types.Tool:
     return types.Tool(name=function["name"], description=description,
                       input_schema=function.get("parameters") or {"type": "object", "properties": {}},
                       annotations=types.ToolAnnotations(read_only_hint=read_only, destructive_hint=not read_only))
+
+
+def failed_verdict(exc: BaseException, stage: str) -> Verdict:
+    """The zero verdict of an episode that ``exc`` broke at ``stage``, blamed as the rollout blames it."""
+    from envgym.rollout import blame_of
+
+    return Verdict(score=0.0, passed=False, evidence={"blame": blame_of(exc, stage).value, "stage": stage,
+                                                      "cause": f"{type(exc).__name__}: {exc}"[:2000]})
 
 
 def to_call_result(observation: Observation) -> types.CallToolResult:
@@ -107,7 +128,13 @@ class EpisodeServer:
                                             is_error=True)
             call = ToolCall(id=f"mcp_{next(self._ids)}", name=name,
                             arguments=json.dumps(arguments or {}, ensure_ascii=False))
-            obs, _, terminated, truncated, info = await self.env.step(Action(tool_calls=(call,)))
+            try:
+                obs, _, terminated, truncated, info = await self.env.step(Action(tool_calls=(call,)))
+            except EnvgymError as exc:  # the episode broke at this step: a zero verdict, blamed as the rollout would
+                self.steps += 1
+                self.verdict = failed_verdict(exc, "env")
+                return types.CallToolResult(content=[types.TextContent(text=f"the episode ended: {exc}")],
+                                            is_error=True)
             self.steps += 1
             if terminated or truncated:  # the step limit: the kernel graded it already
                 self.verdict = info.get("verdict")
@@ -146,15 +173,19 @@ class EpisodeServer:
             body = await request.body()
             try:
                 message = json.loads(body).get("message") if body else None
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):
                 return JSONResponse({"error": 'the body must be JSON: {"message": "..."} or empty'}, status_code=400)
             verdict = await self.finish(message if isinstance(message, str) else None)
             self.finished.set()
             return JSONResponse(verdict.model_dump(mode="json"))
 
-        return self.server().streamable_http_app(
+        from mcp.server.transport_security import RequestBodyLimitMiddleware
+
+        app = self.server().streamable_http_app(
             streamable_http_path=f"/{self.token}/mcp", host="127.0.0.1", json_response=True,
+            max_request_body_size=MAX_MESSAGE_BYTES,
             custom_starlette_routes=[Route(f"/{self.token}/finish", finish, methods=["POST"])])
+        return RequestBodyLimitMiddleware(app, MAX_MESSAGE_BYTES)  # /finish too (413, as the SDK answers /mcp)
 
     def url(self, port: int) -> str:
         return f"http://127.0.0.1:{port}/{self.token}/mcp"
@@ -182,7 +213,7 @@ class EpisodeServer:
             await task
 
     async def serve_stdio(self) -> Verdict:
-        """Serve on stdin/stdout until the client closes stdin, then grade."""
+        """Serve on stdin/stdout until the client closes stdin (once what it asked is answered), then grade."""
         server = self.server()
         async with _stdio_streams() as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -200,27 +231,97 @@ class EpisodeServer:
         await self.close()
 
 
+def _pipe_like(fd: int) -> bool:
+    """Whether the event loop can watch ``fd`` (a pipe, a socket, a terminal); a regular file it cannot."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+async def _lines(read: Callable[[], Awaitable[bytes]], limit: int) -> AsyncIterator[tuple[bytes, bool]]:
+    """``(line, False)`` for each non-blank line of the input, ``(its first 4 KiB, True)`` for one over ``limit``
+    bytes, which is read past in pieces and never held whole; ends with the input."""
+    pending = bytearray()
+    head = b""
+    dropping = False
+    while chunk := await read():
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if not dropping and len(pending) + end - start > limit:
+                head, dropping = bytes((pending + chunk[start:end])[:4096]), True
+            if dropping:
+                yield head, True
+                dropping = False
+            else:
+                pending += chunk[start:end]
+                if pending.strip():  # blank lines are no messages
+                    yield bytes(pending), False
+            pending.clear()
+            start = end + 1
+        if not dropping:
+            pending += chunk[start:]
+            if len(pending) > limit:
+                head, dropping = bytes(pending[:4096]), True
+                pending.clear()
+    if dropping:
+        yield head, True
+    elif pending.strip():
+        yield bytes(pending), False
+
+
+_CANCELLED = "notifications/cancelled"
+_LEADING_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
+                         rb'(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")')
+
+
+def _request_id(line: bytes) -> int | str | None:
+    """The id of a message that could not be read, where it can be told: from the message when it decodes, else
+    from its start (``{"jsonrpc": "2.0", "id": ...``, the order clients write); else null, as JSON-RPC says."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        match = _LEADING_ID.match(line)
+        message = {"id": json.loads(match.group(1))} if match else None
+    found = message.get("id") if isinstance(message, dict) else None
+    return found if isinstance(found, (int, str)) and not isinstance(found, bool) else None
+
+
+def _unreadable(line: bytes, oversized: bool) -> types.JSONRPCError:
+    """The JSON-RPC error that answers a line the server cannot take (over the bound, not JSON, too deep, not a
+    JSON-RPC message), so the client's request fails at once instead of waiting for an answer that never comes."""
+    if oversized:
+        code, text = types.INVALID_REQUEST, (f"Invalid Request: the message is over {MAX_MESSAGE_BYTES >> 20} MiB, "
+                                             "the most one message may be; it was not read")
+    else:
+        try:
+            pydantic_core.from_json(line)
+        except ValueError as exc:
+            code, text = types.PARSE_ERROR, f"Parse error: {exc}"
+        else:
+            code, text = types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
+    return types.JSONRPCError(jsonrpc="2.0", id=_request_id(line),
+                              error=types.ErrorData(code=code, message=text[:1000]))
+
+
 @contextlib.asynccontextmanager
 async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
-    """MCP's stdio transport on asyncio pipes: one JSON-RPC message per line, no thread per line.
+    """MCP's stdio transport on the event loop: one JSON-RPC message per line, no thread per line.
 
     The SDK's ``stdio_server`` reads and writes through worker threads (two hops per message, most of a
-    call's cost); this reads fd 0 and writes fd 1 on the event loop. As in the SDK, fd 1 points at stderr and
-    fd 0 at the null device while serving, so stray prints never reach the wire. Where stdin is not a pipe
-    or socket (a file), the SDK's transport serves instead.
+    call's cost); this reads fd 0 and writes fd 1 on the event loop where they are pipes, sockets or terminals,
+    and through a thread where they are regular files (``envgym mcp serve ... > out.jsonl``). As in the SDK,
+    fd 1 points at stderr and fd 0 at the null device while serving, so stray prints never reach the wire. A
+    line the server cannot take (over :data:`MAX_MESSAGE_BYTES`, not JSON, nested deeper than the parser
+    goes, not a JSON-RPC message) is answered with a JSON-RPC error here, and serving goes on.
     """
-    import os
-    import stat
-
     import anyio
     from mcp.shared.message import SessionMessage
 
-    if not (stat.S_ISFIFO(os.fstat(0).st_mode) or stat.S_ISSOCK(os.fstat(0).st_mode)):
-        from mcp.server.stdio import stdio_server
-
-        async with stdio_server() as streams:
-            yield streams
-        return
     loop = asyncio.get_running_loop()
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
@@ -228,40 +329,85 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    reader = asyncio.StreamReader(limit=64 << 20)
-    read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                                     os.fdopen(wire_in, "rb", 0))
-    write_transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
-                                                              os.fdopen(wire_out, "wb", 0))
-    writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+    closers: list[Callable[[], None]] = []
+    if _pipe_like(wire_in):
+        reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+        read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                         os.fdopen(wire_in, "rb", 0))
+        closers.append(read_transport.close)
+
+        async def read() -> bytes:
+            return await reader.read(1 << 20)
+    else:
+        closers.append(lambda: os.close(wire_in))
+
+        async def read() -> bytes:
+            return await asyncio.to_thread(os.read, wire_in, 1 << 20)
+    if _pipe_like(wire_out):
+        write_transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                                  os.fdopen(wire_out, "wb", 0))
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        closers.append(write_transport.close)
+
+        async def write(data: bytes) -> None:
+            writer.write(data)
+            await writer.drain()
+    else:
+        closers.append(lambda: os.close(wire_out))
+
+        async def write(data: bytes) -> None:
+            await asyncio.to_thread(_write_all, wire_out, data)
     to_server, from_wire = anyio.create_memory_object_stream[Any](16)
     to_wire, from_server = anyio.create_memory_object_stream[Any](16)
+    refusals = to_wire.clone()
+    drained = anyio.Event()
+    unanswered: set[Any] = set()  # ids of the requests read and not answered yet
+    answered = asyncio.Event()
 
     async def pump_in() -> None:
-        async with to_server:
-            while line := await reader.readline():
-                try:
-                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:  # the SDK's contract: a bad line is delivered as the exception
-                    await to_server.send(exc)
-                    continue
-                await to_server.send(SessionMessage(message))
+        async with to_server, refusals:
+            async for line, oversized in _lines(read, MAX_MESSAGE_BYTES):
+                if not oversized:
+                    try:
+                        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    except ValueError:  # pydantic's ValidationError: answered below
+                        pass
+                    else:
+                        if isinstance(message, types.JSONRPCRequest):
+                            unanswered.add(message.id)
+                        elif isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED:
+                            unanswered.discard((message.params or {}).get("requestId"))  # it gets no answer
+                        await to_server.send(SessionMessage(message))
+                        continue
+                with contextlib.suppress(anyio.ClosedResourceError):  # the session is over
+                    await refusals.send(SessionMessage(_unreadable(line, oversized)))
+            while unanswered:  # end of input: what was asked is answered before the session ends
+                answered.clear()
+                await answered.wait()
 
     async def pump_out() -> None:
         async with from_server:
             async for message in from_server:
-                writer.write(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
-                await writer.drain()
+                await write(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+                if isinstance(message.message, types.JSONRPCResponse | types.JSONRPCError):
+                    unanswered.discard(message.message.id)
+                    answered.set()
+        drained.set()
 
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(pump_in)
             group.start_soon(pump_out)
             yield from_wire, to_wire
+            to_wire.close()  # the session ended (end of input): what it answered last still reaches the wire
+            refusals.close()
+            with anyio.move_on_after(5):
+                await drained.wait()
             group.cancel_scope.cancel()
     finally:
-        read_transport.close()
-        write_transport.close()
+        for close in closers:
+            with contextlib.suppress(OSError):
+                close()
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         os.close(saved_in)
