@@ -11,6 +11,7 @@ plug-ins' through :mod:`envgym.cli`), as does :func:`envgym.eval.evaluate` for i
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from pathlib import Path
@@ -18,16 +19,25 @@ from pathlib import Path
 from envgym.errors import SpecError
 
 
-def output_dir(path: str | os.PathLike[str], flag: str = "--out") -> Path:
-    """``path`` as a folder that exists and can be written (it may hold an earlier run: resume)."""
+def output_dir(path: str | os.PathLike[str], flag: str = "--out", *, create: bool = True) -> Path:
+    """``path`` as a folder that exists and can be written (it may hold an earlier run: resume).
+
+    ``create=False`` only proves it could be: the folders made for the proof are removed again (for a command
+    that may end with nothing to write and should then leave nothing behind)."""
     folder = Path(path)
+    made: list[Path] = []
     try:
         if folder.exists() and not folder.is_dir():
             raise SpecError(f"{flag} {path}: exists and is not a directory")
+        made = [p for p in (folder, *folder.parents) if not p.exists()]
         folder.mkdir(parents=True, exist_ok=True)
         _probe(folder)
     except OSError as exc:
         raise SpecError(f"{flag} {path}: {_why(folder, exc)}") from None
+    finally:
+        for made_here in made if not create else ():  # deepest first
+            with contextlib.suppress(OSError):
+                made_here.rmdir()
     return folder
 
 

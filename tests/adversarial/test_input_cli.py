@@ -61,6 +61,10 @@ OUT_COMMANDS = {  # every subcommand with an output flag: its command line writi
     "train": lambda tmp, out: ["train", "--recipe", "tiny", "--quiet", "--out", out],
     "train --plot": lambda tmp, out: ["train", "--plot", str(tmp), "--out", out],
     "osworld import": lambda tmp, out: ["osworld", "import", str(OSWORLD_TASKS), "--out", out],
+    "swe import": lambda tmp, out: ["swe", "import", str(tmp / "instances.jsonl"), "--no-build", "--out", out],
+    "swe label": lambda tmp, out: ["swe", "label", str(tmp / "instances.jsonl"), "--out", out],
+    "swe mine": lambda tmp, out: ["swe", "mine", str(Path(__file__).parents[2]), "--suite", "x", "--out", out],
+    "swe grade": lambda tmp, out: ["swe", "grade", str(tmp / "preds.jsonl"), "--suite", "swe-toolz", "--out", out],
 }
 
 

@@ -26,7 +26,7 @@ import json
 import re
 from pathlib import Path
 
-from envgym.cli import LazyConsole, positive_int, positive_seconds
+from envgym.cli import LazyConsole, output_dir, output_file, positive_int, positive_seconds
 from envgym.errors import EnvgymError, SpecError
 
 out = LazyConsole(soft_wrap=True)  # rich loads when a command prints, not for envgym --help
@@ -57,7 +57,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from envgym_swe.importer import import_instances, suites_dir
 
     suite = args.suite or "swe-" + re.sub(r"[^a-z0-9]+", "-", Path(args.instances).stem.lower()).strip("-")
-    out_dir = Path(args.out) if args.out else suites_dir() / suite
+    out_dir = output_dir(args.out, create=False) if args.out else suites_dir() / suite  # written only with tasks
     report = import_instances(args.instances, _repos(args.repo), suite, out_dir, build=not args.no_build,
                               test_timeout_s=args.test_timeout, log=out.print if args.verbose else lambda _: None)
     for tag, built in report.images:
@@ -96,11 +96,11 @@ def _cmd_label(args: argparse.Namespace) -> int:
     from envgym_swe.instances import read_jsonl
     from envgym_swe.label import label_instances
 
+    path = output_file(args.out) if args.out else Path(args.instances).with_suffix(".labelled.jsonl")
     report = asyncio.run(label_instances(read_jsonl(args.instances), _repos(args.repo), runs=args.runs,
                                          concurrency=args.concurrency, test_timeout_s=args.test_timeout,
                                          log=out.print if args.verbose else lambda _: None))
     _print_label(report)
-    path = Path(args.out) if args.out else Path(args.instances).with_suffix(".labelled.jsonl")
     _write_jsonl(path, report.rows)
     out.print(f"{len(report.rows)} of {len(report.results)} instances labelled ({args.runs} runs a side) -> {path}")
     return 0 if report.rows else 1
@@ -119,8 +119,8 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     path = Path(args.repo_path).expanduser().resolve()
     if not _is_git(path):
         raise SpecError(f"{args.repo_path} is not a git repository")
+    out_dir = output_dir(args.out) if args.out else suites_dir() / args.suite
     mined = mine_repository(path, repo=args.repo_name, since=args.since, limit=args.limit, log=log)
-    out_dir = Path(args.out) if args.out else suites_dir() / args.suite
     _write_jsonl(out_dir / CANDIDATES, mined.candidates)
     for commit, why in mined.skipped:
         out.print(f"[yellow]not a candidate[/] {commit[:12]}: {why}")
@@ -244,6 +244,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from envgym_swe.importer import import_instances
     from envgym_swe.instances import read_jsonl
 
+    path = output_file(args.out) if args.out else Path(args.predictions).with_suffix(".report.json")
     predictions = read_jsonl(args.predictions)
     if args.suite:
         tasks = [t for s in args.suite for t in load_suite(s)]
@@ -255,7 +256,6 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     else:
         raise EnvgymError("name the tasks: --suite S, or --instances FILE with --repo OWNER/NAME=PATH")
     report = asyncio.run(grade_predictions(predictions, tasks, concurrency=args.concurrency))
-    path = Path(args.out) if args.out else Path(args.predictions).with_suffix(".report.json")
     path.write_text(json.dumps(report, indent=2))
     for iid, entry in report["instances"].items():
         colour = {"resolved": "green", "unresolved": "red", "patch_failed": "red"}.get(entry["status"], "yellow")
