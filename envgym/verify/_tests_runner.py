@@ -41,11 +41,11 @@ _WORDS = ("value", "result", "empty", "order", "default", "none", "basic", "type
 
 
 def _counts(path, pytest9):
-    """Whether pytest takes ``path`` as its configuration file (what its ``locate_config`` checks)."""
+    """Whether pytest takes ``path`` as its configuration file (what its ``load_config_dict_from_file`` checks)."""
     name = os.path.basename(path)
     with open(path, "rb") as f:
         raw = f.read()
-    if name == "pytest.ini":
+    if name == "pytest.ini" or (pytest9 and name == ".pytest.ini"):
         return True
     if name.endswith(".toml"):
         import tomllib
@@ -55,39 +55,39 @@ def _counts(path, pytest9):
         except ValueError:
             return False
         if name in ("pytest.toml", ".pytest.toml"):
-            return pytest9 and "pytest" in data
+            return pytest9
         tool = data.get("tool", {}).get("pytest", {})
         return "ini_options" in tool or (pytest9 and bool(tool))
     return bool(_SECTION[os.path.splitext(name)[1]].search(raw.decode("utf-8", "replace")))
 
 
 def _config(workdir, files, pytest9):
-    """The folder and file pytest would take its configuration from, looking from the common folder of ``files``
-    up to ``workdir`` (the grading sandbox has nothing above it): the first file that counts; else the nearest
-    ``pyproject.toml`` (an empty configuration, as pytest 8.1+ takes it); else (folder, None), the folder being
-    the nearest one with a ``setup.py``, or ``workdir``."""
-    dirs = [os.path.dirname(os.path.join(workdir, f)) for f in files] or [workdir]
-    start = here = os.path.commonpath([os.path.abspath(d) for d in dirs])
-    if not here.startswith(workdir):
-        start = here = workdir
+    """The folder and file pytest would take its configuration from, searched as its ``locate_config`` does
+    (each argument, then its parents; the grading sandbox has nothing above ``workdir``): the first file that
+    counts; else the first ``pyproject.toml`` seen (an empty configuration, as pytest 8.1+ takes it); else
+    (folder, None), the folder being the nearest one with a ``setup.py`` above the arguments' common folder,
+    or ``workdir``."""
+    paths = [os.path.abspath(os.path.join(workdir, f)) for f in files] or [workdir]
     pyproject = None
-    while True:
-        for name in CONFIG_NAMES_9 if pytest9 else CONFIG_NAMES:
-            path = os.path.join(here, name)
-            if os.path.isfile(path) and not os.path.islink(path):
-                if _counts(path, pytest9):
-                    return here, path
-                if name == "pyproject.toml" and pyproject is None:
-                    pyproject = here
-        if here == workdir or os.path.dirname(here) == here:
-            break
-        here = os.path.dirname(here)
+    for arg in paths:
+        here = arg
+        while here.startswith(workdir):
+            for name in CONFIG_NAMES_9 if pytest9 else CONFIG_NAMES:
+                path = os.path.join(here, name)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    if _counts(path, pytest9):
+                        return here, path
+                    if name == "pyproject.toml" and pyproject is None:
+                        pyproject = here
+            if here == workdir:
+                break
+            here = os.path.dirname(here)
     if pyproject is not None:
         return pyproject, None
-    here = start
-    while here != workdir and not os.path.isfile(os.path.join(here, "setup.py")):
+    here = os.path.commonpath([os.path.dirname(p) for p in paths])
+    while here.startswith(workdir) and here != workdir and not os.path.isfile(os.path.join(here, "setup.py")):
         here = os.path.dirname(here)
-    return here, None
+    return (here if here.startswith(workdir) else workdir), None
 
 
 def _write_config(workdir, files, pytest9):
