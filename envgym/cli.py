@@ -252,7 +252,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         first = exc.errors()[0]
         raise EnvgymError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
     plan(config)  # bad suites, task files or env ids fail here, before anything starts
-    output_dir(args.out)  # and an --out nothing can be written in, before the run folder is made
+    output_dir(args.out, create=False)  # and an --out nothing can be written in; evaluate() makes the folder
     progress = RunProgress()
 
     def on_plan(planned: int, skipped: int) -> None:

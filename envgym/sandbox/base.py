@@ -22,7 +22,8 @@ A command that overruns its timeout has its whole process tree killed and comes 
 ``timed_out=True``; a sandbox that cannot be made to stop it (frozen) raises :class:`ExecTimeout`; one that
 died raises :class:`SandboxCrashed`. A command that filled a writable mount comes back with ``disk_full=True``.
 Lifecycle: CREATED -> STARTING -> RUNNING -> STOPPED, or FAILED after a crash; every call in FAILED raises
-:class:`SandboxCrashed` again (an agent's ``kill 1`` reads the same on every later call), any other call
+:class:`SandboxCrashed` again, blamed as the first crash was (an agent's ``kill 1`` reads the same on every later
+call; a container killed from outside stays ``blame="infra"``), any other call
 outside RUNNING raises :class:`SandboxStateError`. :meth:`Sandbox.alive` asks whether a RUNNING sandbox
 still runs (pools ask before handing one out). ``stop`` is idempotent and never raises for an already-dead
 sandbox.
@@ -117,6 +118,8 @@ class Sandbox(abc.ABC):
     def __init__(self) -> None:
         self.state = SandboxState.CREATED
         self.id = ""
+        self.crash_error: SandboxCrashed | None = None
+        """The crash that made the sandbox FAILED, where a backend knows it (its blame holds for later calls)."""
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -160,7 +163,8 @@ class Sandbox(abc.ABC):
     def _check(self) -> None:
         if self.state is SandboxState.FAILED:
             raise SandboxCrashed(f"{self.backend} sandbox {self.id or '(unstarted)'} is failed: it died earlier "
-                                 "or never started")
+                                 f"or never started{f' ({self.crash_error})' if self.crash_error else ''}",
+                                 blame=self.crash_error.blame if self.crash_error else None)
         if self.state is not SandboxState.RUNNING:
             raise SandboxStateError(f"{self.backend} sandbox {self.id or '(unstarted)'} is {self.state.value}, "
                                     "not running")

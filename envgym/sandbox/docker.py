@@ -15,7 +15,10 @@
   container's clock is learnt from a helper's hello (``exec`` opens the session first for it); where no helper
   could start (the pids limit already full), the sweep takes every process but envgym's. A container that
   cannot be reached to do so (paused) raises :class:`ExecTimeout` at the deadline; a container that died
-  raises :class:`SandboxCrashed`, then and on every later call.
+  raises :class:`SandboxCrashed`, then and on every later call, with ``blame="infra"`` when the engine shows an
+  outside cause (a kill envgym did not send, the container removed, the engine restarted:
+  :mod:`envgym.sandbox.dockerevents`, whose event subscription the engine takes at its first sandbox's start
+  and closes with itself) and no blame otherwise (the agent's, after its first action).
 * Disk is bounded (:mod:`~envgym.sandbox.profile`): a writable root gets the storage driver's size limit,
   probed once per engine (:meth:`DockerEngine.disk_quota`), and is refused where there is none; a full
   writable mount after a command sets ``ExecResult.disk_full``.
@@ -28,6 +31,7 @@ import asyncio
 import base64
 import contextlib
 import io
+import os
 import secrets
 import socket
 import tarfile
@@ -38,7 +42,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from envgym.sandbox import incontainer, tarsafe
+from envgym.sandbox import dockerevents, incontainer, tarsafe
 from envgym.sandbox.base import DEFAULT_TIMEOUT, Command, ExecResult, Sandbox, SandboxState
 from envgym.sandbox.dockersession import HELPER, DockerSession, Helper, close_writer, frames
 from envgym.sandbox.errors import (
@@ -90,6 +94,7 @@ async def remove(engine: DockerEngine, container_id: str) -> bool:
     """Force-remove a container, paused or not; False when it was already gone or being removed."""
     import docker.errors
 
+    dockerevents.note_removal(container_id)  # the engine's kill for it is envgym's, not from outside
     try:
         # A frozen container cannot take the SIGKILL of a forced removal (the call hangs): thaw it first.
         if (await engine.call("inspect_container", container_id))["State"].get("Paused"):
@@ -116,6 +121,7 @@ class DockerEngine:
         self._connecting: asyncio.Lock | None = None
         self._quota: bool | None = None
         self._probing: asyncio.Lock | None = None
+        self._watch: dockerevents.Watch | None = None
 
     async def api(self) -> Any:
         if self._api is None:
@@ -128,6 +134,20 @@ class DockerEngine:
     def _connect(self) -> Any:
         return connect(self._base_url, timeout=self._timeout, max_pool_size=self._max)
 
+    @property
+    def watching(self) -> dockerevents.Watch | None:
+        """This process's subscription to the engine's container events, once a sandbox started here."""
+        watch = self._watch
+        return watch if watch is not None and watch.pid == os.getpid() else None
+
+    async def watch(self) -> None:
+        """Take this process's event subscription (:mod:`~envgym.sandbox.dockerevents`) if not held yet; the
+        first one waits (up to :data:`~envgym.sandbox.dockerevents.WAIT_S`) for its stream to open."""
+        if self.watching is not None:
+            return
+        watch = self._watch = dockerevents.subscribe(self._base_url or "", partial(connect, self._base_url))
+        if not watch.tried.is_set():
+            await self.run(watch.tried.wait, dockerevents.WAIT_S)
 
     async def disk_quota(self, image: str) -> bool:
         """Whether the engine's storage driver takes a size limit (``--storage-opt size``); probed once.
@@ -197,6 +217,9 @@ class DockerEngine:
         return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
     async def close(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            await asyncio.to_thread(dockerevents.unsubscribe, self._base_url or "", watch)
         if self._api is not None:
             self._api.close()
             self._api = None
@@ -208,6 +231,12 @@ class DockerEngine:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _state(info: dict[str, Any] | None) -> str:
+    if info is None:
+        return "gone"
+    return "paused" if info["State"].get("Paused") else str(info["State"]["Status"])
 
 
 class DockerSandbox(Sandbox):
@@ -230,6 +259,7 @@ class DockerSandbox(Sandbox):
         self.helper_pids: set[int] = set()
         """envgym's own helper processes in the container, spared by the timeout kill."""
         self._channels: list[Helper] = []
+        self._created_wall = 0.0
 
     async def _start(self) -> None:
         import docker.errors
@@ -243,6 +273,8 @@ class DockerSandbox(Sandbox):
         quota = not self.profile.read_only_root and await self.engine.disk_quota(self.image)
         spec = container_spec(self.profile, self.image, labels, disk_quota=quota)
         api = await self.engine.api()
+        await self.engine.watch()
+        self._created_wall = time.time()
         create = asyncio.ensure_future(self.engine.run(
             lambda: api._result(api._post_json(api._url("/containers/create"), data=spec), True)))
         try:
@@ -274,26 +306,39 @@ class DockerSandbox(Sandbox):
         ``settle``: keep asking this long while it says running: right after a kill, the daemon still
         reports the container running for a moment although its processes are gone.
         """
-        import docker.errors
-
         give_up = time.monotonic() + settle
         while True:
-            try:
-                info = await self.engine.call("inspect_container", self.id)
-            except docker.errors.NotFound:
-                return "gone"
-            status = "paused" if info["State"].get("Paused") else info["State"]["Status"]
+            status = _state(await self._inspect())
             if status != "running" or time.monotonic() >= give_up:
                 return status
             await asyncio.sleep(0.1)
+
+    async def _inspect(self) -> dict[str, Any] | None:
+        import docker.errors
+
+        try:
+            return dict(await self.engine.call("inspect_container", self.id))
+        except docker.errors.NotFound:
+            return None
 
     async def _alive(self) -> bool:
         return await self._status() == "running"
 
     async def _crashed(self, during: str) -> SandboxCrashed:
-        status = await self._status()
+        """The crash, blamed on the infrastructure when the engine shows an outside cause
+        (:func:`~envgym.sandbox.dockerevents.outside_cause`); remembered for every later call."""
+        info = await self._inspect()
         self.state = SandboxState.FAILED
-        return SandboxCrashed(f"container {self.id} is {status} ({during})")
+        cause = await dockerevents.outside_cause(self.engine, self.id, info, self._created_wall)
+        if cause is not None:
+            crash = SandboxCrashed(f"container {self.id} {cause} ({during})", blame="infra")
+        else:
+            state = (info or {}).get("State") or {}
+            how = (f"exit code {state.get('ExitCode')}, out of memory at its own limit" if state.get("OOMKilled")
+                   else f"exit code {state.get('ExitCode')}")
+            crash = SandboxCrashed(f"container {self.id} is {_state(info)} ({how}; no kill from outside) ({during})")
+        self.crash_error = crash
+        return crash
 
     async def _create_exec(self, argv: list[str], *, deadline: float, stdin: bool = False, **kwargs: Any) -> str:
         import docker.errors
@@ -324,7 +369,8 @@ class DockerSandbox(Sandbox):
             with contextlib.suppress(ExecTimeout, SandboxError):
                 await self._session().open(timeout=timeout)
         if self.state is not SandboxState.RUNNING:
-            raise SandboxCrashed(f"container {self.id} died before the command was sent")
+            raise SandboxCrashed(f"container {self.id} died before the command was sent",
+                                 blame=self.crash_error.blame if self.crash_error is not None else None)
         sent_ns = time.monotonic_ns()  # the command starts after this, in the container's clock at kill time
         exec_id = await self._create_exec(argv, deadline=deadline, workdir=cwd or self.profile.workdir,
                                           user=user or "",

@@ -7,7 +7,8 @@
     ├── ImageMissing(LookupError)                   the image is not built; the message names the build command
     ├── SandboxStateError                           used before start or after stop (lifecycle misuse)
     ├── SandboxCrashed                              the container died under a command (killed, OOM of PID 1, gone,
-    │                                               an agent's ``kill 1``), raised again by every later call
+    │                                               an agent's ``kill 1``), raised again by every later call;
+    │                                               ``blame="infra"`` when the engine shows an outside cause
     ├── ExecTimeout(TimeoutError)                   no answer by the deadline and the command could not be stopped
     │                                               (a frozen / paused container); a command that merely overran
     │                                               its timeout is a result with ``timed_out=True`` instead
@@ -61,7 +62,35 @@ class SandboxStateError(SandboxError):
 
 
 class SandboxCrashed(SandboxError):
-    """The container died while a command ran in it, or was gone when one was sent (then on every later call)."""
+    """The container died while a command ran in it, or was gone when one was sent (then on every later call).
+
+    ``blame`` is ``"infra"`` when something outside the container caused it (a kill the backend did not send,
+    the container removed, the engine restarted: :mod:`envgym.sandbox.dockerevents`), else None, and the
+    rollout's stage decides (the agent's, after its first action). One raised *from* another (an env re-wording
+    the crash: ``raise SandboxCrashed(...) from exc``) takes the blame of the first in its cause chain that has
+    one, unless given its own.
+    """
+
+    def __init__(self, *args: object, blame: str | None = None) -> None:
+        super().__init__(*args)
+        self._blame = blame
+
+    @property  # type: ignore[override]  # EnvgymError's class variable, read per instance here
+    def blame(self) -> str | None:
+        if self._blame:
+            return self._blame
+        cause = self.__cause__
+        for _ in range(8):
+            if cause is None:
+                break
+            if isinstance(cause, SandboxCrashed) and cause._blame:
+                return cause._blame
+            cause = cause.__cause__
+        return None
+
+    @blame.setter
+    def blame(self, value: str | None) -> None:
+        self._blame = value
 
 
 class ExecTimeout(SandboxError, TimeoutError):
