@@ -330,7 +330,7 @@ def _cmd_leaderboard_build(args: argparse.Namespace) -> int:
     target = args.update or args.out
     if not target:
         raise EnvgymError("--out DIR (a new site) or --update DIR (merge into the published leaderboard) is required")
-    out_dir = output_dir(target, "--update" if args.update else "--out")
+    out_dir = output_dir(target, "--update" if args.update else "--out", create=False)  # publish makes it
     board, paths = publish([Path(p) for p in args.run_dirs], out_dir,
                            train_metrics=[Path(p) for p in args.train_metrics or ()], update=bool(args.update))
     for warning in board.warnings:
