@@ -19,7 +19,7 @@ keeps only the last :data:`RING` events). :func:`outside_cause` reads that evide
   (:func:`note_removal`): a kill of a container envgym is removing is never from outside.
 
 Outside causes (``blame="infra"``, an ``infra_error`` that resume reruns): a kill envgym did not send, the
-container gone, the engine restarted, or a broken stream over a ring too full to tell. Anything else stays the
+container gone, the engine restarted, or a broken stream over a ring too full to tell (or that cannot be read). Anything else stays the
 agent's, the container's own OOM (``State.OOMKilled``) included. A host-wide OOM is not told apart: the kernel
 reports a global OOM kill of the container's init like the container's own (cgroup v2 counts both in
 ``oom_kill``; v1 reports neither), so it is blamed on the agent. What guards against it is the profile: every
@@ -253,8 +253,13 @@ async def outside_cause(engine: DockerEngine, container_id: str, info: dict[str,
         if time.monotonic() >= give_up:
             break
         await asyncio.sleep(0.05)
+    import docker.errors
+
     created = created_ns(str(info.get("Created", "")))
-    events = await history(engine, created - 1_000_000_000 if created else int((started_wall - 5) * 1e9))
+    try:
+        events = await history(engine, created - 1_000_000_000 if created else int((started_wall - 5) * 1e9))
+    except docker.errors.APIError as exc:
+        return f"died and the engine's event history could not be read ({exc.explanation or exc})"
     own = [(action, attrs) for cid, action, attrs in map(_actor, events) if cid == short(container_id)]
     signals = [str(attrs.get("signal", "?")) for action, attrs in own if action == "kill"]
     if signals and not ours:
