@@ -19,12 +19,12 @@ keeps only the last :data:`RING` events). :func:`outside_cause` reads that evide
   (:func:`note_removal`): a kill of a container envgym is removing is never from outside.
 
 Outside causes (``blame="infra"``, an ``infra_error`` that resume reruns): a kill envgym did not send, the
-container gone, the engine restarted, or a broken stream over a ring too full to tell (or that cannot be read). Anything else stays the
-agent's, the container's own OOM (``State.OOMKilled``) included. A host-wide OOM is not told apart: the kernel
-reports a global OOM kill of the container's init like the container's own (cgroup v2 counts both in
-``oom_kill``; v1 reports neither), so it is blamed on the agent. What guards against it is the profile: every
-container's memory limit keeps the episodes from exhausting the host; the host's kernel log (``Out of memory``
-vs ``Memory cgroup out of memory``) is where an operator tells the two apart.
+container gone, the engine restarted, or a broken stream over a ring too full to tell (or that cannot be read).
+Anything else stays the agent's, the container's own OOM (``State.OOMKilled``) included. A host-wide OOM is not
+told apart: the kernel reports a global OOM kill of the container's init like the container's own (cgroup v2
+counts both in ``oom_kill``; v1 reports neither), so it is blamed on the agent. What guards against it is the
+profile: every container's memory limit keeps the episodes from exhausting the host; the host's kernel log
+(``Out of memory`` vs ``Memory cgroup out of memory``) is where an operator tells the two apart.
 """
 
 from __future__ import annotations
