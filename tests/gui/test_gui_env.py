@@ -100,6 +100,20 @@ async def test_a_killed_container_is_infra_and_the_next_reset_gets_a_new_one() -
         assert trajectory.outcome is Outcome.SUCCESS
 
 
+async def test_a_container_that_died_with_no_outside_cause_is_the_agents_failure() -> None:
+    task = first("editor")
+    async with envgym.make("gui/desktop-v1") as env:
+        await env.reset(task=task)
+        sandbox = env.unwrapped.desktop.sandbox
+        # PID 1 stopped from inside (as root: the desktop user cannot; it stands for the container's own memory
+        # exhausted by what the agent opened): the engine sends no kill, so nothing outside caused it
+        await sandbox.exec(["sh", "-c", "kill 1"], timeout=10)
+        await asyncio.sleep(1)
+        with pytest.raises(DesktopLost) as caught:
+            await env.step(Action.call("key", keys="Right"))
+        assert caught.value.blame == "agent" and "killed from outside" not in str(caught.value)
+
+
 async def test_the_agent_killing_its_own_session_is_its_failure_not_infra() -> None:
     # `kill -9 -1` typed into the terminal ends the X server while xdotool still sends the Return: that call
     # failed with "X connection broken", blamed on the env (DesktopError) until the root daemon was asked

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 import envgym
@@ -10,7 +12,7 @@ from envgym.agents.baseline import NullAgent, OracleAgent
 from envgym.rollout import run_episode
 from envgym.sandbox.errors import SandboxCrashed
 from envgym.task import write_tasks
-from envgym.types import Action, Observation, Outcome
+from envgym.types import Action, Blame, Observation, Outcome
 from envgym_swe.demo import REPO, make_demo
 from envgym_swe.importer import import_instances
 
@@ -104,15 +106,23 @@ async def test_a_hanging_test_run_is_a_failure_with_reason_timeout(demo):
 
 
 class KillsTheContainer(Agent):
-    """Kills its episode's container between its commands (as its own background process could), then submits."""
+    """Has its episode's container killed between its commands, then submits: from outside (the engine's
+    ``docker kill``, as an operator or an engine restart would) or from inside (a background process of its
+    own that stops PID 1 (``kill 1``), as the agent could)."""
 
     name = "killer"
 
-    def __init__(self, env) -> None:
+    def __init__(self, env, *, outside: bool) -> None:
         super().__init__()
-        self.env = env
+        self.env, self.outside, self.turn = env, outside, 0
 
     async def act(self, observation: Observation) -> Action:
+        self.turn += 1
+        if not self.outside:
+            if self.turn == 1:
+                return call("bash", cmd="setsid sh -c 'sleep 0.5; kill 1' >/dev/null 2>&1 < /dev/null & echo ok")
+            await asyncio.sleep(2)
+            return call("bash", cmd="echo still here?") if self.turn < 4 else call("submit")
         import docker
 
         api = docker.APIClient(version="auto")
@@ -123,12 +133,22 @@ class KillsTheContainer(Agent):
         return call("submit")
 
 
-async def test_a_killed_container_is_the_agents_failure_and_the_next_reset_recovers(demo):
+async def test_a_container_the_agent_killed_is_its_failure_and_the_next_reset_recovers(demo):
     task = demo["demo__calc-2"]
     async with envgym.make(ENV_ID) as env:
-        trajectory = await run_episode(env, KillsTheContainer(env), task)
+        trajectory = await run_episode(env, KillsTheContainer(env, outside=False), task)
         assert trajectory.outcome is Outcome.FAILURE and trajectory.reward == 0.0
-        assert trajectory.error_type == SandboxCrashed.__name__
+        assert trajectory.error_type == SandboxCrashed.__name__ and trajectory.blame is Blame.AGENT
+        null = await run_episode(env, NullAgent(), task)
+        assert null.outcome is Outcome.FAILURE and null.verdict is not None
+
+
+async def test_a_container_killed_from_outside_is_an_infra_error_and_the_next_reset_recovers(demo):
+    task = demo["demo__calc-2"]
+    async with envgym.make(ENV_ID) as env:
+        trajectory = await run_episode(env, KillsTheContainer(env, outside=True), task)
+        assert trajectory.outcome is Outcome.INFRA_ERROR and trajectory.blame is Blame.INFRA
+        assert trajectory.error_type == SandboxCrashed.__name__ and "killed from outside" in trajectory.error
         null = await run_episode(env, NullAgent(), task)
         assert null.outcome is Outcome.FAILURE and null.verdict is not None
 

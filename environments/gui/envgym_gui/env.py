@@ -75,7 +75,10 @@ SPARE = 1
 
 
 class DesktopLost(EnvError):
-    """The desktop container died under the episode: nothing the agent can do causes that."""
+    """The desktop container died under the episode. At reset, before the agent acted, that is infrastructure;
+    during the episode it is whose the engine's evidence says (:mod:`envgym.sandbox.dockerevents`): a kill from
+    outside, the container removed or the engine restarted are infrastructure, a death with no outside cause
+    (the container's memory exhausted by what the agent opened, its init stopped) is the agent's."""
 
     blame = "infra"
 
@@ -250,7 +253,9 @@ class DesktopEnv(Env):
             errors = "; ".join(f"{r.name}: {r.error}" for r in results if r.error) or None
             obs = await self._observe(errors)
         except SandboxCrashed as exc:
-            raise DesktopLost(f"the desktop container died during the episode: {exc}") from exc
+            lost = DesktopLost(f"the desktop container died during the episode: {exc}")
+            lost.blame = exc.blame or "agent"  # no outside cause seen: what ran in it, the agent's doing
+            raise lost from exc
         except DesktopGone as exc:
             raise AgentFault(f"the agent's desktop session died: {exc}") from exc
         return StepResult(obs.model_copy(update={"tool_results": tuple(results)}), 0.0, False, False, {})

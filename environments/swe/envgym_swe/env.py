@@ -194,7 +194,9 @@ class SweEnv(Env):
         if self.task is None:
             raise EnvError("verify() without an episode")
         if self.sandbox is None or self.sandbox.state is not SandboxState.RUNNING:
-            raise SandboxCrashed("the episode's container is gone; nothing can be graded")
+            cause = getattr(self.sandbox, "crash_error", None)  # whose it was: the crash's own evidence
+            detail = f" ({cause})" if cause else ""
+            raise SandboxCrashed(f"the episode's container is gone; nothing can be graded{detail}") from cause
         image = self.image or task_image(self.task)
         target = TestsTarget(episode=self.sandbox, fresh=lambda: containers.leased(image))
         return VerifyContext(calls=[], final_answer=self._final_answer, sandbox=target, task=self.task)
