@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from envgym.env import Env, EnvState, StepResult
-from envgym.errors import EnvClosed, ResetNeeded
+from envgym.errors import EnvClosed, EnvgymError, ResetNeeded, VerifierError
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation, Usage, Verdict
 from envgym.verify import JudgeConfig
@@ -177,7 +177,12 @@ class Grading(Wrapper):
         reported = info.get("verdict")
         if isinstance(reported, Verdict) and self._verdict is None:
             self._verdict = reported  # an env that still grades itself: its verdict counts, once
-        verdict = await self.verify()
+        try:
+            verdict = await self.verify()
+        except EnvgymError:
+            raise  # it says whose it is (its class's or instance's blame), or its stage decides
+        except Exception as exc:  # grading's own bug raised inside the step: the verifier's, not the env's
+            raise VerifierError(f"grading raised {type(exc).__name__}: {exc}") from exc
         return StepResult(obs, verdict.score, terminated, truncated, {**info, "verdict": verdict})
 
     async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:

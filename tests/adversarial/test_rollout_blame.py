@@ -80,6 +80,14 @@ async def test_grading_errors_at_the_deadline_are_blamed_once(notes, monkeypatch
     assert judge.outcome is Outcome.INFRA_ERROR and judge.blame is Blame.INFRA
 
 
+async def test_a_grading_bug_when_the_episode_ends_is_the_verifiers(notes, monkeypatch):
+    # graded inside the final step (the Grading wrapper): a bare exception there was blamed on the env
+    trajectory = await episode(notes, monkeypatch, verify=RecursionError("maximum recursion depth exceeded"),
+                               agent=ScriptedAgent([Action.say("done")]))
+    assert trajectory.outcome is Outcome.FAILURE and trajectory.blame is Blame.VERIFIER
+    assert trajectory.error_type == "VerifierError" and "grading raised RecursionError" in trajectory.error
+
+
 def test_blame_table():
     assert blame_of(ValueError("x"), "env") is Blame.ENV
     assert blame_of(ValueError("x"), "agent") is Blame.AGENT

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 from envgym.env import Env, NullAccepted, StepResult
 from envgym.errors import EnvError
 from envgym.task import TaskSpec
+from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult
 from envgym.verify.context import CallRecord, VerifyContext
 from envgym_bfcl import data
@@ -51,16 +52,17 @@ def safe_call_strings(calls: list[dict[str, str]], allowed: set[str]) -> tuple[l
         for name, arguments in call.items():
             if name not in allowed:
                 return [], f"unknown tool {name!r}"
-            try:
-                parsed = json.loads(arguments)
-            except ValueError as exc:
-                return [], f"{name}: arguments are not valid JSON: {exc}"
-            if not isinstance(parsed, dict):
-                return [], f"{name}: arguments must be a JSON object"
+            try:  # the kernel's decoder: bad JSON or nesting too deep to decode is the agent's error, never a crash
+                parsed = decode_arguments(name, arguments)
+            except ArgumentsError as exc:
+                return [], f"{name}: {exc}"
             bad = [k for k in parsed if not k.isidentifier() or keyword.iskeyword(k)]
             if bad:
                 return [], f"{name}: argument names must be identifiers, not {bad[0]!r}"
-    return convert_to_function_call(calls), None
+    try:
+        return convert_to_function_call(calls), None
+    except RecursionError:  # decodable, but too deep for BFCL's own conversion
+        return [], "arguments nest too deeply to convert into a call"
 
 
 def drop_instances(namespace: str) -> None:

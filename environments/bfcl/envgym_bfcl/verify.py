@@ -60,7 +60,7 @@ def check_result(category: str, entry_id: str, result: Any) -> dict[str, Any]:
     if isinstance(result, list):
         try:
             decoded = [{name: json.loads(arguments)} for call in result for name, arguments in call.items()]
-        except (ValueError, AttributeError) as exc:
+        except (ValueError, AttributeError, RecursionError) as exc:  # too deep to decode: not decodable either
             decoded, error = None, f"Invalid syntax. Failed to decode AST. {exc}"
     if "relevance" in category:
         has_call = decoded is not None and not is_empty_output(decoded)
