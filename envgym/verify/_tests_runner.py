@@ -18,7 +18,8 @@ work tree is imported:
 5. Plugins: autoload is off; the ``pytest11`` entry points of distributions installed in site-packages (never
    metadata in the work tree) are loaded now and handed to ``pytest.main`` as objects.
 6. Canaries: one new test module per test directory (at most 3) holding a test that fails, under a name made of
-   the words of that directory's own test names. Their node ids are reported first. A run in which a canary
+   the words of that directory's own test names (none when the task's options stop at the first failure).
+   Their node ids are reported first. A run in which a canary
    comes out passing (or pytest's exit status says every test passed although one failed) was rewritten from
    inside: the grader throws the whole run away.
 7. ``pytest.main`` runs with a reporter whose state lives in this function's closure (no module global of
@@ -185,7 +186,9 @@ def main(plan_path):
 
     pytest9 = int(pytest.__version__.split(".")[0]) >= 9
     args = _write_config(workdir, files, pytest9)
-    canaries = _plant_canaries(workdir, files, random.SystemRandom())
+    # a session that stops at its first failure could stop at a canary (plugins may reorder tests): none then
+    stops = any(a in ("-x", "--exitfirst", "--sw", "--stepwise") or a.startswith("--maxfail") for a in task_args)
+    canaries = [] if stops else _plant_canaries(workdir, files, random.SystemRandom())
     emit("CANARIES " + json.dumps(canaries))
     skip = {a.split("no:", 1)[1] for a in task_args if a.startswith(("no:", "-pno:"))}
     plugins = _site_plugins(skip)

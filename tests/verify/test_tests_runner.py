@@ -140,3 +140,8 @@ def test_canaries_get_names_no_other_file_has_one_per_test_folder(tmp_path):
     assert len({Path(n).name for n in names}) == 2 and all((root / n).is_file() for n in names)
     before = {p.name for p in root.rglob("*.py")} - {Path(n).name for n in names}
     assert not any(Path(n).name in before for n in names)
+
+
+def test_no_canary_where_the_session_stops_at_its_first_failure(tmp_path):
+    report, _ = run(repo(tmp_path / "r"), args=("-rA", "-x"))
+    assert report.canaries == {} and report.end == 1 and report.tampering() is None
