@@ -35,6 +35,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from envgym._deprecation import MovedAttribute
 from envgym.clock import Clock, SystemClock
 from envgym.errors import EnvError, TaskMismatch
 from envgym.types import Action, Observation, Usage, Verdict
@@ -159,6 +160,9 @@ class Env(abc.ABC):
             env_id = self.spec.id if self.spec else None
             self._task_pool = [t for s in suites for t in load_suite(s) if t.env_id == env_id]
         return self._task_pool
+
+    _choose_task = MovedAttribute("choose_task", since="0.2", removal="0.3")
+    """The 0.1 name of :meth:`choose_task` (warns)."""
 
     def choose_task(self, task: TaskSpec | str | None, seed: int | None,
                     options: dict[str, Any] | None = None) -> TaskSpec:

@@ -5,8 +5,9 @@ the episode ended, :class:`EnvClosed` after close). ``TimeLimit`` truncates an e
 ``limits.max_steps`` (or the spec's ``max_episode_steps``). ``Grading`` is the one place an episode is graded:
 when a step ends it (terminated by the env, truncated by a limit) it calls the env's ``verify`` once, with
 the run's judge, and returns the verdict as ``info["verdict"]`` and its score as the reward; a later
-``verify()`` of the same episode (the rollout's deadline path, a trainer) returns that same verdict. Every
-wrapper shows the wrapped env's capability flags.
+``verify()`` of the same episode (the rollout's deadline path, a trainer) returns that same verdict. An env
+whose ``verify`` override predates ``judge`` (0.1's ``def verify(self)``) is called without it, warning
+(:func:`envgym._deprecation.call_verify`). Every wrapper shows the wrapped env's capability flags.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from envgym._deprecation import call_verify
 from envgym.env import Env, EnvState, StepResult
 from envgym.errors import EnvClosed, EnvgymError, ResetNeeded, VerifierError
 from envgym.task import TaskSpec
@@ -72,7 +74,7 @@ class Wrapper(Env):
         return await self.env.step(action)
 
     async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        return await self.env.verify(judge=judge)
+        return await call_verify(self.env, judge)
 
     async def prepare(self, task: TaskSpec) -> None:
         await self.env.prepare(task)
@@ -118,7 +120,7 @@ class OrderEnforcing(Wrapper):
             raise EnvClosed("verify() on a closed env")
         if self.state is EnvState.CREATED:
             raise ResetNeeded("verify() before reset()")
-        return await self.env.verify(judge=judge)
+        return await call_verify(self.env, judge)
 
     async def close(self) -> None:
         if self.state is not EnvState.CLOSED:
@@ -189,7 +191,7 @@ class Grading(Wrapper):
         """The episode as it stands; once it has ended, its one verdict (graded on the first call)."""
         if self._verdict is not None:
             return self._verdict
-        verdict = await self.env.verify(judge=judge or self.judge)
+        verdict = await call_verify(self.env, judge or self.judge)
         if self._ended:
             self._verdict = verdict
         return verdict
