@@ -36,7 +36,7 @@ if typing.TYPE_CHECKING:
     from envgym.task import TaskSpec, load_suite, load_tasks
     from envgym.types import Action, FrozenModel, Observation, Outcome, ToolCall, ToolResult, Usage, Verdict
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "envgym.clock": ("Clock", "SimClock", "SystemClock"),

@@ -38,8 +38,7 @@ CHOOSE_TASK = rf"envgym\.env\.Env\._choose_task moved to envgym\.env\.Env\.choos
 LEDGER_VERIFY = (r"acme_ledger\.env\.LedgerEnv\.verify\(\) takes no judge keyword: .* accept `\*, judge=None` or "
                  r"implement verify_context\(\) instead \(since 0\.2; this compatibility goes in 0\.3\)")
 PLUGIN_WARNINGS = (TOOLING, CHOOSE_TASK,
-                   *(rf"envgym\.tooling\.{n} moved to envgym\.tools\.args\.{n}{WHEN}" for n in
-                     ("ArgumentsError", "NoArgs", "args_model_of", "decode_arguments", "function_schema")))
+                   *(rf"envgym\.tooling\.{n} moved to envgym\.tools\.args\.{n}{WHEN}" for n in TOOLING_NAMES))
 
 
 def only_deprecations(record: pytest.WarningsRecorder, expected: tuple[str, ...], allowed: tuple[str, ...] = ()):
