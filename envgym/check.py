@@ -26,26 +26,52 @@ The hack-probe gate (on a sample of tasks, spread over the env's suites and spli
 pass, does not end as ``infra_error`` (which would take its failure out of the denominator), and is not blamed
 on the env or the verifier (what a tampering agent breaks is its own doing: an env or verifier error there is a
 misattribution, or a crack the agent found).
+
+The eval paths (on one task, a few episodes): everything ``envgym eval`` does with a plug-in that the gates do
+not, so that an env passing ``check`` cannot fail ``eval`` by contract; each failure names the env's method.
+``reset(task=<id>)`` gives ``reset(task=TaskSpec)``'s first observation; an episode cut by a step cap
+(``eval --max-steps``: an agent that only sends empty actions, capped at one step) ends graded, no error blamed on
+the env or its verifier; the run's judge reaches an ``llm_judge`` criterion: on a copy of the task with one added,
+graded in an env made with the judge as eval makes it, a fake OpenAI-compatible judge that check serves on
+127.0.0.1 must be asked (an env that grades itself without implementing ``verify_context`` is exempt while none of
+its tasks asks for a judge); and a stopped run resumes: :func:`envgym.eval.evaluate` runs the oracle on two tasks
+(one where the env sets ``gate_sample``) into a temporary folder, the last record is dropped as a stop before its
+write leaves it, and the same run again must skip what was recorded, run the rest, and leave records that parse,
+one per task, each a success. A ``verify`` that takes no ``judge=`` (0.1's contract, which eval still runs,
+warning) and the ``DeprecationWarning``s of Gymnasium's ``check_env`` run (a plug-in using a name that moved) fail
+nothing by themselves: the report lists them under ``deprecated``, each naming what to change.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
+import json
+import shutil
+import tempfile
 import warnings
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from envgym.agent import Agent
+from envgym.agents import OracleConfig
 from envgym.agents.baseline import NullAgent, OracleAgent
-from envgym.env import NullAccepted
+from envgym.env import Env, NullAccepted
 from envgym.errors import EnvClosed, ResetNeeded
+from envgym.eval import EvalConfig, evaluate
+from envgym.record import ResultRecord, latest, read_records
 from envgym.registry import load_entry_point, make, spec
 from envgym.rollout import run_episode
 from envgym.tamper import tamper_agents_for
-from envgym.task import TaskSpec, load_suite
+from envgym.task import TaskSpec, load_suite, write_tasks
 from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.trajectory import Trajectory
 from envgym.types import Action, Blame, Observation, Outcome, ToolCall
-from envgym.verify.spec import AllOfSpec, AnyOfSpec, WriteActionSpec
+from envgym.verify import JudgeConfig
+from envgym.verify.spec import AllOfSpec, AnyOfSpec, Criterion, LLMJudgeCheck, RubricSpec, WriteActionSpec
 
 
 @dataclass
@@ -64,6 +90,9 @@ class CheckReport:
     """Gated task id -> why doing nothing is correct there (``Env.null_accepted``): its null gate ran inverted."""
     reset_retries: list[tuple[str, str]] = field(default_factory=list)
     """(task id, why) of hack-probe episodes run again because their reset failed as infrastructure."""
+    deprecated: list[str] = field(default_factory=list)
+    """What the env does that envgym still runs, warning, but will not for long: each names the method and the
+    change to make (it fails nothing while its alias lives; CHANGELOG.md says until when)."""
 
     @property
     def ok(self) -> bool:
@@ -90,6 +119,15 @@ async def _contract(env_id: str, task: TaskSpec, report: CheckReport) -> None:
             t["function"].get("parameters", {}).get("type") == "object" for t in tools), str(tools)[:200])
         again, info2 = await env.reset(task=task, seed=0)
         report.expect("reset is deterministic", again == obs and info2.get("tools") == tools)
+        by_id_name = "reset(task=<id>) gives reset(task=TaskSpec)'s first observation"
+        try:  # eval and trainers name tasks by id as often as by spec
+            by_id, _ = await env.reset(task=task.id, seed=0)
+            report.expect(by_id_name, by_id == obs, f"reset(task={task.id!r}) gave {str(by_id)[:150]}, "
+                                                    f"reset(task=TaskSpec) {str(obs)[:150]}")
+        except Exception as exc:
+            report.expect(by_id_name, False, f"reset(task={task.id!r}) raised {type(exc).__name__}: {exc}"[:300]
+                          + " (reset takes a task id too: self.choose_task(task, seed, options) resolves it)")
+            await env.reset(task=task, seed=0)
         report.expect("observation JSON round trip",
                       type(obs).model_validate_json(obs.model_dump_json()) == obs)
         back = TaskSpec.model_validate_json(task.model_dump_json())
@@ -139,13 +177,180 @@ def _gymnasium_check(env_id: str, report: CheckReport) -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             check_env(env, skip_render_check=True)
-        messages = [str(w.message) for w in caught]
+        # a plug-in's use of a name that moved warns (envgym._deprecation): what to change, not a failed check
+        moved = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+        messages = [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]
+        report.deprecated.extend(m for m in dict.fromkeys(moved) if m not in report.deprecated)
         report.expect("gymnasium check_env passes", True)
         report.expect("gymnasium check_env gives no warnings", not messages, "; ".join(messages)[:300])
     except Exception as exc:
         report.expect("gymnasium check_env passes", False, repr(exc)[:300])
     finally:
         env.close()
+
+
+class _Idle(Agent):
+    """Sends an empty action every step: an error observation, not an end (the contract checks that), so the
+    episode runs until a step cap cuts it."""
+
+    name = "idle"
+
+    async def act(self, observation: Observation) -> Action:
+        return Action()
+
+
+_METHOD = {"reset": "reset", "agent": "step", "env": "step", "verify": "verify"}
+"""The env method behind each stage the rollout blames (check's own agents cannot fail: an error in their stage
+came from what the env's step did to them)."""
+
+_JUDGE_MODEL = "envgym-check-judge"
+
+
+def _fault(episode: Trajectory | ResultRecord) -> str | None:
+    """What went wrong in one of check's episodes, naming the env's method; None if it ended graded."""
+    if episode.blame is None and episode.verdict is not None:
+        return None
+    error = episode.error.splitlines()[0] if episode.error else "no verdict"
+    stage = episode.verdict.evidence.get("stage") if episode.verdict is not None else None
+    if episode.blame is None:
+        return f"verify() gave no verdict ({episode.outcome.value})"
+    if stage is None:  # infrastructure: no verdict; before the first observation it was reset
+        at = " at reset()" if isinstance(episode, Trajectory) and episode.initial_observation is None else ""
+        return f"ended as infra_error{at} (out of eval's denominator): {error}"
+    return f"{_METHOD.get(stage, stage)}() failed, blamed on the {episode.blame.value}: {error}"
+
+
+def _unwritable(episode: Trajectory) -> str | None:
+    """Why eval could not write ``episode`` (a JSON line: observations, which the contract round-trips, and the
+    verdict), naming the method, or None."""
+    try:
+        episode.model_dump_json()
+    except Exception as exc:
+        return f"verify() returned a verdict eval cannot write as JSON: {type(exc).__name__}: {exc}"[:300]
+    return None
+
+
+def _takes_judge(env: Env) -> bool:
+    parameters = inspect.signature(env.unwrapped.verify).parameters.values()
+    return any(p.kind is p.VAR_KEYWORD or (p.name == "judge" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+               for p in parameters)
+
+
+def _asks_judge(specs: Any) -> bool:
+    """Whether verifier specs hold an ``llm_judge`` criterion (at any depth of ``all_of`` / ``any_of``)."""
+    for item in specs:
+        if isinstance(item, AllOfSpec | AnyOfSpec) and _asks_judge(item.verifiers):
+            return True
+        if isinstance(item, RubricSpec) and any(isinstance(c.check, LLMJudgeCheck) for c in item.criteria):
+            return True
+    return False
+
+
+def _judged(task: TaskSpec) -> TaskSpec:
+    """``task`` with an ``llm_judge`` criterion added (a new task: its own hash)."""
+    judge = RubricSpec(criteria=(Criterion(name="envgym check: the run's judge", check=LLMJudgeCheck(
+        question="Did the agent do the task? (envgym check only asks whether the run's judge is reached.)")),))
+    data = task.model_dump(mode="json")
+    return TaskSpec.model_validate({**data, "verifiers": [*data["verifiers"], judge.model_dump(mode="json")]})
+
+
+@contextlib.asynccontextmanager
+async def _fake_judge() -> AsyncIterator[tuple[JudgeConfig, list[dict[str, Any]]]]:
+    """An OpenAI-compatible chat endpoint on 127.0.0.1 that answers every question ``VERDICT: PASS``; yields
+    its :class:`JudgeConfig` and the request bodies it was sent."""
+    asked: list[dict[str, Any]] = []
+    payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": "VERDICT: PASS"}}]}).encode()
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
+            length = next((int(line.split(":", 1)[1]) for line in head.split("\r\n")
+                           if line.startswith("content-length:")), 0)
+            asked.append(json.loads(await reader.readexactly(length)))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
+            await writer.drain()
+        except (OSError, ValueError, asyncio.IncompleteReadError):
+            pass  # a broken request gets no answer: the judge's client says so
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", model=_JUDGE_MODEL, timeout_s=10, retries=0), asked
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def _eval_paths(env_id: str, tasks: list[TaskSpec], report: CheckReport, *, one_task: bool) -> None:
+    """What ``envgym eval`` does with the env that the gates do not (see the module docstring)."""
+    task = tasks[0]
+    async with make(env_id) as env:
+        if not _takes_judge(env):  # eval calls such a verify() without the judge, warning (envgym._deprecation)
+            report.deprecated.append("verify() takes no judge=: eval calls it without one, so the run's judge never "
+                                     "reaches it; add `*, judge=None` (and pass it on) or implement verify_context() "
+                                     "instead")
+        kernel_graded = type(env.unwrapped).verify_context is not Env.verify_context
+        capped = await run_episode(env, _Idle(), task, seed=0, max_steps=1)
+    fault = _fault(capped) or _unwritable(capped)
+    report.expect("an episode cut by a step cap (eval --max-steps) ends graded", fault is None,
+                  f"{task.id}, capped at 1 step: {fault}")
+    name = "the run's judge reaches an llm_judge criterion (eval --judge-url)"
+    if not kernel_graded and not any(_asks_judge(t.verifiers) for t in tasks):
+        report.passed.append(f"{name}: not checked, verify() grades by itself and no task asks for a judge")
+    else:
+        async with _fake_judge() as (judge, asked), make(env_id, judge=judge) as env:
+            judged = await run_episode(env, _Idle(), _judged(task), seed=0, max_steps=1)
+        fault = _fault(judged)
+        dropped = fault is not None and "needs a judge endpoint" in fault
+        if asked and fault is None:
+            report.expect(name, all(body.get("model") == _JUDGE_MODEL for body in asked), f"asked {asked}"[:300])
+        elif asked or (fault is not None and not dropped):
+            report.expect(name, False, f"{task.id} with an llm_judge criterion: {fault}")
+        else:
+            cause = (judged.error or "").splitlines()[0] if dropped else ""
+            how = f"did not pass it on ({cause})" if dropped else "never asked it (it grades by itself)"
+            report.expect(name, False, f"verify() {how}: pass judge on (super().verify(judge=judge)) or implement "
+                                       "verify_context() alone and let the kernel grade")
+    await _resumed_run(tamper_sample(tasks, 1 if one_task else 2), report)
+
+
+async def _resumed_run(tasks: list[TaskSpec], report: CheckReport) -> None:
+    """The oracle on ``tasks`` through :func:`evaluate`, stopped before its last record, then resumed."""
+    name = "a stopped eval run resumes (recorded episodes skipped, records parse, oracle 1)"
+    folder = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="envgym-check-"))
+    try:
+        suite, run = folder / "tasks.jsonl", folder / "run"
+        await asyncio.to_thread(write_tasks, suite, tasks)
+        config = EvalConfig(suites=(str(suite),), split=None, agent=OracleConfig(), limit=len(tasks))
+        first = await evaluate(config, run, concurrency=1)
+        dropped = 1 if len(tasks) > 1 else 0  # a stop before the last record's write leaves the run like this
+        if dropped:
+            await asyncio.to_thread(_drop_last_line, run / "records.jsonl")
+        second = await evaluate(config, run, concurrency=1)
+        records, _ = await asyncio.to_thread(read_records, run / "records.jsonl")
+    except Exception as exc:
+        report.expect(name, False, f"evaluate() raised {type(exc).__name__}: {exc}"[:400])
+        return
+    finally:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+    problems = []
+    if (first.ran, second.skipped, second.ran) != (len(tasks), len(tasks) - dropped, dropped):
+        problems.append(f"ran {first.ran} of {len(tasks)}, then skipped {second.skipped} and ran {second.ran} "
+                        f"(expected {len(tasks) - dropped} and {dropped})")
+    found = {r.task_hash: r for r in latest(records)}
+    if set(found) != {t.hash for t in tasks}:
+        problems.append(f"{len(found)} records for {len(tasks)} tasks")
+    problems += [f"{r.task_id}: {_fault(r) or f'{r.outcome.value} score {r.score}'}"
+                 for r in found.values() if r.outcome is not Outcome.SUCCESS]
+    report.expect(name, not problems, "; ".join(problems)[:400])
+
+
+def _drop_last_line(path: Path) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))
 
 
 async def _gates(env_id: str, tasks: list[TaskSpec], accepted: dict[str, NullAccepted], report: CheckReport,
@@ -301,10 +506,12 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
     if not tasks:
         return report
     await _contract(env_id, tasks[0], report)
+    sample = getattr(load_entry_point(spec(env_id).entry_point), "gate_sample", None)
+    await _eval_paths(env_id, tasks, report, one_task=bool(sample))
     if gymnasium_check:
         await asyncio.to_thread(_gymnasium_check, env_id, report)
     if gates:
-        sample = None if all_tasks else getattr(load_entry_point(spec(env_id).entry_point), "gate_sample", None)
+        sample = None if all_tasks else sample
         gated = tamper_sample(tasks, sample) if sample else tasks
         report.gated = len(gated)
         async with make(env_id) as probe:

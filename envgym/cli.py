@@ -185,6 +185,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             out.print(f"  [red]gate failed[/] {task_id}: {why}")
         for task_id, why in report.reset_retries:
             out.print(f"  [yellow]reset failed, run again[/] {task_id}: {why}")
+        for note in report.deprecated:
+            out.print(f"  [yellow]deprecated[/] {note}")
     if failed and len(ids) > 1:  # the last lines of a long --all run say which envs failed
         out.print(f"[red]check failed[/] for {len(failed)} of {len(ids)} envs: " + ", ".join(failed))
     return 1 if failed else 0

@@ -1,11 +1,17 @@
+import asyncio
+import contextlib
+import warnings
+
 import pytest
 
 import envgym
 from envgym.check import check, tamper_sample
-from envgym.env import NullAccepted
+from envgym.env import Env, NullAccepted
 from envgym.tamper import GENERIC
 from envgym.task import write_tasks
-from envgym.types import Action
+from envgym.tools import ToolEnv
+from envgym.types import Action, Verdict
+from envgym.verify import grade
 from envgym.verify.spec import AnswerSpec, WriteActionSpec
 
 from fakes import NOTES, NOTES_SUITE, notes_tasks
@@ -254,3 +260,189 @@ async def test_a_hack_probe_blamed_on_the_env_fails_the_gate(tmp_path):
         envgym.registry._registry.pop(env_id)
     assert report.tamper_failures == [
         (tasks[0].id, "tamper deep-arguments: blamed on the env, not the agent: EnvError: the env choked on its input")]
+
+
+# The eval paths: what ``envgym eval`` does with a plug-in that the gates do not. Each fake below is the notes
+# env with one thing wrong that the admission gates cannot see, and that eval ran into.
+
+EVAL_PATHS = ("reset(task=<id>) gives reset(task=TaskSpec)'s first observation",
+              "an episode cut by a step cap (eval --max-steps) ends graded",
+              "the run's judge reaches an llm_judge criterion (eval --judge-url)",
+              "a stopped eval run resumes (recorded episodes skipped, records parse, oracle 1)")
+OLD_VERIFY = ("verify() takes no judge=: eval calls it without one, so the run's judge never reaches it; add "
+              "`*, judge=None` (and pass it on) or implement verify_context() instead")
+WARNS_OLD_VERIFY = r"verify\(\) takes no judge keyword"
+"""What eval's call of such a verify warns (once per class and process: each class here is graded by one test)."""
+
+
+def _register_fake(cls: type, tmp_path) -> str:
+    """Register ``cls`` (a class of this module) on the notes domain and tasks under an id of its own."""
+    env_id = f"test/{cls.__name__.lower()}-v1"
+    write_tasks(tmp_path / "tasks.jsonl", [t.model_copy(update={"env_id": env_id}) for t in notes_tasks()])
+    envgym.register(env_id, f"{__name__}:{cls.__name__}", kwargs={"domain": NOTES},
+                    suites=(str(tmp_path / "tasks.jsonl"),))
+    return env_id
+
+
+async def _check_fake(cls: type, tmp_path, **kwargs):
+    env_id = _register_fake(cls, tmp_path)
+    try:
+        return await check(env_id, **{"gymnasium_check": False, "tamper": 0, **kwargs})
+    finally:
+        envgym.registry._registry.pop(env_id)
+
+
+async def test_a_good_env_passes_every_eval_path(monkeypatch):
+    import envgym.check
+
+    asked = []
+    judge = getattr(envgym.check, "_fake_judge", None)
+
+    @contextlib.asynccontextmanager
+    async def watched():
+        async with judge() as (config, bodies):
+            yield config, bodies
+        asked.extend(bodies)
+
+    monkeypatch.setattr(envgym.check, "_fake_judge", watched, raising=False)
+    report = await check("test/notes-v1", gymnasium_check=False, tamper=0)
+    assert set(EVAL_PATHS) <= set(report.passed)
+    assert report.ok and not report.deprecated, report.failed
+    assert len(asked) == 1 and "Did the agent do the task?" in asked[0]["messages"][0]["content"]
+
+
+class SelfGradingNotes(ToolEnv):
+    """As 0.1 plug-ins were written: grades itself in ``step`` (the verdict in ``info``, which the kernel still
+    takes) and its ``verify()`` takes no ``judge``. An episode that ends by its own step is graded there; one a
+    step cap cuts is graded by the kernel calling ``verify``."""
+
+    async def step(self, action):
+        result = await super().step(action)
+        if not result.terminated:
+            return result
+        verdict = await self.verify()
+        return result._replace(reward=verdict.score, info={**result.info, "verdict": verdict})
+
+    async def verify(self):  # type: ignore[override]
+        return await grade(self.task, await self.verify_context())
+
+
+async def test_a_verify_without_judge_that_keeps_the_judge_from_the_kernel_fails_check_naming_verify(tmp_path):
+    with pytest.warns(DeprecationWarning, match=WARNS_OLD_VERIFY):  # eval's, when it grades a capped episode
+        report = await _check_fake(SelfGradingNotes, tmp_path)
+    assert not report.gate_failures  # the gates alone let it through
+    assert report.failed == [("the run's judge reaches an llm_judge criterion (eval --judge-url)",
+                              "verify() did not pass it on (VerifierError: an llm_judge criterion needs a judge "
+                              "endpoint (eval --judge-url/--judge-model)): pass judge on (super().verify(judge=judge)) "
+                              "or implement verify_context() alone and let the kernel grade")]
+    assert report.deprecated == [OLD_VERIFY]
+    assert "an episode cut by a step cap (eval --max-steps) ends graded" in report.passed  # graded, warning
+
+
+class OldSelfGradedNotes(ToolEnv):
+    """As 0.1's README had a plug-in written: no ``verify_context`` (it grades itself), a ``verify()`` without
+    ``judge``. None of its tasks asks for a judge, so eval runs it, warning."""
+
+    verify_context = Env.verify_context  # the kernel cannot grade it
+
+    async def verify(self):  # type: ignore[override]
+        return await grade(self.task, await ToolEnv.verify_context(self))
+
+
+def test_a_01_plugin_that_grades_itself_passes_check_and_is_told_what_to_change(tmp_path, screen):
+    from envgym.cli import main
+
+    env_id = _register_fake(OldSelfGradedNotes, tmp_path)
+    try:
+        with pytest.warns(DeprecationWarning, match=WARNS_OLD_VERIFY):
+            assert main(["check", env_id]) == 0, screen()
+        report = asyncio.run(check(env_id, gates=False, gymnasium_check=False))
+    finally:
+        envgym.registry._registry.pop(env_id)
+    assert report.ok and report.deprecated == [OLD_VERIFY]
+    assert "the run's judge reaches an llm_judge criterion (eval --judge-url): not checked, verify() grades by " \
+           "itself and no task asks for a judge" in report.passed
+    stdout, _ = screen()
+    assert f"deprecated {OLD_VERIFY}" in " ".join(stdout.split())
+
+
+class MovedNameNotes(ToolEnv):
+    """Uses a public name that moved, which warns as an alias does (``envgym._deprecation``)."""
+
+    async def reset(self, **kwargs):
+        warnings.warn("envgym.old_name moved to envgym.new_name", DeprecationWarning, stacklevel=2)
+        return await super().reset(**kwargs)
+
+
+async def test_a_name_that_moved_is_a_deprecation_not_a_gymnasium_warning(tmp_path):
+    with pytest.warns(DeprecationWarning, match="old_name moved"):
+        report = await _check_fake(MovedNameNotes, tmp_path, gymnasium_check=True, gates=False)
+    assert report.ok, report.failed
+    assert "gymnasium check_env gives no warnings" in report.passed
+    assert report.deprecated == ["envgym.old_name moved to envgym.new_name"]  # once, however often it warned
+
+
+class SpecOnlyNotes(ToolEnv):
+    """Reads the task's fields in ``reset`` without resolving a task id first."""
+
+    async def reset(self, *, task=None, seed=None, options=None):
+        if task is not None:
+            task.initial_state  # noqa: B018 - what such a plug-in reads first
+        return await super().reset(task=task, seed=seed, options=options)
+
+
+async def test_a_reset_that_takes_no_task_id_fails_check_naming_reset(tmp_path):
+    report = await _check_fake(SpecOnlyNotes, tmp_path)
+    assert not report.gate_failures
+    assert report.failed == [("reset(task=<id>) gives reset(task=TaskSpec)'s first observation",
+                              "reset(task='notes-delete') raised AttributeError: 'str' object has no attribute "
+                              "'initial_state' (reset takes a task id too: self.choose_task(task, seed, options) "
+                              "resolves it)")]
+
+
+class JudgeDroppingNotes(ToolEnv):
+    """Takes ``judge=`` and grades through the kernel, but without the judge."""
+
+    async def verify(self, *, judge=None):
+        return await super().verify()
+
+
+class JudgeIgnoringNotes(ToolEnv):
+    """Takes ``judge=`` and grades the episode itself, on its own rule, never on the task's verifiers."""
+
+    async def verify(self, *, judge=None):
+        passed = (await self.verify_context()).final_answer is not None
+        return Verdict(score=float(passed), passed=passed)
+
+
+@pytest.mark.parametrize(("cls", "how"), [
+    (JudgeDroppingNotes, "verify() did not pass it on (VerifierError: an llm_judge criterion needs a judge endpoint"),
+    (JudgeIgnoringNotes, "verify() never asked it (it grades by itself)"),
+])
+async def test_an_env_that_keeps_the_judge_from_its_tasks_fails_check_naming_verify(cls, how, tmp_path):
+    report = await _check_fake(cls, tmp_path, gates=False)
+    [(name, detail)] = report.failed
+    assert name == "the run's judge reaches an llm_judge criterion (eval --judge-url)"
+    assert detail.startswith(how) and detail.endswith(
+        ": pass judge on (super().verify(judge=judge)) or implement verify_context() alone and let the kernel grade")
+
+
+class UnwritableNotes(ToolEnv):
+    """Puts an object that has no JSON form into its verdicts' evidence."""
+
+    async def verify(self, *, judge=None):
+        verdict = await super().verify(judge=judge)
+        return verdict.model_copy(update={"evidence": {**verdict.evidence, "handle": object()}})
+
+
+async def test_a_verdict_eval_cannot_write_fails_check_naming_verify(tmp_path):
+    report = await _check_fake(UnwritableNotes, tmp_path)
+    failed = dict(report.failed)
+    assert not report.gate_failures and set(failed) == {
+        "an episode cut by a step cap (eval --max-steps) ends graded",
+        "a stopped eval run resumes (recorded episodes skipped, records parse, oracle 1)"}
+    assert failed["an episode cut by a step cap (eval --max-steps) ends graded"].startswith(
+        "notes-delete, capped at 1 step: verify() returned a verdict eval cannot write as JSON: "
+        "PydanticSerializationError")
+    assert failed["a stopped eval run resumes (recorded episodes skipped, records parse, oracle 1)"].startswith(
+        "evaluate() raised PydanticSerializationError")
