@@ -9,6 +9,7 @@ one place to import from.
 from __future__ import annotations
 
 import contextlib
+import sys
 import tempfile
 from pathlib import Path
 
@@ -113,3 +114,25 @@ def store_snapshot(path) -> dict:
 
 __all__ = ["NOTES", "NOTES_SUITE", "STATE", "BrokenAgent", "ScriptedAgent", "notes_tasks", "play", "register_notes",
            "store_snapshot"]
+
+
+@contextlib.contextmanager
+def installed_plugin(tmp_path: Path, monkeypatch, package: Path, entry: str):
+    """The plug-in in the folder ``package`` (its module of the same name beside it) installed as a third party's
+    would be: a distribution ``<name>-0.1.0.dist-info`` with the ``envgym.environments`` entry point ``entry``
+    (``key = module:function``), in an isolated registry that loads plug-ins; its modules forgotten after."""
+    module = package.name
+    site = tmp_path / "site"
+    info = site / f"{module}-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    name = module.replace("_", "-")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[envgym.environments]\n{entry}\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(package))
+    try:
+        with envgym.isolated(plugins=True):
+            yield
+    finally:
+        for loaded in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+            del sys.modules[loaded]

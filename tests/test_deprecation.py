@@ -29,6 +29,8 @@ from envgym.types import Action, Observation, Verdict
 from envgym.verify import JudgeConfig
 from envgym.wrappers import Grading, TimeLimit
 
+from fakes import installed_plugin
+
 PACKAGE = Path(__file__).parent / "thirdparty" / "acme_ledger"
 SUITE = str(PACKAGE / "acme_ledger" / "tasks")
 WHEN = r" \(since 0\.2; the alias goes in 0\.3\)"
@@ -63,17 +65,8 @@ def fresh_tooling(monkeypatch):
 
 @pytest.fixture
 def ledger(tmp_path, monkeypatch, fresh_tooling):
-    site = tmp_path / "site"
-    info = site / "acme_ledger-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-ledger\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[envgym.environments]\nledger = acme_ledger:register_all\n")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.syspath_prepend(str(PACKAGE))
-    with envgym.isolated(plugins=True):
+    with installed_plugin(tmp_path, monkeypatch, PACKAGE, "ledger = acme_ledger:register_all"):
         yield
-    for name in [m for m in sys.modules if m == "acme_ledger" or m.startswith("acme_ledger.")]:
-        del sys.modules[name]
 
 
 def test_envgym_tooling_is_envgym_tools_args_warning(fresh_tooling):

@@ -9,7 +9,6 @@ registry that loads every installed plug-in afresh.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import gymnasium
@@ -21,22 +20,15 @@ from envgym.cli import main
 from envgym.errors import SpecError
 from envgym.task import load_suite, load_tasks
 
+from fakes import installed_plugin
+
 PACKAGE = Path(__file__).parent / "thirdparty" / "acme_counter"
 
 
 @pytest.fixture
 def acme(tmp_path, monkeypatch):
-    site = tmp_path / "site"
-    info = site / "acme_counter-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-counter\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[envgym.environments]\nacme = acme_counter:register_all\n")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.syspath_prepend(str(PACKAGE))
-    with envgym.isolated(plugins=True):
+    with installed_plugin(tmp_path, monkeypatch, PACKAGE, "acme = acme_counter:register_all"):
         yield
-    for name in [m for m in sys.modules if m == "acme_counter" or m.startswith("acme_counter.")]:
-        del sys.modules[name]
 
 
 def test_list_shows_the_env_and_its_named_suite(acme, screen):

@@ -10,7 +10,6 @@ The package is ``tests/thirdparty/acme_stove`` (its own pyproject.toml), install
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,22 +22,15 @@ from envgym.task import load_suite
 from envgym.timed.replay import regrade
 from envgym.types import Action, ToolCall
 
+from fakes import installed_plugin
+
 PACKAGE = Path(__file__).parents[1] / "thirdparty" / "acme_stove"
 
 
 @pytest.fixture
 def stove(tmp_path, monkeypatch):
-    site = tmp_path / "site"
-    info = site / "acme_stove-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-stove\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[envgym.environments]\nacme_stove = acme_stove:register_all\n")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.syspath_prepend(str(PACKAGE))
-    with envgym.isolated(plugins=True):
+    with installed_plugin(tmp_path, monkeypatch, PACKAGE, "acme_stove = acme_stove:register_all"):
         yield
-    for name in [m for m in sys.modules if m == "acme_stove" or m.startswith("acme_stove.")]:
-        del sys.modules[name]
 
 
 def _records(out: Path) -> list[dict]:
