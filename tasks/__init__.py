@@ -1,1 +1,0 @@
-"""Task data: one folder per suite of JSONL task files (see tasks/README.md)."""
