@@ -31,42 +31,20 @@ Against the recording proxy, give each rollout its own session (a token-faithful
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import verifiers as vf
 from datasets import Dataset
+from verifiers.utils.message_utils import normalize_messages
 
 from envgym.agents.chat import Transcript, system_prompt
 from envgym.env import Env
 from envgym.registry import make
 from envgym.task import TaskSpec, load_suite
 from envgym.types import Action, Outcome, ToolCall, Verdict
-
-
-def _import_verifiers() -> ModuleType:
-    """PrimeIntellect's ``verifiers``, also when the envgym checkout is on ``sys.path`` (``python -m pytest``
-    from the repository root), where the grading-asset folder ``verifiers/`` would shadow it."""
-    module = sys.modules.get("verifiers")
-    if module is not None and hasattr(module, "__version__"):
-        return module
-    root = Path(__file__).resolve().parents[3]  # envgym/rl/adapters/ -> the checkout root
-    saved = list(sys.path)
-    sys.path[:] = [p for p in saved if Path(p or ".").resolve() != root]
-    sys.modules.pop("verifiers", None)
-    try:
-        return importlib.import_module("verifiers")
-    finally:
-        sys.path[:] = saved
-
-
-vf = _import_verifiers()
-from verifiers.utils.message_utils import normalize_messages  # noqa: E402 - after the import above
 
 
 @dataclass
