@@ -18,7 +18,7 @@ The per-task view is a second page, ``tasks.html`` (in Markdown a section): per 
 whether each row solved it (successes / episodes, mean score) with links to the trajectory texts.
 :func:`render_trajectory` renders one trajectory as that text.
 
-HTML: ``leaderboard/template.html`` (package ``envgym_leaderboard``) filled per page. The pages are
+HTML: ``leaderboard/envgym_leaderboard/template.html`` (package ``envgym_leaderboard``) filled per page. The pages are
 self-contained (inline CSS and SVG charts drawn here by hand; no scripts, fonts, images or links that
 would touch the network; links are relative) and every piece of text from the data goes through
 :func:`html.escape`. Every rendering is deterministic for a given model. :func:`write_leaderboard` writes

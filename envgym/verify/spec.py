@@ -104,7 +104,7 @@ class LLMJudgeCheck(FrozenModel):
     """An LLM judge answers ``question`` about the episode; it must say PASS.
 
     The endpoint comes from the run's judge configuration unless the task names one. The prompt template
-    is a file under ``verifiers/judge/`` (installed as ``envgym_verifiers``).
+    is a file under ``verifiers/envgym_verifiers/judge/`` (package ``envgym_verifiers``).
     """
 
     type: Literal["llm_judge"] = "llm_judge"
