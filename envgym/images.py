@@ -31,9 +31,11 @@ from envgym.errors import PolicyError
 _FIELDS = (("jpeg_base64", "image/jpeg"), ("png_base64", "image/png"))
 
 
-class ImageError(ValueError):
+class ImageError(PolicyError, ValueError):
     """An image (or image URL) that cannot be used: bad base64, an unknown reference, a remote URL, a
     placeholder count that does not match the images (a client's error: the proxy answers HTTP 400)."""
+
+    blame = None  # a client's bad request or a chat template that drops images: the stage decides
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from envgym.errors import EnvgymError
+
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-class LineError(ValueError):
+class LineError(EnvgymError, ValueError):
     """One line of a JSONL file is not UTF-8 JSON; the message says why (the caller names file and line)."""
 
 

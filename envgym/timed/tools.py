@@ -31,13 +31,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from envgym.errors import ActionRefused
 from envgym.tools.args import args_model_of, function_schema
 
 Kind = Literal["read", "write", "control"]
 Duration = float | Callable[[Any, Any], float] | None
 
 
-class ToolFailure(Exception):
+class ToolFailure(ActionRefused):
     """The call was understood but cannot be done (not found, wrong state). Shown to the agent."""
 
 

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from envgym.errors import ActionRefused
+
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = ["ArgumentsError", "NoArgs", "args_model_of", "decode_arguments", "function_schema", "parse_arguments"]
@@ -46,7 +48,7 @@ def function_schema(name: str, description: str, args_model: type[BaseModel]) ->
     return {"type": "function", "function": {"name": name, "description": description, "parameters": params}}
 
 
-class ArgumentsError(ValueError):
+class ArgumentsError(ActionRefused, ValueError):
     """A tool call's arguments are not a JSON object, or not the tool's; the message names the tool and the
     problem, ``raw`` holds the decoded object when there was one."""
 

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from envgym.errors import SpecError
+from envgym.errors import ActionRefused, SpecError
 from envgym.tools.args import args_model_of, function_schema
 from envgym.verify.context import CallRecord
 
@@ -43,7 +43,7 @@ __all__ = ["Domain", "PolicyViolation", "Tool", "ToolContext", "ToolFailure", "l
 Kind = Literal["read", "write"]
 
 
-class ToolFailure(Exception):
+class ToolFailure(ActionRefused):
     """The call was understood but cannot be done (not found, wrong state). Shown to the agent."""
 
 

@@ -186,7 +186,7 @@ class _Host:
         return await self.stats()
 
 
-class _Lost(Exception):
+class _Lost(Exception):  # internal: a job future's exception, caught in this module (HostLost leaves it)
     """An in-flight job's host died (its future's exception; the job goes to another host)."""
 
     def __init__(self, cause: BaseException) -> None:
