@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from envgym.errors import ActionRefused
 from envgym.tools.args import ArgumentsError, decode_arguments
 
 MAX_TYPE = 4000
@@ -46,7 +47,7 @@ CLICKS = {"left_click": ("left", 1), "right_click": ("right", 1), "middle_click"
           "double_click": ("left", 2), "triple_click": ("left", 3)}
 
 
-class ActionError(Exception):
+class ActionError(ActionRefused):
     """The agent's action cannot be carried out; the message is shown to the agent."""
 
 

@@ -98,7 +98,7 @@ SOLUTIONS: dict[str, list[tuple[str, dict[str, Any]]]] = {
 """Reference solutions written for the imported feasible tasks, by OSWorld id (keyboard only)."""
 
 
-class Skip(Exception):
+class Skip(SpecError):
     """One task cannot be imported; the message is the reason (it starts with one of :data:`REASONS`)."""
 
 

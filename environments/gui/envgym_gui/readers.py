@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from envgym.errors import EnvgymError
 from envgym_gui.files import NS, formula_from_odf, qname
 
 __all__ = ["Cell", "FileFormatError", "Paragraph", "Sheet", "parse_address", "read_ini", "read_json", "read_kv",
@@ -33,7 +34,7 @@ MAX_COLS = 1_024
 MAX_TEXT_BYTES = 16 * 1024 * 1024
 
 
-class FileFormatError(ValueError):
+class FileFormatError(EnvgymError, ValueError):
     """Bytes that are not the document they claim to be (or exceed a size cap). Verifiers report it as
     what the agent left, never as a crash."""
 

@@ -332,7 +332,7 @@ class _Reader:
         return self.parsed[key]
 
 
-class _Missing(Exception):
+class _Missing(Exception):  # internal: a value a check reads is absent, caught in this module (a failed check)
     """The getter found nothing to compare (absent or unreadable file, no such sheet/paragraph/key)."""
 
 

@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envgym.errors import EnvgymError
+
 CACHE = Path.home() / ".cache" / "envgym"
 """Sdists land in ``CACHE/sdists``, repositories in ``CACHE/repos/<name>-<version>``."""
 
@@ -36,8 +38,10 @@ GIT_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "-
               "-c", "user.useConfigOnly=false"]
 
 
-class SourceError(RuntimeError):
+class SourceError(EnvgymError, RuntimeError):
     """An sdist could not be fetched or verified, or a git step failed."""
+
+    blame = "infra"  # authoring: building a suite's repository, never an agent's doing
 
 
 @dataclass(frozen=True)

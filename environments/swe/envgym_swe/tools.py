@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envgym.errors import ActionRefused
 from envgym.sandbox.base import Sandbox
 from envgym.sandbox.errors import SandboxError
 from envgym.tools.args import NoArgs, function_schema
@@ -33,7 +34,7 @@ _CWD_MARK = "\x1eENVGYM_CWD="
 _CWD_RE = re.compile(r"\n?\x1eENVGYM_CWD=(.*)\n?$")
 
 
-class ToolError(Exception):
+class ToolError(ActionRefused):
     """The agent's call could not be carried out; the message is shown to it."""
 
 

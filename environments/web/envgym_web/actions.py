@@ -25,6 +25,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from envgym.errors import ActionRefused
 from envgym_web.browser import origin_of
 
 ACTION_TIMEOUT_MS = 5000
@@ -42,7 +43,7 @@ MAX_CHARS = {"text": MAX_TYPE, "value": MAX_TYPE, "option": MAX_TYPE, "key": MAX
 episode and costs nothing on the page) has none."""
 
 
-class ActionError(Exception):
+class ActionError(ActionRefused):
     """The agent's action could not be carried out; the message is shown to the agent."""
 
 

@@ -38,7 +38,7 @@ WIP_LIMIT = 3
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 
-class Refused(Exception):
+class Refused(Exception):  # stays: this stdlib-only server runs in the sandbox; a refusal is a JSON-RPC tool error
     """A call the board's rules refuse: returned as a tool error."""
 
 

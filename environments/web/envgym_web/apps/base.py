@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from envgym.errors import ActionRefused
 from envgym.tools import store  # the kernel's SQLite store: schema + rows + a template cache
 from envgym.verify.context import CallRecord
 from envgym_web.server import Request, Response
@@ -28,11 +29,11 @@ WriteFn = Callable[[sqlite3.Connection, dict[str, Any]], Any]
 Handler = Callable[..., Response | str]
 
 
-class AppFailure(Exception):
+class AppFailure(ActionRefused):
     """A write the app refuses (out of stock, no permission); the page shows the message."""
 
 
-class Forbidden(Exception):
+class Forbidden(ActionRefused):
     """The signed-in user may not see this page."""
 
 
