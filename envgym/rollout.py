@@ -176,19 +176,15 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
                 steps.append(_step_record(len(steps), action, obs, reward, t_env - t, spent))
                 if not (terminated or truncated) and step_cap is not None and len(steps) >= step_cap:
                     arm("verify")
-                    truncated, verdict_now = True, await env.verify()
-                    info = {**info, "verdict": verdict_now, "truncated_by": "max_steps"}
-                    reward = verdict_now.score
+                    truncated, verdict = True, await env.verify()
+                    info = {**info, "verdict": verdict, "truncated_by": "max_steps"}
+                    reward = verdict.score
                 if terminated or truncated:
-                    verdict = info.get("verdict")
-                    if verdict is None:  # a bare env (not from make): the same grading, through its verify
-                        arm("verify")
+                    if verdict is None:  # never info's: make's Grading returns the verdict it graded (cached),
+                        arm("verify")  # a bare env grades through its verify
                         verdict = await env.verify()
-                    if verdict is not None:
-                        outcome = Outcome.SUCCESS if verdict.passed else (
-                            Outcome.TRUNCATED if truncated else Outcome.FAILURE)
-                    else:
-                        outcome = Outcome.TRUNCATED if truncated else Outcome.FAILURE
+                    outcome = Outcome.SUCCESS if verdict.passed else (
+                        Outcome.TRUNCATED if truncated else Outcome.FAILURE)
                     break
     except Exception as exc:
         stage = phase

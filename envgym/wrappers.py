@@ -5,7 +5,8 @@ the episode ended, :class:`EnvClosed` after close). ``TimeLimit`` truncates an e
 ``limits.max_steps`` (or the spec's ``max_episode_steps``). ``Grading`` is the one place an episode is graded:
 when a step ends it (terminated by the env, truncated by a limit) it calls the env's ``verify`` once, with
 the run's judge, and returns the verdict as ``info["verdict"]`` and its score as the reward; a later
-``verify()`` of the same episode (the rollout's deadline path, a trainer) returns that same verdict. An env
+``verify()`` of the same episode (the rollout's deadline path, a trainer) returns that same verdict. No
+verdict comes from ``info``: one an env puts there is dropped, whatever it says. An env
 whose ``verify`` override predates ``judge`` (0.1's ``def verify(self)``) is called without it, warning
 (:func:`envgym._deprecation.call_verify`). Every wrapper shows the wrapped env's capability flags.
 """
@@ -173,12 +174,11 @@ class Grading(Wrapper):
 
     async def step(self, action: Action) -> StepResult:
         obs, reward, terminated, truncated, info = await self.env.step(action)
+        if "verdict" in info:  # an env's own verdict counts for nothing
+            info = {k: v for k, v in info.items() if k != "verdict"}
         if not (terminated or truncated):
             return StepResult(obs, reward, terminated, truncated, info)
         self._ended = True
-        reported = info.get("verdict")
-        if isinstance(reported, Verdict) and self._verdict is None:
-            self._verdict = reported  # an env that still grades itself: its verdict counts, once
         try:
             verdict = await self.verify()
         except EnvgymError:

@@ -312,9 +312,9 @@ async def test_a_good_env_passes_every_eval_path(monkeypatch):
 
 
 class SelfGradingNotes(ToolEnv):
-    """As 0.1 plug-ins were written: grades itself in ``step`` (the verdict in ``info``, which the kernel still
-    takes) and its ``verify()`` takes no ``judge``. An episode that ends by its own step is graded there; one a
-    step cap cuts is graded by the kernel calling ``verify``."""
+    """As 0.1 plug-ins were written: grades itself in ``step`` (the verdict in ``info``, which the kernel drops)
+    and its ``verify()`` takes no ``judge``. Every episode, ended by its own step or cut by a step cap, is graded
+    by the kernel calling ``verify``."""
 
     async def step(self, action):
         result = await super().step(action)

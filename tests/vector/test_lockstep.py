@@ -5,7 +5,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
-from vector_fakes import ChaosEnv, fake_tasks
+from vector_fakes import ChaosEnv, fake_tasks, made
 
 import envgym
 from envgym.errors import ResetNeeded
@@ -101,7 +101,7 @@ async def test_async_core_matches_sync_vector_env(mode):
 async def test_sub_envs_step_concurrently_and_autoreset_next_step():
     ChaosEnv.reset_counters()
     tasks = fake_tasks(1, steps=2)
-    async with AsyncVectorEnv([lambda: ChaosEnv(delay=0.01, tasks=tasks)] * 5) as envs:
+    async with AsyncVectorEnv([lambda: made(delay=0.01, tasks=tasks)] * 5) as envs:
         await envs.reset()
         _, rewards, terminations, _, _ = await envs.step([Action.say("a")] * 5)
         assert ChaosEnv.max_stepping == 5 and not terminations.any()
@@ -114,7 +114,7 @@ async def test_sub_envs_step_concurrently_and_autoreset_next_step():
 
 async def test_disabled_autoreset_refuses_to_step_an_ended_env():
     tasks = fake_tasks(1, steps=1)
-    async with AsyncVectorEnv([ChaosEnv] * 2, autoreset_mode="Disabled") as envs:
+    async with AsyncVectorEnv([made] * 2, autoreset_mode="Disabled") as envs:
         await envs.reset(options={"task": tasks[0]})
         await envs.step([Action.say("a")] * 2)
         with pytest.raises(ResetNeeded, match=r"\[0, 1\]"):

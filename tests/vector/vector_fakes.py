@@ -16,7 +16,9 @@ from envgym.env import Env, StepResult
 from envgym.errors import PolicyError
 from envgym.task import TaskSpec
 from envgym.types import Action, Limits, Observation, Verdict
+from envgym.verify import JudgeConfig
 from envgym.verify.spec import AnswerSpec
+from envgym.wrappers import Grading, OrderEnforcing, TimeLimit
 
 PASS = Verdict(score=1.0, passed=True)
 FAIL = Verdict(score=0.0, passed=False)
@@ -100,11 +102,11 @@ class ChaosEnv(Env):
             ChaosEnv.stepping -= 1
         self.remaining -= 1
         if self.remaining <= 0:
-            return StepResult(Observation(text="end"), 1.0, True, False, {"verdict": PASS})
+            return StepResult(Observation(text="end"), 0.0, True, False, {})
         return StepResult(Observation(text=f"{self.remaining} to go"), 0.0, False, False, {})
 
-    async def verify(self) -> Verdict:
-        return FAIL
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        return PASS if self.remaining <= 0 else FAIL  # an episode it ended passes; one cut short fails
 
     async def close(self) -> None:
         if self.closed:
@@ -159,3 +161,8 @@ class ChaosFactory:
 
     async def aclose(self) -> None:
         pass
+
+
+def made(**kwargs: Any) -> Env:
+    """A :class:`ChaosEnv` wrapped as ``envgym.make`` wraps an env (the kernel grades its episodes)."""
+    return OrderEnforcing(Grading(TimeLimit(ChaosEnv(**kwargs))))

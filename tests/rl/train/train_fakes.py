@@ -9,6 +9,7 @@ from envgym.errors import EnvError
 from envgym.rl.train.config import build_config
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation, Verdict
+from envgym.verify import JudgeConfig
 
 ENV_ID = "test/vowels-v1"
 
@@ -27,10 +28,9 @@ class VowelEnv(Env):
 
     async def step(self, action: Action) -> StepResult:
         self._text = action.text or ""
-        verdict = await self.verify()
-        return StepResult(Observation(text="done"), verdict.score, True, False, {"verdict": verdict})
+        return StepResult(Observation(text="done"), 0.0, True, False, {})  # the kernel grades it
 
-    async def verify(self) -> Verdict:
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
         letters = [c for c in self._text.lower() if c.isalpha()]
         score = sum(c in "aeiou" for c in letters) / len(letters) if letters else 0.0
         return Verdict(score=score, passed=score > 0.5)
