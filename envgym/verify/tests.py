@@ -3,13 +3,15 @@
 A ``tests`` spec holds what SWE-bench calls the grading half of an instance: ``test_patch`` (the hidden test
 files), ``fail_to_pass`` and ``pass_to_pass`` (pytest node ids) and the ``base_commit``. The environment puts
 a :class:`TestsTarget` in ``VerifyContext.sandbox``: the episode's sandbox and a factory of fresh sandboxes of
-the same image (network ``none``). Grading:
+the same image (network ``none``); ``envgym swe grade`` puts one whose ``patch`` is the prediction's
+``model_patch`` and that has no episode. Grading:
 
 1. the agent's work is read from the episode's sandbox as a patch against the base tree (``model_patch``
    in the evidence: what the SWE family's exporter writes to ``predictions.jsonl``). Nothing else is read from it:
    what the agent did outside its diff (site-packages, background processes, caches, ``/tmp``, git config
    or hooks) cannot reach the verdict. A work tree whose ``.git`` the agent removed or broke cannot be read:
-   :class:`WorkTreeUnreadable`, the agent's failure;
+   :class:`WorkTreeUnreadable`, the agent's failure. A target that carries ``patch`` is graded on that patch,
+   and nothing is read;
 2. :func:`grade_patch` does the rest in a **new** sandbox, discarded afterwards: ``/testbed`` at the base
    commit, its whole tree (the image's untracked install artefacts too) snapshotted as a git tree, the model
    patch applied (``git apply``, else ``patch --forward --fuzz=5``), the tree snapshotted again; every path that
@@ -128,9 +130,12 @@ class TestsTarget:
 
     __test__ = False
     episode: Any
-    """The episode's sandbox: only the diff of its work tree is read."""
+    """The episode's sandbox: only the diff of its work tree is read (nothing, where ``patch`` is given)."""
     fresh: Callable[[], AbstractAsyncContextManager[Any]]
     """A new, started sandbox of the task's image that no episode touched; stopped when the block ends."""
+    patch: str | None = None
+    """The work as a patch against the base commit (a SWE-bench prediction's ``model_patch``): graded as the
+    episode's diff would be, and ``episode`` is not read."""
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -470,11 +475,13 @@ async def grade_patch(spec: TestsSpec, sandbox: Any, patch: str | None) -> Verdi
 
 
 async def verify_tests(spec: TestsSpec, ctx: VerifyContext) -> Verdict:
-    """Grade the episode: its patch read from the episode's sandbox, tested in a fresh one (module docstring)."""
+    """Grade the episode: its patch read from the episode's sandbox (or the target's ``patch``), tested in a
+    fresh one (module docstring)."""
     target = ctx.sandbox
     if not isinstance(target, TestsTarget):
         raise VerifierError("the tests verifier grades in a fresh sandbox: VerifyContext.sandbox must be a "
                             "TestsTarget (the episode's sandbox and a factory of fresh ones)")
-    patch = await model_patch(target.episode, spec.base_commit, spec.workdir)
+    patch = target.patch if target.patch is not None else await model_patch(target.episode, spec.base_commit,
+                                                                             spec.workdir)
     async with target.fresh() as sandbox:
         return await grade_patch(spec, sandbox, patch)

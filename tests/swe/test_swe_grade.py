@@ -10,8 +10,10 @@ import envgym
 from envgym.agents import parse_agent
 from envgym.cli import main
 from envgym.eval import EvalConfig, evaluate
-from envgym.task import write_tasks
+from envgym.task import load_tasks, write_tasks
+from envgym.verify.spec import AnswerSpec
 from envgym_swe.demo import REPO, make_demo
+from envgym_swe.grade import grade_prediction
 from envgym_swe.importer import import_instances
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
@@ -67,3 +69,16 @@ def test_grade_cli_good_bad_and_empty_predictions(demo, capsys):
                  f"{REPO}={repo}", "--out", str(root / "report2.json")]) == 0
     report = json.loads((root / "report2.json").read_text())
     assert report["resolved_ids"] == ["demo__calc-1"] and report["empty_patch_ids"] == ["demo__calc-4-hang"]
+
+
+async def test_a_prediction_is_graded_on_every_verifier_of_its_task_as_an_episode_is(demo):
+    # envgym swe grade graded the tests verifier alone (grade_patch): the gold patch "resolved" a task whose
+    # other verifier fails; now the kernel's grade() asks every verifier, as it does at an episode's end
+    _, _, suite, instances = demo
+    task = next(t for t in load_tasks(suite / "tasks.jsonl") if t.metadata["instance_id"] == "demo__calc-1")
+    gold = instances["demo__calc-1"]["patch"]
+    assert (await grade_prediction(task, gold))["resolved"]
+    strict = task.model_copy(update={"verifiers": (*task.verifiers, AnswerSpec(expected="a word never said"))})
+    entry = await grade_prediction(strict, gold)
+    assert entry["patch_successfully_applied"] and entry["tests_status"]["FAIL_TO_PASS"]["failure"] == []
+    assert (entry["resolved"], entry["status"]) == (False, "unresolved")

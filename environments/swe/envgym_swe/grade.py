@@ -1,7 +1,9 @@
 """``envgym swe grade``: grade SWE-bench predictions (``instance_id``, ``model_patch``) without an agent.
 
-Each prediction is graded exactly as an episode's patch is: :func:`envgym.verify.tests.grade_patch` in a
-fresh container of its task's image (from the shared pool, stopped afterwards): the model patch applied
+Each prediction is graded exactly as an episode is: by the kernel's :func:`envgym.verify.grade`, every verifier
+of its task, with a :class:`~envgym.verify.tests.TestsTarget` whose ``patch`` is the prediction's (no episode,
+no final answer, no calls). The tests verifier grades it in a fresh container of its task's image (from the
+shared pool, stopped afterwards): the model patch applied
 (``git apply``, then ``patch --forward --fuzz=5``: SWE-bench's fallback, except that a patch that looks
 reversed or already applied is refused rather than reversed), the paths of it that could hijack the runner
 undone (``dropped_paths``), the hidden tests run by the grader's own runner. A patch that does not apply is a
@@ -20,7 +22,9 @@ from typing import Any
 
 from envgym.errors import EnvgymError
 from envgym.task import TaskSpec
-from envgym.verify.tests import PASSING, TestsSpec, grade_patch
+from envgym.verify import VerifyContext, grade
+from envgym.verify.spec import AllOfSpec, AnyOfSpec
+from envgym.verify.tests import PASSING, TestsSpec, TestsTarget
 from envgym_swe import containers
 from envgym_swe.env import task_image
 from envgym_swe.instances import check_predictions
@@ -41,6 +45,11 @@ def tests_spec(task: TaskSpec) -> TestsSpec:
     raise EnvgymError(f"task {task.id} has no tests verifier")
 
 
+def _has_tests(specs: Iterable[Any]) -> bool:
+    return any(isinstance(s, TestsSpec) or (isinstance(s, AllOfSpec | AnyOfSpec) and _has_tests(s.verifiers))
+               for s in specs)
+
+
 async def grade_prediction(task: TaskSpec, model_patch: str | None) -> dict[str, Any]:
     """One instance's report entry (see the module docstring)."""
     entry: dict[str, Any] = {"patch_is_None": model_patch is None, "patch_exists": bool(model_patch),
@@ -49,11 +58,12 @@ async def grade_prediction(task: TaskSpec, model_patch: str | None) -> dict[str,
     if not model_patch or not model_patch.strip():
         entry["reason"] = "empty patch"
         return entry
-    spec = tests_spec(task)
+    if not _has_tests(task.verifiers):
+        raise EnvgymError(f"task {task.id} has no tests verifier")
     image = task_image(task)
-    try:
-        async with containers.leased(image) as sandbox:
-            verdict = await grade_patch(spec, sandbox, model_patch)
+    target = TestsTarget(episode=None, fresh=lambda: containers.leased(image), patch=model_patch)
+    try:  # the kernel's grading, every verifier of the task, as an episode's
+        verdict = await grade(task, VerifyContext(calls=[], final_answer=None, sandbox=target, task=task))
     except EnvgymError as exc:
         entry.update(status="error", reason=f"{type(exc).__name__}: {exc}")
         return entry
