@@ -9,6 +9,7 @@ import pytest
 import envgym
 from envgym.agent import Agent
 from envgym.agents.baseline import NullAgent, OracleAgent
+from envgym.errors import EnvError
 from envgym.rollout import run_episode
 from envgym.sandbox.errors import SandboxCrashed
 from envgym.task import write_tasks
@@ -82,6 +83,9 @@ async def test_tools_errors_caps_and_hidden_history(demo):
                                                              "tests/test_mean.py::test_mean_single": "PASSED"}
         assert "-    return sum(values) / (len(values) - 1)" in verdict.evidence["model_patch"]
         assert "tests/test_mean.py" not in verdict.evidence["model_patch"]  # grading's own files are not the agent's
+        assert await env.verify() == verdict  # the Grading wrapper's one verdict: the container is gone
+        with pytest.raises(EnvError, match="graded when it was submitted"):
+            await env.unwrapped.verify()  # the env keeps no second copy
         # The next reset in the same (reused) container is clean again: the fix and /tmp are gone.
         await env.reset(task=task)
         step = await env.step(call("bash", cmd="git status --short; ls /tmp; grep -c 'len(values) - 1' calc/*.py"))

@@ -76,7 +76,6 @@ class SweEnv(Env):
         self.image: str | None = None
         self.tools: ToolBox | None = None
         self._final_answer: str | None = None
-        self._verdict: Verdict | None = None
         self._submitted = False
         self._held: str | None = None
 
@@ -121,7 +120,7 @@ class SweEnv(Env):
         self.task = chosen
         self.tools = ToolBox(sandbox, timeout_s=self.command_timeout_s, max_output=self.max_output,
                              disk=dict(containers.DISK))
-        self._final_answer, self._verdict, self._submitted = None, None, False
+        self._final_answer, self._submitted = None, False
         text = (f"{chosen.instruction.strip()}\n\n---\nThe repository {repo} is checked out in /testbed (the working "
                 "directory); it has no network access. Tools: bash, view, edit, create, search. Change the code so "
                 "that the problem is solved, then call submit: hidden tests will grade your changes.")
@@ -202,11 +201,11 @@ class SweEnv(Env):
         return VerifyContext(calls=[], final_answer=self._final_answer, sandbox=target, task=self.task)
 
     async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        if self._verdict is not None:  # graded after submit; its container is gone
-            return self._verdict
+        if self._submitted and self.sandbox is None:  # make's Grading keeps the one verdict; a bare env has none
+            raise EnvError("this episode was graded when it was submitted and its container is gone: its verdict "
+                           "is the one its step returned (info['verdict'] from envgym.make's env)")
         verdict = await super().verify(judge=judge)
         if self._submitted:  # graded: the container is stopped now (in the background), off the next reset's path
-            self._verdict = verdict
             await self._give_back()
         return verdict
 
