@@ -51,7 +51,7 @@ import json
 import shutil
 import tempfile
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -359,7 +359,7 @@ async def _gates(env_id: str, tasks: list[TaskSpec], accepted: dict[str, NullAcc
 
     async def gate(task: TaskSpec) -> None:
         async with semaphore, make(env_id) as env:
-            oracle = await run_episode(env, OracleAgent(task), task, seed=0)
+            oracle = await _played(env, lambda: OracleAgent(task), task, report, "oracle")
             if not (oracle.outcome is Outcome.SUCCESS and oracle.reward == 1.0):
                 report.gate_failures.append((task.id, f"oracle: {oracle.outcome.value} score {oracle.reward}"
                                                       f" {_why(oracle)}"))
@@ -368,7 +368,7 @@ async def _gates(env_id: str, tasks: list[TaskSpec], accepted: dict[str, NullAcc
                 _, info = await env.reset(task=task, seed=0)
                 errors = malformed_calls(oracle, info.get("tools", []))
             report.gate_failures.extend((task.id, f"oracle: {error}") for error in errors)
-            null = await run_episode(env, NullAgent(), task, seed=0)
+            null = await _played(env, NullAgent, task, report, "null")
             exempt = accepted.get(task.hash)
             if exempt is None:
                 if null.reward != 0.0 or null.outcome is Outcome.SUCCESS or null.outcome is Outcome.INFRA_ERROR:
@@ -460,16 +460,8 @@ async def _tamper_gate(env_id: str, tasks: list[TaskSpec], accepted: dict[str, N
         tamperers = tamper_agents_for(probe)
 
     async def run(kind: type[Agent], task: TaskSpec) -> None:
-        async with semaphore:
-            for attempt in range(2):
-                async with make(env_id) as env:
-                    trajectory = await run_episode(env, kind(task), task, seed=0)  # type: ignore[call-arg]
-                # a reset that failed as infrastructure (the agent never acted: no first observation; under load a
-                # desktop's app can fail to start) is no probe's doing: run once more, and judge that episode
-                reset_failed = trajectory.outcome is Outcome.INFRA_ERROR and trajectory.initial_observation is None
-                if attempt or not reset_failed:
-                    break
-                report.reset_retries.append((task.id, f"tamper {kind.name}: {_why(trajectory)}"))
+        async with semaphore, make(env_id) as env:
+            trajectory = await _played(env, lambda: kind(task), task, report, f"tamper {kind.name}")  # type: ignore[call-arg]
         report.tamper_runs[kind.name] = report.tamper_runs.get(kind.name, 0) + 1
         why = _forged(trajectory)
         if why and (task.hash not in accepted or trajectory.outcome is Outcome.INFRA_ERROR):
@@ -479,6 +471,17 @@ async def _tamper_gate(env_id: str, tasks: list[TaskSpec], accepted: dict[str, N
                                                     f"not the agent: {_why(trajectory)}"))
 
     await asyncio.gather(*(run(kind, task) for kind in tamperers for task in tasks))
+
+
+async def _played(env: Any, agent: Callable[[], Agent], task: TaskSpec, report: CheckReport, label: str) -> Trajectory:
+    """An episode of ``agent()`` in ``env``. One whose reset failed as infrastructure (the agent never acted: no
+    first observation; under load a desktop's app can fail to start) is no agent's doing: it runs once more, the
+    report names the retry (``reset_retries``), and the second episode is judged."""
+    trajectory = await run_episode(env, agent(), task, seed=0)
+    if trajectory.outcome is Outcome.INFRA_ERROR and trajectory.initial_observation is None:
+        report.reset_retries.append((task.id, f"{label}: {_why(trajectory)}"))
+        trajectory = await run_episode(env, agent(), task, seed=0)
+    return trajectory
 
 
 def _why(trajectory) -> str:

@@ -446,3 +446,26 @@ async def test_a_verdict_eval_cannot_write_fails_check_naming_verify(tmp_path):
         "PydanticSerializationError")
     assert failed["a stopped eval run resumes (recorded episodes skipped, records parse, oracle 1)"].startswith(
         "evaluate() raised PydanticSerializationError")
+
+
+async def test_an_admission_gate_whose_reset_failed_runs_again_and_only_a_second_failure_counts(tmp_path):
+    # under load a desktop's app can fail to start at reset: the gate judged that infra_error as the oracle's
+    from envgym.check import CheckReport, _gates
+
+    env_id = "test/flaky-reset-gates-v1"
+    tasks = [t.model_copy(update={"env_id": env_id}) for t in notes_tasks()[:1]]
+    write_tasks(tmp_path / "tasks.jsonl", tasks)
+    envgym.register(env_id, f"{__name__}:_flaky_reset_notes_env", kwargs={"domain": NOTES},
+                    suites=(str(tmp_path / "tasks.jsonl"),))
+    try:
+        once = CheckReport(env_id)
+        RESET_FAILS["left"] = 1
+        await _gates(env_id, tasks, {}, once, concurrency=1)
+        twice = CheckReport(env_id)
+        RESET_FAILS["left"] = 2
+        await _gates(env_id, tasks, {}, twice, concurrency=1)
+    finally:
+        envgym.registry._registry.pop(env_id)
+        RESET_FAILS["left"] = 0
+    assert once.gate_failures == [] and [why.split(":")[0] for _, why in once.reset_retries] == ["oracle"], once
+    assert len(twice.gate_failures) == 1 and twice.gate_failures[0][1].startswith("oracle: infra_error"), twice
