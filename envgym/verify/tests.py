@@ -103,6 +103,16 @@ _CLEAN_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 """The test process's whole environment (plus the sandbox's command tag): nothing the image or agent set."""
 
 
+def __getattr__(name: str) -> Any:
+    if name == "REPORT_PATH":  # 0.1's report file; the report is the runner's stderr now. Goes in 0.3.
+        import warnings
+
+        warnings.warn("envgym.verify.tests.REPORT_PATH is deprecated (since 0.2; goes in 0.3): the runner reports on "
+                      "its stderr, read by parse_report(); no file holds the report", DeprecationWarning, stacklevel=2)
+        return f"{GRADER_DIR}/report"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class WorkTreeUnreadable(AgentFault):
     """The episode's work tree cannot be read as a patch because the agent removed or broke its ``.git``."""
 
@@ -202,6 +212,13 @@ class Report:
     """pytest's exit status from the end marker; None when the run never reached it."""
     canaries: dict[str, str]
     """Canary node id -> status (``MISSING`` when not reported)."""
+
+    def __iter__(self):  # 0.1's ``statuses, end = parse_report(...)``; goes in 0.3 (CHANGELOG.md, Deprecated)
+        import warnings
+
+        warnings.warn("unpacking parse_report()'s result as (statuses, end) is deprecated (since 0.2; goes in 0.3): "
+                      "it returns a Report; read .statuses, .end and .canaries", DeprecationWarning, stacklevel=2)
+        return iter((self.statuses, self.end))
 
     def tampering(self) -> str | None:
         """Why the run's outcomes cannot be believed, or None."""

@@ -248,3 +248,18 @@ async def test_a_dead_sandbox_raises_and_a_bare_sandbox_is_a_verifier_error():
         await verify([spec()], VerifyContext(calls=[], final_answer=None, sandbox=episode_sandbox()))
     with pytest.raises(VerifierError, match="fresh sandbox"):
         await verify([spec()], VerifyContext(calls=[], final_answer=None))
+
+
+def test_the_names_that_moved_in_0_2_still_work_warning():
+    import envgym.verify.tests as tests_module
+
+    nonce = "n" * 32
+    report = parse_report(f"{nonce} " + json.dumps({"test": "t.py::a", "when": "call", "status": "PASSED"})
+                          + f"\n{nonce} END 0\n", nonce)
+    with pytest.deprecated_call(match="returns a Report"):
+        statuses, end = report
+    assert statuses == {"t.py::a": "PASSED"} and end == 0
+    with pytest.deprecated_call(match="REPORT_PATH is deprecated"):
+        assert tests_module.REPORT_PATH == "/tmp/.envgym-grader/report"
+    with pytest.raises(AttributeError):
+        tests_module.NO_SUCH_NAME  # noqa: B018
