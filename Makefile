@@ -18,7 +18,7 @@ DEMO_LIMIT ?= 4
 RANDOM_RUNS ?= 2
 CONCURRENCY ?= 2
 
-.PHONY: setup demo test lint check validate-swe clean
+.PHONY: setup demo test lint docs check validate-swe clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -79,6 +79,10 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check envgym environments tests benchmarks
 
+# The docs site (mkdocs.yml, docs/): offline, --strict (a broken link or API reference fails), a few seconds.
+docs: $(VENV)/.installed
+	$(BIN)/mkdocs build --strict -q -d build/docs
+
 check: setup
 	$(BIN)/envgym check --all
 
@@ -110,7 +114,7 @@ $(BFCL_VENV)/.installed: pyproject.toml
 	$(BFCL_VENV)/bin/pip install -q --no-compile --no-deps bfcl-eval==2026.3.23
 	touch $@
 
-test: setup lint check validate-swe $(MCP_VENV)/.installed $(BFCL_VENV)/.installed
+test: setup lint docs check validate-swe $(MCP_VENV)/.installed $(BFCL_VENV)/.installed
 	$(MCP_VENV)/bin/python -m pytest -q tests/mcp
 	$(BFCL_VENV)/bin/python -m pytest -q tests/bfcl
 	$(BIN)/python -m pytest -q --durations=15
