@@ -1,0 +1,35 @@
+"""The ``tests`` verifier kind, for a family graded by a repository's own tests run in a sandbox (part of the
+plug-in surface).
+
+Covered by Semantic Versioning like all of :mod:`envgym.plugin` (see ``CHANGELOG.md``).
+
+- the spec a task carries: :class:`TestsSpec` (FAIL_TO_PASS / PASS_TO_PASS, the hidden test patch), and
+  :func:`files_to_run` / :func:`patch_paths` (the files a spec or patch names);
+- grading: :class:`TestsTarget` (the image and work tree a verdict is taken from), :func:`grade_patch` (a
+  model patch on a clean image), :func:`run_tests` and its :class:`TestRun`; :data:`PASSING` (the statuses
+  that count as passed).
+"""
+
+from __future__ import annotations
+
+from envgym.verify.tests import (
+    PASSING,
+    TestRun,
+    TestsSpec,
+    TestsTarget,
+    files_to_run,
+    grade_patch,
+    patch_paths,
+    run_tests,
+)
+
+__all__ = [
+    "PASSING",
+    "TestRun",
+    "TestsSpec",
+    "TestsTarget",
+    "files_to_run",
+    "grade_patch",
+    "patch_paths",
+    "run_tests",
+]

@@ -1,0 +1,46 @@
+"""The timed base: what a family of asynchronous, time-evolving worlds builds on, an outside engine included
+(part of the plug-in surface).
+
+Covered by Semantic Versioning like all of :mod:`envgym.plugin` (see ``CHANGELOG.md``).
+
+- the world: :class:`TimedWorld` (state, scheduled :class:`Event`\\ s, a call's :class:`CallDraft`),
+  its tools (the :func:`tool` decorator, :class:`TimedTool`, :class:`ToolFailure` for a refused call) and
+  their latencies (:func:`latency`, :data:`INSTANT`);
+- the env: :class:`TimedWorldEnv` and its :class:`TimedObservation`; :class:`TaskCache` for what a task
+  prepares once;
+- time: :class:`Timeline` (the verdict's evidence), :func:`parse_time_of_day`;
+- grading: :class:`TimedWriteSpec` (the ``timed_write`` verifier kind), and replay: :func:`replay` /
+  :func:`regrade` run a recorded episode again, :func:`recorded_charges` reads its thinking charges.
+"""
+
+from __future__ import annotations
+
+from envgym.timed.env import TimedObservation, TimedWorldEnv
+from envgym.timed.latency import INSTANT, latency
+from envgym.timed.prepare import TaskCache
+from envgym.timed.replay import recorded_charges, regrade, replay
+from envgym.timed.scheduler import Event
+from envgym.timed.timeline import Timeline, parse_time_of_day
+from envgym.timed.tools import TimedTool, ToolFailure, tool
+from envgym.timed.world import CallDraft, TimedWorld
+from envgym.verify.timed import TimedWriteSpec
+
+__all__ = [
+    "INSTANT",
+    "CallDraft",
+    "Event",
+    "TaskCache",
+    "TimedObservation",
+    "TimedTool",
+    "TimedWorld",
+    "TimedWorldEnv",
+    "TimedWriteSpec",
+    "Timeline",
+    "ToolFailure",
+    "latency",
+    "parse_time_of_day",
+    "recorded_charges",
+    "regrade",
+    "replay",
+    "tool",
+]
