@@ -8,6 +8,9 @@ functions and ``TYPE_CHECKING`` blocks included), no import-linter needed.
 - Inside ``envgym.rl`` the core (proxy, backends, samples, ...) imports neither ``rl.train`` nor
   ``rl.adapters``, and those two do not import each other.
 - The leaderboard package has no import cycle among its modules (its ``__init__`` included).
+- The kernel has no import circle at all, deferred (function-level) imports included: only imports under
+  ``if TYPE_CHECKING:`` (never run) may point up. Its core is a strict stack (:data:`CORE_ORDER`): each module
+  imports only modules below it.
 """
 
 from __future__ import annotations
@@ -61,6 +64,45 @@ def imported(module: str) -> set[str]:
     return names
 
 
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of the import nodes inside ``if TYPE_CHECKING:`` blocks (never executed)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    return skipped
+
+
+def runtime_imports(module: str) -> set[str]:
+    """The modules ``module`` imports when it runs (its functions' imports included, ``TYPE_CHECKING`` blocks
+    not): ``from a import b`` is an edge to ``a.b`` when that is a module, else to ``a``. Names outside the
+    scanned tree (the standard library, dependencies) are left out."""
+    path = SOURCES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = _type_checking_nodes(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(_nearest_module(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in SOURCES else _nearest_module(base))
+    return {name for name in found if name and name != module}
+
+
+def _nearest_module(name: str) -> str:
+    while name and name not in SOURCES:
+        name = name.rpartition(".")[0]
+    return name
+
+
 def _within(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
@@ -80,7 +122,7 @@ def test_the_scan_sees_the_tree():
     assert "envgym.leaderboard.build" in SOURCES and "envgym_tool.env" in SOURCES
     assert "envgym.leaderboard.models" in imported("envgym.leaderboard.build")
     assert "envgym.types.FrozenModel" in imported("envgym.leaderboard.models")
-    assert "envgym_tool.env imports envgym.tamper" in violations(["envgym_tool.env"], ("envgym.tamper",))
+    assert "envgym_tool.env imports envgym.plugin" in violations(["envgym_tool.env"], ("envgym.plugin",))
 
 
 def test_kernel_imports_no_family():
@@ -106,10 +148,10 @@ def test_rl_core_imports_neither_trainer_nor_adapters():
     assert violations(adapters, ("envgym.rl.train",)) == []
 
 
-def _cycle(package: str) -> list[str] | None:
-    """An import cycle among ``package``'s modules, as a path, or None."""
+def _cycle(package: str, edges_of=None) -> list[str] | None:
+    """An import cycle among ``package``'s modules, as a path, or None (``edges_of``: :func:`imported` by default)."""
     modules = set(modules_under(package))
-    edges = {m: {n for n in imported(m) if n in modules and n != m} for m in modules}
+    edges = {m: {n for n in (edges_of or imported)(m) if n in modules and n != m} for m in modules}
     done: set[str] = set()
 
     def visit(module: str, path: list[str]) -> list[str] | None:
@@ -140,3 +182,41 @@ def test_the_cycle_check_finds_one(monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "imported", with_cycle)
     cycle = _cycle("envgym.leaderboard")
     assert cycle is not None and cycle[0] == cycle[-1] and "envgym.leaderboard.stats" in cycle
+
+
+CORE_ORDER = (
+    "envgym.types", "envgym.errors", "envgym._deprecation", "envgym.clock", "envgym.entry_points", "envgym.jsonl",
+    "envgym.registry",
+    "envgym.verify.matching", "envgym.verify.state", "envgym.verify.context", "envgym.verify.timed",
+    "envgym.verify.tests", "envgym.verify.spec", "envgym.verify.answer", "envgym.verify.rubric",
+    "envgym.verify.write_action", "envgym.verify",
+    "envgym.task", "envgym.env", "envgym.wrappers", "envgym.compose", "envgym.gym",
+)
+"""The kernel's core, bottom first: the tables, the verifier kinds, the tasks, the env contract, its wrappers,
+``make``, the Gymnasium facade. (``envgym.verify``'s kinds sit below ``task``: a task file names them.)"""
+
+
+def test_the_kernel_has_no_import_circle():
+    assert _cycle("envgym", runtime_imports) is None
+
+
+def test_the_core_is_a_strict_stack():
+    below: set[str] = set()
+    upward = []
+    for module in CORE_ORDER:
+        upward += [f"{module} imports {name}" for name in sorted(runtime_imports(module))
+                   if name in CORE_ORDER and name not in below]
+        below.add(module)
+    assert upward == []
+
+
+def test_the_runtime_scan_sees_deferred_imports_and_skips_type_checking():
+    assert "envgym.compose" in runtime_imports("envgym.gym")
+    assert "envgym.verify.spec" in runtime_imports("envgym.task")  # module level
+    assert "envgym.env" not in runtime_imports("envgym.verify")  # only under TYPE_CHECKING
+    deferred = [m for m in SOURCES if m.startswith("envgym.")
+                if any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                       and any(isinstance(i, ast.ImportFrom) and (i.module or "").startswith("envgym.")
+                               for i in ast.walk(n))
+                       for n in ast.walk(ast.parse(SOURCES[m].read_text(encoding="utf-8"))))]
+    assert deferred and all(runtime_imports(m) for m in deferred[:5])

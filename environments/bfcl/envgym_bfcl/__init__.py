@@ -8,6 +8,8 @@ One env id per included category (``bfcl/<category>-v1``, :class:`envgym_bfcl.en
 
 from __future__ import annotations
 
+__all__ = ["CATEGORIES", "MULTI_TURN", "SINGLE_TURN", "register_all"]
+
 SINGLE_TURN = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple",
                "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance")
 """Single-turn categories envgym includes: AST-checked against the possible answers, or relevance-checked."""
@@ -17,7 +19,7 @@ CATEGORIES = SINGLE_TURN + MULTI_TURN
 
 
 def register_all() -> None:
-    from envgym.registry import register, register_verifier
+    from envgym.plugin import register, register_verifier
 
     # by reference: its checker is imported when a task is graded, not by every envgym command
     register_verifier("bfcl", "envgym_bfcl.verify:BfclSpec", "envgym_bfcl.verify:bfcl_check")

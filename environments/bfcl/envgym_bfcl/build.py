@@ -26,8 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envgym.task import TaskSpec, suites_root, write_tasks
-from envgym.types import Action, Limits, ToolCall
+from envgym.plugin import Action, Limits, TaskSpec, ToolCall, suites_root, write_tasks
 from envgym_bfcl import data
 from envgym_bfcl.verify import BfclSpec
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from envgym.errors import ExtraMissing, SpecError
+from envgym.plugin import ExtraMissing, SpecError
 from envgym_bfcl import CATEGORIES, MULTI_TURN, SINGLE_TURN
 
 __all__ = ["CATEGORIES", "MODEL_NAME", "MULTI_TURN", "SINGLE_TURN", "answers", "entries", "entry", "tools_of",

@@ -33,12 +33,21 @@ import re
 import secrets
 from typing import Any, ClassVar
 
-from envgym.env import Env, NullAccepted, StepResult
-from envgym.errors import EnvError
-from envgym.task import TaskSpec
-from envgym.tools.args import ArgumentsError, decode_arguments
-from envgym.types import Action, Observation, ToolCall, ToolResult
-from envgym.verify.context import CallRecord, VerifyContext
+from envgym.plugin import (
+    Action,
+    ArgumentsError,
+    CallRecord,
+    Env,
+    EnvError,
+    NullAccepted,
+    Observation,
+    StepResult,
+    TaskSpec,
+    ToolCall,
+    ToolResult,
+    VerifyContext,
+    decode_arguments,
+)
 from envgym_bfcl import data
 
 __all__ = ["BfclEnv", "drop_instances", "safe_call_strings"]

@@ -22,9 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from envgym.env import Env
-from envgym.task import TaskSpec
-from envgym.types import Action, ToolCall
+from envgym.plugin import Action, Env, TaskSpec, ToolCall
 from envgym_bfcl import data
 
 __all__ = ["Parity", "bfcl_handler", "bfcl_result", "bfcl_valid", "compare", "envgym_score", "perturbations"]

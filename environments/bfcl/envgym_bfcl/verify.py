@@ -21,9 +21,7 @@ import json
 import secrets
 from typing import Any, Literal
 
-from envgym.errors import VerifierError
-from envgym.types import CriterionResult, FrozenModel, Verdict
-from envgym.verify.context import VerifyContext
+from envgym.plugin import CriterionResult, FrozenModel, Verdict, VerifierError, VerifyContext
 from envgym_bfcl import data
 
 __all__ = ["BfclSpec", "bfcl_check", "check_result"]

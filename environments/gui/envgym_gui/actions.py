@@ -31,8 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from envgym.errors import ActionRefused
-from envgym.tools.args import ArgumentsError, decode_arguments
+from envgym.plugin import ActionRefused, ArgumentsError, decode_arguments
 
 MAX_TYPE = 4000
 """Characters one ``type`` call may send (xdotool types about 80 a second in LibreOffice)."""

@@ -43,10 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envgym.errors import EnvError
-from envgym.sandbox import Channel, ChannelClosed, Sandbox, SandboxCrashed, SandboxFileNotFound, SandboxProfile
-from envgym.sandbox.errors import SandboxError
-from envgym.sandbox.profile import WRITABLE
+from envgym.plugin import EnvError
+from envgym.plugin.sandbox import (
+    WRITABLE,
+    Channel,
+    ChannelClosed,
+    Sandbox,
+    SandboxCrashed,
+    SandboxError,
+    SandboxFileNotFound,
+    SandboxProfile,
+)
 
 __all__ = ["APPS", "HEIGHT", "PROFILE", "WIDTH", "ActionError", "AppExited", "Desktop", "DesktopError",
            "DesktopGone", "Element", "Window", "WindowTimeout"]

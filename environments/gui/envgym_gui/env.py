@@ -33,16 +33,8 @@ import re
 import time
 from typing import Any, ClassVar, Literal
 
-from envgym.clock import Clock
-from envgym.env import Env, StepResult
-from envgym.errors import AgentFault, EnvError
-from envgym.sandbox import leases
-from envgym.sandbox.docker import DockerEngine, DockerSandbox
-from envgym.sandbox.errors import SandboxCrashed
-from envgym.sandbox.images import tag_for
-from envgym.task import TaskSpec
-from envgym.types import Action, ToolResult
-from envgym.verify import VerifyContext
+from envgym.plugin import Action, AgentFault, Clock, Env, EnvError, StepResult, TaskSpec, ToolResult, VerifyContext
+from envgym.plugin.sandbox import DockerEngine, DockerSandbox, SandboxCrashed, leases, tag_for
 from envgym_gui import actions, desktop
 from envgym_gui.actions import CLICKS, ENDINGS, TOOLS, ActionError
 from envgym_gui.desktop import PREWARM_APPS, PROFILE, Desktop, DesktopGone

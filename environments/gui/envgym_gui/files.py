@@ -30,7 +30,7 @@ import zlib
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from envgym.errors import SpecError
+from envgym.plugin import SpecError
 
 __all__ = ["NS", "formula_from_odf", "formula_to_odf", "materialize", "qname"]
 

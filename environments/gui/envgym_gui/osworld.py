@@ -52,10 +52,10 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from envgym.errors import SpecError
+from envgym.plugin import SpecError
 
 if TYPE_CHECKING:  # imported where used: `envgym --help` loads this module for its subcommand
-    from envgym.task import TaskSpec
+    from envgym.plugin import TaskSpec
 
 ENV_ID = "gui/osworld-v1"
 HOME = "/home/user"
@@ -140,8 +140,7 @@ def map_task(raw: Any, *, domain: str | None = None, env_id: str = ENV_ID, where
     """One OSWorld task dict -> a :class:`TaskSpec`, or :class:`Skip` with the reason."""
     from pydantic import ValidationError
 
-    from envgym.task import TaskSpec
-    from envgym.types import Action, Limits
+    from envgym.plugin import Action, Limits, TaskSpec
 
     if not isinstance(raw, dict):
         raise Skip(f"malformed: {where}: a task is a JSON object, not {type(raw).__name__}")
@@ -602,8 +601,8 @@ def _verifier(checks: list[dict[str, Any]], expect: str) -> dict[str, Any]:
 
 def write_suite(source: str | Path, out: str | Path, *, commit: str | None = None) -> dict[str, Any]:
     """Import ``source`` into the folder ``out`` (see the module docstring); return the report written."""
-    from envgym.cli import output_dir
-    from envgym.task import write_tasks
+    from envgym.plugin import write_tasks
+    from envgym.plugin.cli import output_dir
 
     tasks, skipped = import_tasks(source)
     out = output_dir(out)  # below a file or unwritable: a SpecError naming --out, not an OSError

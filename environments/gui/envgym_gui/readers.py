@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from envgym.errors import EnvgymError
+from envgym.plugin import EnvgymError
 from envgym_gui.files import NS, formula_from_odf, qname
 
 __all__ = ["Cell", "FileFormatError", "Paragraph", "Sheet", "parse_address", "read_ini", "read_json", "read_kv",

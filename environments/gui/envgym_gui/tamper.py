@@ -15,8 +15,7 @@ screen shows. Each agent here is built from the task, so it knows the instructio
 
 from __future__ import annotations
 
-from envgym.tamper import TamperAgent
-from envgym.types import Action, Observation, ToolCall
+from envgym.plugin import Action, Observation, TamperAgent, ToolCall
 
 CLAIM = "Done: the task is complete and saved."
 

@@ -28,9 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from envgym import FrozenModel, Verdict
-from envgym.types import CriterionResult
-from envgym.verify import VerifyContext
+from envgym.plugin import CriterionResult, FrozenModel, Verdict, VerifyContext
 from envgym_gui.readers import (
     FileFormatError,
     parse_address,
@@ -544,7 +542,7 @@ async def check_desktop(spec: DesktopSpec, ctx: VerifyContext) -> Verdict:
     """Grade one episode on the desktop it left (see the module docstring)."""
     state = ctx.state
     if state is None or not hasattr(state, "read_file"):
-        from envgym.errors import VerifierError
+        from envgym.plugin import VerifierError
 
         raise VerifierError("the desktop verifier needs the GUI env's DesktopState in ctx.state")
     final = getattr(state, "final", None)

@@ -9,9 +9,11 @@ kernel's ``envgym mcp serve`` (:mod:`envgym.mcp`).
 
 from __future__ import annotations
 
+__all__ = ["register_all"]
+
 
 def register_all() -> None:
-    from envgym.registry import register
+    from envgym.plugin import register
 
     register("mcp/kanban-v1", "envgym_mcp.env:McpToolEnv", kwargs={"server": "kanban"}, suites=("mcp-kanban",),
              max_episode_steps=30, description="A team's kanban board, an MCP server (stdio) in a Docker sandbox.")

@@ -16,10 +16,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envgym.task import TaskSpec, write_suite
-from envgym.types import Action, Limits, ToolCall
-from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quote
-from envgym.verify.spec import AnswerSpec, ExpectedWrite, VerifierSpec, WriteActionSpec
+from envgym.plugin import (
+    Action,
+    AnswerSpec,
+    ExpectedWrite,
+    Limits,
+    TaskSpec,
+    ToolCall,
+    VerifierSpec,
+    WriteActionSpec,
+    answer_pattern,
+    number_pattern,
+    refuse_quote,
+    write_suite,
+)
 
 ENV_ID = "mcp/kanban-v1"
 MEMBERS = [("m1", "Dana"), ("m2", "Omar"), ("m3", "Lee"), ("m4", "Priya")]

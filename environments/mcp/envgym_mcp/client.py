@@ -26,7 +26,7 @@ import json
 from itertools import count
 from typing import Any, Protocol
 
-from envgym.errors import EnvError
+from envgym.plugin import EnvError
 
 __all__ = ["MAX_MESSAGE_BYTES", "ChannelTransport", "LineTransport", "McpClient", "McpMessageRefused",
            "McpServerError", "ProcessTransport"]

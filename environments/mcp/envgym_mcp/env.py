@@ -46,12 +46,22 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from envgym.env import Env, StepResult
-from envgym.errors import AgentFault, EnvError, SpecError
-from envgym.tools import FrozenState, store
-from envgym.tools.args import ArgumentsError, decode_arguments
-from envgym.types import Action, FrozenModel, Observation, ToolResult
-from envgym.verify.context import CallRecord, VerifyContext
+from envgym.plugin import (
+    Action,
+    AgentFault,
+    ArgumentsError,
+    CallRecord,
+    Env,
+    EnvError,
+    FrozenModel,
+    Observation,
+    SpecError,
+    StepResult,
+    ToolResult,
+    VerifyContext,
+    decode_arguments,
+)
+from envgym.plugin.tools import FrozenState, store
 from envgym_mcp.client import (
     MAX_MESSAGE_BYTES,
     ChannelTransport,
@@ -140,18 +150,17 @@ class McpToolEnv(Env):
         if self.server.sandbox == "local":
             import warnings
 
-            from envgym.sandbox import InsecureSandboxWarning, LocalSandbox
+            from envgym.plugin.sandbox import InsecureSandboxWarning, LocalSandbox
 
             sandbox = LocalSandbox()
             with warnings.catch_warnings():  # said once in the docs: the local backend is for development
                 warnings.simplefilter("ignore", InsecureSandboxWarning)
                 await sandbox.start()
         else:
-            from envgym.sandbox import DockerSandbox
-            from envgym.sandbox.images import recipes, tag_for
+            from envgym.plugin.sandbox import DockerSandbox, image_recipes, tag_for
 
             image = self.server.image or ""
-            sandbox = DockerSandbox(tag_for(image) if image in recipes() else image)
+            sandbox = DockerSandbox(tag_for(image) if image in image_recipes() else image)
             await sandbox.start()
         try:
             for path, ref in self.server.files.items():
@@ -204,7 +213,7 @@ class McpToolEnv(Env):
         self._client = await self._start_server("state.sqlite", "init.json")
         initial = (self.server.name, chosen.hash, "initial")
         if initial not in self._states:  # the state before any call: read now, not replayed at grading
-            from envgym.sandbox import SandboxFileNotFound
+            from envgym.plugin.sandbox import SandboxFileNotFound
 
             with contextlib.suppress(SandboxFileNotFound):  # not there yet: grading replays it
                 self._states[initial] = await self._read_state("state.sqlite")

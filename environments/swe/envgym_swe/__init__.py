@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+__all__ = ["register_all"]
+
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    from envgym.registry import register, register_suite
-    from envgym.task import suites_root
+    from envgym.plugin import register, register_suite, suites_root
     from envgym_swe.importer import env_id_for, imported_suites
 
     # The bundled swe-* folders are named suites already (envgym_tasks registers its folders); imported ones

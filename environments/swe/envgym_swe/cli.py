@@ -26,8 +26,8 @@ import json
 import re
 from pathlib import Path
 
-from envgym.cli import LazyConsole, output_dir, output_file, positive_int, positive_seconds
-from envgym.errors import EnvgymError, SpecError
+from envgym.plugin import EnvgymError, SpecError
+from envgym.plugin.cli import LazyConsole, output_dir, output_file, positive_int, positive_seconds
 
 out = LazyConsole(soft_wrap=True)  # rich loads when a command prints, not for envgym --help
 CANDIDATES, LABELLED = "candidates.swebench.json", "instances.swebench.json"
@@ -203,8 +203,8 @@ def _repo_for(name: str, tasks: list, given: dict[str, Path]) -> Path | None:
 def build_suites(suites: list[str], repos: dict[str, Path], *, force: bool = False,
                  log=lambda _: None) -> list[tuple[str, bool]]:
     """Build (when missing) every image the suites' tasks name; returns (tag, built now?) per image."""
-    from envgym.sandbox.docker import connect
-    from envgym.task import load_suite
+    from envgym.plugin import load_suite
+    from envgym.plugin.sandbox import connect
     from envgym_swe.images import ImageSpec, ensure_image, exists, image_tag
 
     groups: dict[str, tuple[ImageSpec, list]] = {}
@@ -225,7 +225,7 @@ def build_suites(suites: list[str], repos: dict[str, Path], *, force: bool = Fal
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from envgym.task import list_suites
+    from envgym.plugin import list_suites
 
     suites = [s for s in list_suites() if s.startswith("swe-")] if args.all else args.suite
     if not suites:
@@ -239,7 +239,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_grade(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: `envgym --help` imports this module
 
-    from envgym.task import load_suite
+    from envgym.plugin import load_suite
     from envgym_swe.grade import grade_predictions
     from envgym_swe.importer import import_instances
     from envgym_swe.instances import read_jsonl

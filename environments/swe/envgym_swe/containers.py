@@ -39,11 +39,7 @@ import shlex
 import threading
 from pathlib import Path
 
-from envgym.sandbox import leases
-from envgym.sandbox.base import Sandbox
-from envgym.sandbox.docker import DockerSandbox
-from envgym.sandbox.errors import SandboxError
-from envgym.sandbox.profile import DEFAULT, SandboxProfile
+from envgym.plugin.sandbox import DEFAULT, DockerSandbox, Sandbox, SandboxError, SandboxProfile, leases
 
 WORKDIR = "/testbed"
 PRISTINE = "/opt/envgym/testbed"

@@ -29,16 +29,22 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from envgym.clock import Clock
-from envgym.env import Env, StepResult
-from envgym.errors import EnvError
-from envgym.sandbox.base import Sandbox, SandboxState
-from envgym.sandbox.errors import ExecTimeout, ImageMissing, SandboxCrashed, SandboxError
-from envgym.task import TaskSpec
-from envgym.tools.args import ArgumentsError, decode_arguments
-from envgym.types import Action, Observation, ToolResult, Verdict
-from envgym.verify import JudgeConfig, VerifyContext
-from envgym.verify.tests import TestsTarget
+from envgym.plugin import (
+    Action,
+    ArgumentsError,
+    Clock,
+    Env,
+    EnvError,
+    Observation,
+    StepResult,
+    TaskSpec,
+    ToolResult,
+    Verdict,
+    VerifyContext,
+    decode_arguments,
+)
+from envgym.plugin.sandbox import ExecTimeout, ImageMissing, Sandbox, SandboxCrashed, SandboxError, SandboxState
+from envgym.plugin.tests import TestsTarget
 from envgym_swe import containers, tamper
 from envgym_swe.images import ImageSpec, image_tag
 from envgym_swe.tools import ARGS, TOOLS, ToolBox, ToolError
@@ -192,6 +198,9 @@ class SweEnv(Env):
     async def verify_context(self) -> VerifyContext:
         if self.task is None:
             raise EnvError("verify() without an episode")
+        if self._submitted and self.sandbox is None:  # make's Grading keeps the one verdict; a bare env has none
+            raise EnvError("this episode was graded when it was submitted and its container is gone: its verdict "
+                           "is the one its step returned (info['verdict'] from envgym.make's env)")
         if self.sandbox is None or self.sandbox.state is not SandboxState.RUNNING:
             cause = getattr(self.sandbox, "crash_error", None)  # whose it was: the crash's own evidence
             detail = f" ({cause})" if cause else ""
@@ -200,14 +209,10 @@ class SweEnv(Env):
         target = TestsTarget(episode=self.sandbox, fresh=lambda: containers.leased(image))
         return VerifyContext(calls=[], final_answer=self._final_answer, sandbox=target, task=self.task)
 
-    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        if self._submitted and self.sandbox is None:  # make's Grading keeps the one verdict; a bare env has none
-            raise EnvError("this episode was graded when it was submitted and its container is gone: its verdict "
-                           "is the one its step returned (info['verdict'] from envgym.make's env)")
-        verdict = await super().verify(judge=judge)
+    async def graded(self, verdict: Verdict) -> dict[str, Any]:
         if self._submitted:  # graded: the container is stopped now (in the background), off the next reset's path
             await self._give_back()
-        return verdict
+        return {}
 
     async def close(self) -> None:
         self.tools = None

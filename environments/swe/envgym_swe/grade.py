@@ -20,11 +20,8 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from envgym.errors import EnvgymError
-from envgym.task import TaskSpec
-from envgym.verify import VerifyContext, grade
-from envgym.verify.spec import AllOfSpec, AnyOfSpec
-from envgym.verify.tests import PASSING, TestsSpec, TestsTarget
+from envgym.plugin import AllOfSpec, AnyOfSpec, EnvgymError, TaskSpec, VerifyContext, grade
+from envgym.plugin.tests import PASSING, TestsSpec, TestsTarget
 from envgym_swe import containers
 from envgym_swe.env import task_image
 from envgym_swe.instances import check_predictions

@@ -44,8 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from envgym.errors import SandboxError
-from envgym.types import FrozenModel, canonical_json
+from envgym.plugin import FrozenModel, SandboxError, canonical_json
 
 WHEEL_CACHE = Path.home() / ".cache" / "envgym" / "wheels"
 PARENT = "swe-python"
@@ -85,7 +84,7 @@ def _slug(text: str) -> str:
 
 
 def parent_tag() -> str:
-    from envgym.sandbox.images import tag_for
+    from envgym.plugin.sandbox import tag_for
 
     return tag_for(PARENT)
 
@@ -144,10 +143,9 @@ def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False
     ``repo_path`` is the local git repository; it is needed only when the image must be built. ``force``
     rebuilds an existing tag; ``nocache`` also ignores Docker's layer cache (a first build, measured).
     """
-    from envgym.sandbox.docker import connect
-    from envgym.sandbox.images import build
+    from envgym.plugin.sandbox import build_images, connect
 
-    build([PARENT], log=log)
+    build_images([PARENT], log=log)
     parent = parent_tag()
     tag = image_tag(spec, parent)
     api = connect()

@@ -34,10 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envgym.errors import EnvgymError, SpecError
-from envgym.task import TaskSpec, write_tasks
-from envgym.types import Action, Limits
-from envgym.verify.tests import TestsSpec
+from envgym.plugin import Action, EnvgymError, Limits, SpecError, TaskSpec, write_tasks
+from envgym.plugin.tests import TestsSpec
 from envgym_swe.images import ImageSpec, build_requires, ensure_image, git, has_commit
 from envgym_swe.instances import Instance, InstanceError, parse_instances, read_jsonl
 
@@ -134,7 +132,7 @@ def suites_dir() -> Path:
 def forget_suite(suite: str, *, delete: bool = False) -> Path:
     """Drop ``suite`` from the remembered suites (its env id no longer registers); with ``delete`` also remove its
     folder. Returns the folder. SpecError for a suite never imported (bundled suites are not remembered)."""
-    from envgym.task import suites_root
+    from envgym.plugin import suites_root
 
     def drop(index: dict[str, str]) -> Path:
         if suite not in index:
@@ -294,7 +292,7 @@ def write_suite(report: ImportReport, out_dir: Path, *, remember: bool = True) -
     if report.skipped:
         lines += ["Skipped at import:", ""] + [f"- `{i}`: {why}" for i, why in report.skipped] + [""]
     (out_dir / "README.md").write_text("\n".join(lines))
-    from envgym.task import suites_root
+    from envgym.plugin import suites_root
 
     try:
         inside = out_dir.resolve().parent == suites_root().resolve()

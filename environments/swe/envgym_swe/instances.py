@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from envgym.errors import SpecError
-from envgym.jsonl import LineError, decode_line, split_lines
+from envgym.plugin import SpecError
+from envgym.plugin.records import LineError, decode_line, split_lines
 
 DEFAULT_INSTALL = "pip install --no-index --find-links /wheels -e ."
 

@@ -34,9 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envgym.errors import EnvgymError
-from envgym.task import TaskSpec
-from envgym.verify.tests import PASSING, TestRun, grade_patch, patch_paths, run_tests
+from envgym.plugin import EnvgymError, TaskSpec
+from envgym.plugin.tests import PASSING, TestRun, grade_patch, patch_paths, run_tests
 from envgym_swe import containers
 from envgym_swe.env import task_image
 from envgym_swe.grade import tests_spec

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envgym.errors import SpecError
+from envgym.plugin import SpecError
 from envgym_swe.environment import Environment, infer_environment
 
 _TEST_DIRS = {"test", "tests", "testing"}

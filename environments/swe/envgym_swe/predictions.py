@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from envgym.export import ExportContext
-from envgym.record import JsonlWriter, ResultRecord, read_jsonl
-from envgym.trajectory import Trajectory
-from envgym.types import FrozenModel
+from envgym.plugin import FrozenModel, Trajectory
+from envgym.plugin.records import ExportContext, JsonlWriter, ResultRecord, read_jsonl
 
 FILENAME = "predictions.jsonl"
 

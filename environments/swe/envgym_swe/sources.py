@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envgym.errors import EnvgymError
+from envgym.plugin import EnvgymError
 
 CACHE = Path.home() / ".cache" / "envgym"
 """Sdists land in ``CACHE/sdists``, repositories in ``CACHE/repos/<name>-<version>``."""

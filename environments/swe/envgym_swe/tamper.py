@@ -34,9 +34,8 @@ import shlex
 from collections import defaultdict
 from typing import ClassVar
 
-from envgym.tamper import TamperAgent
-from envgym.types import Action, Observation
-from envgym.verify.tests import TestsSpec, files_to_run
+from envgym.plugin import Action, Observation, TamperAgent
+from envgym.plugin.tests import TestsSpec, files_to_run
 
 
 def _spec(agent: TamperAgent) -> TestsSpec:

@@ -22,10 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from envgym.errors import ActionRefused
-from envgym.sandbox.base import Sandbox
-from envgym.sandbox.errors import SandboxError
-from envgym.tools.args import NoArgs, function_schema
+from envgym.plugin import ActionRefused, NoArgs, function_schema
+from envgym.plugin.sandbox import Sandbox, SandboxError
 
 MAX_FILE = 8 << 20
 """Largest file ``view`` and ``edit`` read (use ``bash`` with ``sed -n`` / ``head`` for parts of larger ones)."""

@@ -8,18 +8,20 @@ Registered ids: ``text/scienceworld-v1`` (ScienceWorld's 30 task types, suite ``
 
 from __future__ import annotations
 
+__all__ = ["register_all"]
+
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    import envgym
+    from envgym.plugin import register, register_verifier
 
-    envgym.register("text/scienceworld-v1", "envgym_textgames.scienceworld:ScienceWorldEnv",
+    register("text/scienceworld-v1", "envgym_textgames.scienceworld:ScienceWorldEnv",
                     suites=("text-scienceworld",), max_episode_steps=1000,
                     description="ScienceWorld (scienceworld package, Apache-2.0): 30 science task types in a "
                                 "text world, graded by its own score.")
-    envgym.register("text/textworld-v1", "envgym_textgames.textworld:TextWorldEnv", suites=("text-textworld",),
+    register("text/textworld-v1", "envgym_textgames.textworld:TextWorldEnv", suites=("text-textworld",),
                     max_episode_steps=1000,
                     description="TextWorld (textworld package, MIT): generated games of the challenge families "
                                 "tw-simple, tw-cooking, tw-coin_collector, tw-treasure_hunter, graded by the game.")
-    envgym.register_verifier("game_score", "envgym_textgames.game:GameScoreSpec",
+    register_verifier("game_score", "envgym_textgames.game:GameScoreSpec",
                              "envgym_textgames.game:check_game_score")  # imported when a task is graded

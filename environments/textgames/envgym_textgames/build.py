@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from envgym.task import TaskSpec, write_tasks
+from envgym.plugin import TaskSpec, write_tasks
 
 
 def build_scienceworld(per_split: int, only: list[str] | None = None, rotate: bool = False) -> list[TaskSpec]:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     games.add_argument("--suite", default="text-textworld", help="the suite (name or folder)")
     args = parser.parse_args(argv)
     if args.game == "textworld-games":
-        from envgym.task import load_suite
+        from envgym.plugin import load_suite
         from envgym_textgames.textworld import game_file
 
         for task in load_suite(args.suite):

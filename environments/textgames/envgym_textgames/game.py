@@ -29,10 +29,20 @@ import json
 import sqlite3
 from typing import Any, ClassVar, Literal
 
-from envgym import Action, Env, FrozenModel, Observation, StepResult, TaskSpec, ToolResult, Verdict
-from envgym.errors import EnvError
-from envgym.types import CriterionResult
-from envgym.verify import CallRecord, VerifyContext
+from envgym.plugin import (
+    Action,
+    CallRecord,
+    CriterionResult,
+    Env,
+    EnvError,
+    FrozenModel,
+    Observation,
+    StepResult,
+    TaskSpec,
+    ToolResult,
+    Verdict,
+    VerifyContext,
+)
 from envgym_textgames.tamper import DebugVerbs, HalfWalkthrough
 
 ACT_TOOL = {"type": "function", "function": {

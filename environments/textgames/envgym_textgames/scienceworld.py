@@ -26,9 +26,7 @@ import os
 import threading
 from typing import Any, ClassVar
 
-from envgym import TaskSpec
-from envgym.errors import EnvError
-from envgym.types import Action, Limits
+from envgym.plugin import Action, EnvError, Limits, TaskSpec
 from envgym_textgames.game import GameScoreSpec, GameState, TextGameEnv
 
 ENV_ID = "text/scienceworld-v1"

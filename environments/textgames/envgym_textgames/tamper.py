@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 
-from envgym.tamper import TamperAgent
-from envgym.types import Action, Observation
+from envgym.plugin import Action, Observation, TamperAgent
 
 CLAIM = "I have completed the task: the game is won with full score (100/100)."
 

@@ -32,10 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from envgym import TaskSpec
-from envgym.errors import EnvError
-from envgym.timed.prepare import TaskCache
-from envgym.types import Action, Limits
+from envgym.plugin import Action, EnvError, Limits, TaskSpec
+from envgym.plugin.timed import TaskCache
 from envgym_textgames.game import GameScoreSpec, GameState, TextGameEnv
 
 ENV_ID = "text/textworld-v1"

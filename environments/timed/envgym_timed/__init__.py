@@ -7,6 +7,8 @@ in pairs of ``sync`` and ``async`` variants of the same goals.
 
 from __future__ import annotations
 
+__all__ = ["SCENARIOS", "register_all"]
+
 SCENARIOS = {
     "assistant": "A personal assistant whose inbox, messages and calendar change during the day.",
     "backoffice": "Independent errands served by slow tools; finishing early needs interleaving.",
@@ -16,7 +18,7 @@ SCENARIOS = {
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    from envgym.registry import register
+    from envgym.plugin import register
 
     for scenario, description in SCENARIOS.items():
         register(f"timed/{scenario}-v1", "envgym_timed.env:TimedEnv", kwargs={"scenario": scenario},

@@ -16,11 +16,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, ClassVar
 
-from envgym.clock import Clock
-from envgym.errors import SpecError
-from envgym.tamper import TamperAgent
-from envgym.task import TaskSpec
-from envgym.timed.env import TimedObservation, TimedWorldEnv
+from envgym.plugin import Clock, SpecError, TamperAgent, TaskSpec
+from envgym.plugin.timed import TimedObservation, TimedWorldEnv
 from envgym_timed.tamper import TAMPER_AGENTS
 from envgym_timed.toolkit import Scenario
 from envgym_timed.world import World

@@ -1,4 +1,4 @@
-"""Deterministic replay of this family's episodes: the kernel's :mod:`envgym.timed.replay`, with the env built
+"""Deterministic replay of this family's episodes: the kernel's :func:`envgym.plugin.timed.replay`, with the env built
 from the task's scenario (``timed/kitchen-v1`` -> ``TimedEnv("kitchen")``), so it works without the registry::
 
     verdict, timeline = await replay(task, actions, seed=0, charges=[2.0, 2.0, 2.0])
@@ -11,13 +11,10 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-import envgym.timed.replay as kernel
-from envgym.errors import EnvError
-from envgym.task import TaskSpec
-from envgym.timed.replay import recorded_charges
-from envgym.timed.timeline import Timeline
-from envgym.trajectory import Trajectory
-from envgym.types import Action, Verdict
+from envgym.plugin import Action, EnvError, TaskSpec, Trajectory, Verdict
+from envgym.plugin.timed import Timeline, recorded_charges
+from envgym.plugin.timed import regrade as kernel_regrade
+from envgym.plugin.timed import replay as kernel_replay
 from envgym_timed.env import TimedEnv
 
 __all__ = ["recorded_charges", "regrade", "replay", "scenario_of"]
@@ -33,12 +30,12 @@ def scenario_of(task: TaskSpec) -> str:
 
 async def replay(task: TaskSpec, actions: Sequence[Action], *, seed: int | None = 0,
                  charges: Sequence[float] | None = None, thinking: Any = None) -> tuple[Verdict, Timeline]:
-    """Run ``actions`` in a fresh env (see :func:`envgym.timed.replay.replay`)."""
-    return await kernel.replay(task, actions, seed=seed, charges=charges, thinking=thinking,
+    """Run ``actions`` in a fresh env (see :func:`envgym.plugin.timed.replay`)."""
+    return await kernel_replay(task, actions, seed=seed, charges=charges, thinking=thinking,
                                env=functools.partial(TimedEnv, scenario_of(task)))
 
 
 async def regrade(task: TaskSpec, trajectory: Trajectory) -> Verdict:
     """Grade a recorded run again, without the agent, from its actions and recorded thinking charges."""
     scenario_of(task)
-    return await kernel.regrade(task, trajectory, env=functools.partial(TimedEnv, scenario_of(task)))
+    return await kernel_regrade(task, trajectory, env=functools.partial(TimedEnv, scenario_of(task)))

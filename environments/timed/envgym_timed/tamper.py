@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.tamper import ForwardInstruction, TamperAgent
-from envgym.types import Action, Observation, ToolCall
+from envgym.plugin import Action, ForwardInstruction, Observation, TamperAgent, ToolCall
 
 
 def _seconds(when: str | float, day_start: str) -> float:

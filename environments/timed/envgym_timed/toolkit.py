@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from envgym.timed.tools import TimedTool as Tool
-from envgym.timed.tools import ToolFailure, tool
+from envgym.plugin.timed import TimedTool as Tool
+from envgym.plugin.timed import ToolFailure, tool
 
 if TYPE_CHECKING:
     from envgym_timed.world import World

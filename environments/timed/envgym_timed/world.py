@@ -26,11 +26,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from envgym.timed.latency import INSTANT, latency
-from envgym.timed.scheduler import Event
-from envgym.timed.timeline import parse_time_of_day
-from envgym.timed.world import CallDraft, TimedWorld
-from envgym.verify.matching import args_match, value_matches
+from envgym.plugin import args_match, value_matches
+from envgym.plugin.timed import INSTANT, CallDraft, Event, TimedWorld, latency, parse_time_of_day
 
 __all__ = ["CallDraft", "Tables", "World"]
 

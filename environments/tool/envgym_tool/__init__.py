@@ -9,6 +9,8 @@ simulated user (:mod:`envgym.user`). Each domain's tasks are the bundled suite `
 
 from __future__ import annotations
 
+__all__ = ["CONVERSATIONAL", "DOMAINS", "register_all"]
+
 DOMAINS = {
     "retail": "A shop's customers, orders, products, returns and refunds.",
     "assistant": "A personal assistant's calendar, email and contacts.",
@@ -21,7 +23,7 @@ CONVERSATIONAL = frozenset({"telecom"})
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    from envgym.registry import register
+    from envgym.plugin import register
 
     for domain, description in DOMAINS.items():
         env_class = "ConversationToolEnv" if domain in CONVERSATIONAL else "ToolEnv"

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from envgym.tamper import TamperAgent
-from envgym.tools import ConversationToolEnv as KernelConversationToolEnv
-from envgym.tools import Domain
-from envgym.tools import ToolEnv as KernelToolEnv
+from envgym.plugin import TamperAgent
+from envgym.plugin.tools import ConversationToolEnv as KernelConversationToolEnv
+from envgym.plugin.tools import Domain
+from envgym.plugin.tools import ToolEnv as KernelToolEnv
 from envgym_tool import DOMAINS
 from envgym_tool.tamper import TAMPER_AGENTS
 

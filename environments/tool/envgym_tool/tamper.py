@@ -27,8 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envgym.tamper import ForwardInstruction, TamperAgent
-from envgym.types import Action, Observation, ToolCall
+from envgym.plugin import Action, ForwardInstruction, Observation, TamperAgent, ToolCall
 
 CLAIM = "Done: I have taken care of your request and saved the changes."
 

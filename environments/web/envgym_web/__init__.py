@@ -6,6 +6,8 @@ and ``web/miniwob-v1`` (MiniWoB++ pages from the ``miniwob`` package, suite ``we
 
 from __future__ import annotations
 
+__all__ = ["APP_ENVS", "register_all"]
+
 APP_ENVS = {
     "shop": "A shop in a real browser: search, cart, checkout, order history (write-action graded).",
     "forum": "A forum with an admin panel in a real browser: posts, replies, moderation, roles, bans.",
@@ -14,7 +16,7 @@ APP_ENVS = {
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    from envgym.registry import register
+    from envgym.plugin import register
 
     for app, description in APP_ENVS.items():
         register(f"web/{app}-v1", "envgym_web.env:WebAppEnv", kwargs={"app": app}, suites=(f"web-{app}",),

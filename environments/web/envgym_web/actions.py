@@ -25,7 +25,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from envgym.errors import ActionRefused
+from envgym.plugin import ActionRefused
 from envgym_web.browser import origin_of
 
 ACTION_TIMEOUT_MS = 5000

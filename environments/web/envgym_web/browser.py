@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from envgym.errors import EnvError
+from envgym.plugin import EnvError
 
 # The last switch: no RenderDocument (a new document host per same-site navigation) and no back-forward
 # cache, which halves same-origin navigation time here; going back reloads the page from the local app.

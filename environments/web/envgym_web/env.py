@@ -36,14 +36,19 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from envgym.clock import Clock
-from envgym.env import Env, StepResult
-from envgym.errors import EnvError
-from envgym.tamper import TamperAgent
-from envgym.task import TaskSpec
-from envgym.tools.args import ArgumentsError, decode_arguments
-from envgym.types import Action, ToolResult
-from envgym.verify import VerifyContext
+from envgym.plugin import (
+    Action,
+    ArgumentsError,
+    Clock,
+    Env,
+    EnvError,
+    StepResult,
+    TamperAgent,
+    TaskSpec,
+    ToolResult,
+    VerifyContext,
+    decode_arguments,
+)
 from envgym_web import observe
 from envgym_web.actions import MAX_TYPE, TOOL_NAMES, TOOLS, ActionError, check_args, perform
 from envgym_web.apps import load_app

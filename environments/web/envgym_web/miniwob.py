@@ -26,14 +26,20 @@ from typing import Any, ClassVar
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from envgym.clock import Clock
-from envgym.env import StepResult
-from envgym.errors import EnvError
-from envgym.tamper import TamperAgent
-from envgym.task import TaskSpec
-from envgym.types import Action, Limits, Verdict
-from envgym.verify import JudgeConfig, VerifyContext
-from envgym.verify.spec import Criterion, RubricSpec, SqlCheck
+from envgym.plugin import (
+    Action,
+    Clock,
+    Criterion,
+    EnvError,
+    Limits,
+    RubricSpec,
+    SqlCheck,
+    StepResult,
+    TamperAgent,
+    TaskSpec,
+    Verdict,
+    VerifyContext,
+)
 from envgym_web import observe
 from envgym_web.browser import EpisodeBrowser
 from envgym_web.env import BrowserEnv
@@ -215,10 +221,9 @@ class MiniWobEnv(BrowserEnv):
         return VerifyContext(calls=[], final_answer=self._final_answer, task=self.task, state=WobState(state or {
             "done": False, "reward": 0, "raw_reward": 0, "reason": "no state"}))
 
-    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        verdict = await super().verify(judge=judge)  # the page's own reward row goes into the evidence
+    async def graded(self, verdict: Verdict) -> dict[str, Any]:
         state = self._last or {"done": False, "reward": 0, "raw_reward": 0, "reason": "no state"}
-        return verdict.model_copy(update={"evidence": {**verdict.evidence, "miniwob": WobState(state).row}})
+        return {"miniwob": WobState(state).row}  # the page's own reward row goes into the evidence
 
     async def close(self) -> None:
         await super().close()

@@ -23,7 +23,7 @@ import base64
 import io
 from typing import TYPE_CHECKING, Any
 
-from envgym.types import FrozenModel, Observation
+from envgym.plugin import FrozenModel, Observation
 
 if TYPE_CHECKING:
     import numpy as np

@@ -20,8 +20,7 @@ import json
 import re
 from typing import Any
 
-from envgym.tamper import TamperAgent
-from envgym.types import Action, Observation, ToolCall
+from envgym.plugin import Action, Observation, TamperAgent, ToolCall
 
 CLAIM = "Done. The page confirms it: everything you asked for is complete."
 _JS = ("javascript:localStorage.setItem('envgym_done','1');document.title='Order placed - done';"

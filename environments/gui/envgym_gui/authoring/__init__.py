@@ -12,9 +12,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.task import TaskSpec
-from envgym.types import Action, Limits
+from envgym.plugin import Action, Limits, TaskSpec
 from envgym_gui.verify import DesktopSpec, register
+
+__all__ = [
+    "DOCS",
+    "ENV_ID",
+    "HOME",
+    "LIMITS",
+    "MAX_SOLUTION",
+    "Action",
+    "DesktopSpec",
+    "Limits",
+    "TaskSpec",
+    "act",
+    "check",
+    "desktop",
+    "done",
+    "fail",
+    "get",
+    "key",
+    "register",
+    "split_of",
+    "task",
+    "typed",
+    "wait",
+]
 
 register()  # the tasks built here name the kind; idempotent when the plug-in hook has run
 

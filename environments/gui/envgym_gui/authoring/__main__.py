@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envgym.task import write_suite
+from envgym.plugin import write_suite
 from envgym_gui.authoring import calc, fileops, writer
 
 for module in (calc, writer, fileops):

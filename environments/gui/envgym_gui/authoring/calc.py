@@ -15,7 +15,7 @@ import random
 import re
 from typing import Any
 
-from envgym.task import TaskSpec
+from envgym.plugin import TaskSpec
 from envgym_gui.authoring import (
     DOCS,
     check,

@@ -14,7 +14,7 @@ import random
 import re
 from typing import Any
 
-from envgym.task import TaskSpec
+from envgym.plugin import TaskSpec
 from envgym_gui.authoring import HOME, check, desktop, done, fail, get, key, task, typed, wait
 
 SUITE = "gui-files"

@@ -4,3 +4,5 @@
 ``statement`` writes the issue text from the observed failure, ``build`` makes a suite of SWE-bench
 instances and ``validate`` re-checks one from the sdist alone. Command line: ``python -m envgym_swe.inject``.
 """
+
+__all__: list[str] = []

@@ -26,15 +26,15 @@ from envgym_swe.sources import LIBRARIES, library
 
 def default_image() -> str:
     """The swe-python image (built when missing): the same Python and pytest as the graders use."""
-    from envgym.sandbox.images import build, tag_for
+    from envgym.plugin.sandbox import build_images, tag_for
 
-    build(["swe-python"], log=lambda _: None)
+    build_images(["swe-python"], log=lambda _: None)
     return tag_for("swe-python")
 
 
 def import_suite(name: str, *, log=print) -> int:
     """Rebuild ``name``'s repository from the sdist (ids must match), build its image, write tasks.jsonl."""
-    from envgym.task import TaskSpec
+    from envgym.plugin import TaskSpec
     from envgym_swe.importer import import_instances, write_suite
     from envgym_swe.inject.build import load_instances, suite_dir, write_readme
     from envgym_swe.sources import rebuild_repo, repo_path

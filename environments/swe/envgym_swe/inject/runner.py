@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envgym.sandbox.docker import DockerSandbox
-from envgym.sandbox.profile import DEFAULT
+from envgym.plugin.sandbox import DEFAULT, DockerSandbox
 from envgym_swe.sources import PYTEST
 
 WORKDIR = "/work/repo"

@@ -7,8 +7,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from envgym.task import TaskSpec
+if TYPE_CHECKING:
+    from envgym.plugin import TaskSpec
+
+__all__ = ["FAMILIES", "family_tasks", "write_all"]
 
 FAMILIES = ("assistant", "backoffice", "kitchen")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.task import Split, TaskSpec
+from envgym.plugin import Split, TaskSpec
 from envgym_timed.authoring.common import Script, expect, pair
 from envgym_timed.scenarios.backoffice import SCENARIO
 

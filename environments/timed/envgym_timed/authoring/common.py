@@ -17,10 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envgym.task import Split, TaskSpec, write_tasks
-from envgym.types import Action, Limits, ToolCall
-from envgym.verify.rubric import refuse_quotes
-from envgym.verify.timed import TimedWriteSpec
+from envgym.plugin import Action, Limits, Split, TaskSpec, ToolCall, refuse_quotes, write_tasks
+from envgym.plugin.timed import TimedWriteSpec
 from envgym_timed.toolkit import Scenario
 
 CONTROL = ("wait", "wait_for_notification")

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from envgym.timed.timeline import parse_time_of_day
-from envgym.tools.args import NoArgs
+from envgym.plugin import NoArgs
+from envgym.plugin.timed import parse_time_of_day
 from envgym_timed.toolkit import Scenario, ToolFailure, tool
 from envgym_timed.world import World
 

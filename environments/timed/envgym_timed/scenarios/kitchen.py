@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from envgym.tools.args import NoArgs
+from envgym.plugin import NoArgs
 from envgym_timed.toolkit import Scenario, ToolFailure, tool
 from envgym_timed.world import World
 

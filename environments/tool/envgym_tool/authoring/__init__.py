@@ -1,1 +1,3 @@
 """Generators of the bundled tool-use task suites."""
+
+__all__: list[str] = []

@@ -25,19 +25,24 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from envgym.task import TaskSpec, write_suite
-from envgym.types import Action, Limits, ToolCall
-from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quotes
-from envgym.verify.spec import (
+from envgym.plugin import (
+    Action,
     AnswerSpec,
     AnyOfSpec,
     CalledCheck,
     Criterion,
     ExpectedWrite,
+    Limits,
     RubricSpec,
     SqlCheck,
+    TaskSpec,
+    ToolCall,
     VerifierSpec,
     WriteActionSpec,
+    answer_pattern,
+    number_pattern,
+    refuse_quotes,
+    write_suite,
 )
 
 ENV_ID = "tool/assistant-v1"

@@ -20,10 +20,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.task import TaskSpec, write_suite
-from envgym.types import Action, Limits, ToolCall
-from envgym.verify.rubric import number_pattern
-from envgym.verify.spec import AnswerSpec, ExpectedWrite, VerifierSpec, WriteActionSpec
+from envgym.plugin import (
+    Action,
+    AnswerSpec,
+    ExpectedWrite,
+    Limits,
+    TaskSpec,
+    ToolCall,
+    VerifierSpec,
+    WriteActionSpec,
+    number_pattern,
+    write_suite,
+)
 
 ENV_ID = "tool/telecom-v1"
 

@@ -1,1 +1,3 @@
 """Tool-use domains; each module exports ``DOMAIN``."""
+
+__all__: list[str] = []

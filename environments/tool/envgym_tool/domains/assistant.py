@@ -20,7 +20,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from envgym.tools import Domain, NoArgs, PolicyViolation, ToolContext, ToolFailure, tool
+from envgym.plugin import NoArgs
+from envgym.plugin.tools import Domain, PolicyViolation, ToolContext, ToolFailure, tool
 
 MAX_ATTENDEES = 8
 WORK_START = time(8, 0)

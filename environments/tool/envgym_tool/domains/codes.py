@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envgym.tools import Domain, ToolContext, ToolFailure, tool
-from envgym.verify.rubric import answer_pattern, refuse_quote
+from envgym.plugin import answer_pattern, refuse_quote
+from envgym.plugin.tools import Domain, ToolContext, ToolFailure, tool
 
 SCHEMA_SQL = "CREATE TABLE codes (name TEXT PRIMARY KEY, code TEXT NOT NULL);"
 
@@ -97,7 +97,7 @@ def _task(number: int, kind: str, rng: random.Random) -> dict[str, Any]:
 
 def build() -> list[Any]:
     """The ``tool-codes`` suite: 60 ``echo``, 60 ``given``, 20 ``lookup`` tasks, every fifth one in ``test``."""
-    from envgym.task import TaskSpec
+    from envgym.plugin import TaskSpec
 
     rng = random.Random(20251130)
     kinds = ["echo"] * 60 + ["given"] * 60 + ["lookup"] * 20
@@ -106,7 +106,7 @@ def build() -> list[Any]:
 
 
 def main() -> None:
-    from envgym.task import write_suite
+    from envgym.plugin import write_suite
 
     write_suite("tool-codes", build())
 

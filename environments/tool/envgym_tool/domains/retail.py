@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from envgym.tools import Domain, PolicyViolation, Tool, ToolContext, ToolFailure, tool
+from envgym.plugin.tools import Domain, PolicyViolation, Tool, ToolContext, ToolFailure, tool
 
 RETURN_WINDOW_DAYS = 30
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envgym.tools import Domain, PolicyViolation, ToolContext, ToolFailure, tool
+from envgym.plugin.tools import Domain, PolicyViolation, ToolContext, ToolFailure, tool
 
 SCHEMA_SQL = """
 CREATE TABLE plans (

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from envgym.errors import SpecError
-from envgym_web.apps.base import App
+if TYPE_CHECKING:
+    from envgym_web.apps.base import App
+
+__all__ = ["APPS", "load_app"]
 
 APPS = {
     "shop": "A shop: search, categories, product pages, cart, checkout, order history and cancellations.",
@@ -15,5 +18,7 @@ APPS = {
 
 def load_app(name: str) -> App:
     if name not in APPS:
+        from envgym.plugin import SpecError
+
         raise SpecError(f"unknown web app {name!r}; known: {', '.join(APPS)}")
     return importlib.import_module(f"envgym_web.apps.{name}").APP

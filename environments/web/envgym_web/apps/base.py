@@ -20,9 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from envgym.errors import ActionRefused
-from envgym.tools import store  # the kernel's SQLite store: schema + rows + a template cache
-from envgym.verify.context import CallRecord
+from envgym.plugin import ActionRefused, CallRecord
+from envgym.plugin.tools import store  # the kernel's SQLite store: schema + rows + a template cache
 from envgym_web.server import Request, Response
 
 WriteFn = Callable[[sqlite3.Connection, dict[str, Any]], Any]

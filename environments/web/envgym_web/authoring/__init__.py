@@ -7,9 +7,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from envgym.types import Action
-from envgym.verify.rubric import answer_pattern, number_pattern
-from envgym.verify.spec import AnswerSpec, Criterion, RubricSpec, SqlCheck
+from envgym.plugin import Action, AnswerSpec, Criterion, RubricSpec, SqlCheck, answer_pattern, number_pattern
+
+__all__ = [
+    "Action",
+    "AnswerSpec",
+    "Criterion",
+    "RubricSpec",
+    "SqlCheck",
+    "act",
+    "answer_pattern",
+    "answer_rubric",
+    "number_pattern",
+    "split_of",
+]
 
 
 def act(name: str, /, **arguments: Any) -> Action:

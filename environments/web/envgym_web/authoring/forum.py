@@ -11,10 +11,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from envgym.task import TaskSpec, write_tasks
-from envgym.types import Limits
-from envgym.verify.rubric import refuse_quotes
-from envgym.verify.spec import ExpectedWrite, WriteActionSpec
+from envgym.plugin import ExpectedWrite, Limits, TaskSpec, WriteActionSpec, refuse_quotes, write_tasks
 from envgym_web.authoring import act, answer_rubric, split_of
 
 ENV_ID = "web/forum-v1"

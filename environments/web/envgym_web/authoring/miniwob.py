@@ -14,8 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from envgym.task import TaskSpec, write_tasks
-from envgym.types import Action
+from envgym.plugin import Action, TaskSpec, write_tasks
 from envgym_web.authoring import act, split_of
 
 SUITE = "web-miniwob"
@@ -131,10 +130,10 @@ SEEDS = (1, 2)
 
 
 async def _solve(page: str, seed: int) -> tuple[Action, ...]:
-    import envgym
+    from envgym import make
     from envgym_web.miniwob import miniwob_task
 
-    async with envgym.make("web/miniwob-v1") as env:
+    async with make("web/miniwob-v1") as env:
         obs, _ = await env.reset(task=miniwob_task(page, seed))
         dom = obs.text.split("\n\n", 1)[1]
         return tuple(SOLVERS[page](obs.text.splitlines()[0].removeprefix("GOAL: "), parse(dom)))

@@ -12,10 +12,17 @@ import random
 from pathlib import Path
 from typing import Any
 
-from envgym.task import TaskSpec, write_tasks
-from envgym.types import Limits
-from envgym.verify.rubric import refuse_quotes
-from envgym.verify.spec import Criterion, ExpectedWrite, RubricSpec, SqlCheck, WriteActionSpec
+from envgym.plugin import (
+    Criterion,
+    ExpectedWrite,
+    Limits,
+    RubricSpec,
+    SqlCheck,
+    TaskSpec,
+    WriteActionSpec,
+    refuse_quotes,
+    write_tasks,
+)
 from envgym_web.authoring import act, answer_rubric, split_of
 
 ENV_ID = "web/shop-v1"
