@@ -155,7 +155,7 @@ import asyncio, json, sys
 from envgym.agents.baseline import OracleAgent
 from envgym.rollout import run_episode
 from envgym.task import load_suite
-from envgym.registry import make
+from envgym.compose import make
 
 async def main():
     out = {"grade": [], "reset": []}

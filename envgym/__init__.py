@@ -19,6 +19,7 @@ from envgym import _lazy
 
 if typing.TYPE_CHECKING:
     from envgym.clock import Clock, SimClock, SystemClock
+    from envgym.compose import make
     from envgym.env import Env, StepResult
     from envgym.errors import EnvgymError
     from envgym.registry import (
@@ -27,7 +28,6 @@ if typing.TYPE_CHECKING:
         list_envs,
         list_suites,
         list_verifier_kinds,
-        make,
         register,
         register_suite,
         register_verifier,
@@ -42,8 +42,9 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "envgym.clock": ("Clock", "SimClock", "SystemClock"),
     "envgym.env": ("Env", "StepResult"),
     "envgym.errors": ("EnvgymError",),
-    "envgym.registry": ("EnvSpec", "isolated", "list_envs", "list_suites", "list_verifier_kinds", "make",
-                        "register", "register_suite", "register_verifier", "spec"),
+    "envgym.compose": ("make",),
+    "envgym.registry": ("EnvSpec", "isolated", "list_envs", "list_suites", "list_verifier_kinds", "register",
+                        "register_suite", "register_verifier", "spec"),
     "envgym.task": ("TaskSpec", "load_suite", "load_tasks"),
     "envgym.types": ("Action", "FrozenModel", "Observation", "Outcome", "ToolCall", "ToolResult", "Usage", "Verdict"),
 })

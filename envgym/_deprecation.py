@@ -5,6 +5,7 @@ the version the alias goes in (CHANGELOG.md lists every alias under ``Deprecated
 
 - :func:`moved_module`: a stub module (``envgym/tooling.py``) whose import warns once and whose every attribute
   is looked up in the new module, warning each time: ``envgym.tooling.X moved to envgym.tools.args.X``.
+- :func:`moved_attribute`: one name of a module that moved to another (``envgym.registry.make``).
 - :class:`MovedAttribute`: a class attribute that warns and returns the new one (``Env._choose_task``).
 - :func:`call_verify`: the kernel's one way to call an env's ``verify`` with the run's judge. An override
   written before ``verify`` took ``judge`` (``def verify(self)``) is called without it, and its class is
@@ -60,6 +61,13 @@ def moved_module(old: str, new: str, names: tuple[str, ...], *, since: str,
         return sorted(names)
 
     return __getattr__, __dir__
+
+
+def moved_attribute(old: str, new: str, name: str, *, since: str, removal: str) -> Any:
+    """For a module ``__getattr__`` (PEP 562): ``new.name``, warning that ``old.name`` moved there. The new
+    module is imported by name: an alias never makes the old module import the new one (no import circle)."""
+    _warn(f"{old}.{name} moved to {new}.{name} (since {since}; the alias goes in {removal})")
+    return getattr(importlib.import_module(new), name)
 
 
 class MovedAttribute:

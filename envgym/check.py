@@ -59,11 +59,12 @@ from typing import Any
 from envgym.agent import Agent
 from envgym.agents import OracleConfig
 from envgym.agents.baseline import NullAgent, OracleAgent
+from envgym.compose import make
 from envgym.env import Env, NullAccepted
 from envgym.errors import EnvClosed, ResetNeeded
 from envgym.eval import EvalConfig, evaluate
 from envgym.record import ResultRecord, latest, read_records
-from envgym.registry import load_entry_point, make, spec
+from envgym.registry import load_entry_point, spec
 from envgym.rollout import run_episode
 from envgym.tamper import tamper_agents_for
 from envgym.task import TaskSpec, load_suite, write_tasks
@@ -230,6 +231,10 @@ def _unwritable(episode: Trajectory) -> str | None:
     return None
 
 
+OVERRIDES_VERIFY = ("overrides verify(): the kernel grades every episode itself; report through verify_context() and "
+                    "add evidence in graded() (overriding verify goes in 0.3)")
+
+
 def _takes_judge(env: Env) -> bool:
     parameters = inspect.signature(env.unwrapped.verify).parameters.values()
     return any(p.kind is p.VAR_KEYWORD or (p.name == "judge" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
@@ -288,6 +293,8 @@ async def _eval_paths(env_id: str, tasks: list[TaskSpec], report: CheckReport, *
     """What ``envgym eval`` does with the env that the gates do not (see the module docstring)."""
     task = tasks[0]
     async with make(env_id) as env:
+        if type(env.unwrapped).verify is not Env.verify:  # the kernel still calls it, warning (envgym.wrappers)
+            report.deprecated.append(OVERRIDES_VERIFY)
         if not _takes_judge(env):  # eval calls such a verify() without the judge, warning (envgym._deprecation)
             report.deprecated.append("verify() takes no judge=: eval calls it without one, so the run's judge never "
                                      "reaches it; add `*, judge=None` (and pass it on) or implement verify_context() "

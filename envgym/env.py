@@ -7,14 +7,15 @@ An :class:`Env` runs one episode at a time::
     verdict = await env.verify()                         # grade the episode as it stands
     await env.close()                                    # or: async with envgym.make(...) as env
 
-What a family writes: ``reset`` (draw the task with :meth:`Env.choose_task`; heavy per-task work may go in
-the optional :meth:`Env.prepare`, which the rollout awaits outside the step deadlines), ``step`` (report
-``terminated`` / ``truncated``, reward 0: a family never grades itself) and :meth:`Env.verify_context` (what
-the verifiers may read: calls, final answer, the state before and after). The kernel grades: the
-:class:`~envgym.wrappers.Grading` wrapper ``make`` adds calls :meth:`Env.verify` exactly once when an episode
-ends (terminated, truncated by a step limit, or cut by the rollout's deadline) and returns the verdict as
-``info["verdict"]`` and its score as the reward. An env whose grading cannot be a verifier kind may override
-``verify`` instead (and call ``super().verify(judge=judge)`` to post-process a verdict).
+What a family writes: ``reset`` (resolve the task with :meth:`Env.choose_task`, which asks the env's task
+source: the env never picks tasks itself; heavy per-task work may go in the optional :meth:`Env.prepare`, which
+the rollout awaits outside the step deadlines), ``step`` (report ``terminated`` / ``truncated``, reward 0: a
+family never grades itself), :meth:`Env.verify_context` (what the verifiers may read: calls, final answer, the
+state before and after) and, optionally, :meth:`Env.graded` (evidence it adds once the verdict is in). The kernel
+grades: the :class:`~envgym.wrappers.Grading` wrapper ``make`` adds calls :func:`envgym.verify.grade_episode`
+exactly once when an episode ends (terminated, truncated by a step limit, or cut by the rollout's deadline) and
+returns the verdict as ``info["verdict"]`` and its score as the reward. Overriding ``verify`` (0.1's way for an
+env to grade itself) still works, warning.
 
 ``reset(task=...)`` takes a :class:`~envgym.task.TaskSpec` or the id of a task in the env's suites;
 ``reset()`` without a task draws one with the seed from the env's registered suites, from every split
@@ -37,13 +38,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from envgym._deprecation import MovedAttribute
 from envgym.clock import Clock, SystemClock
-from envgym.errors import EnvError, TaskMismatch
+from envgym.errors import EnvError
+from envgym.task import SuiteTasks, TaskSpec
 from envgym.types import Action, Observation, Usage, Verdict
+from envgym.verify import JudgeConfig, VerifyContext, grade_episode
 
 if TYPE_CHECKING:
     from envgym.registry import EnvSpec
-    from envgym.task import TaskSpec
-    from envgym.verify import JudgeConfig, VerifyContext
 
 
 class StepResult(NamedTuple):
@@ -88,7 +89,7 @@ class Env(abc.ABC):
         self.clock: Clock = clock or SystemClock()
         self.task: TaskSpec | None = None
         self._rng = random.Random()
-        self._task_pool: list[TaskSpec] | None = None
+        self._task_source: SuiteTasks | None = None
 
     @property
     def unwrapped(self) -> Env:
@@ -105,13 +106,18 @@ class Env(abc.ABC):
         """What the task's verifiers may read about the current episode (the family reports; it never grades)."""
         raise EnvError(f"{type(self).__name__} implements neither verify_context() nor verify()")
 
-    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        """Grade the current episode: the task's verifiers on :meth:`verify_context` (see the module docstring)."""
-        from envgym.verify import grade
+    async def graded(self, verdict: Verdict) -> dict[str, Any]:
+        """Called once the kernel has graded the episode (``verdict``, read-only): evidence this env adds to it
+        (the page's own reward row, the simulated user's turns), and its moment to release what only grading
+        needed. The default adds nothing. What it returns cannot change the score or ``passed``, and cannot
+        replace evidence the verifiers gave (their keys win)."""
+        return {}
 
-        if self.task is None:
-            raise EnvError(f"{type(self).__name__}: verify() without an episode")
-        return await grade(self.task, await self.verify_context(), judge=judge)
+    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+        """Grade the current episode as it stands: the kernel's :func:`envgym.verify.grade_episode` on what this
+        env reports (:meth:`verify_context`, then :meth:`graded`), the same call ``make``'s Grading wrapper makes.
+        Overriding it (0.1's way to grade in the env) still works but is deprecated since 0.2."""
+        return await grade_episode(self, judge=judge)
 
     @classmethod  # noqa: B027 - optional hook
     def warm(cls, **kwargs: Any) -> None:
@@ -151,53 +157,29 @@ class Env(abc.ABC):
     def env_id(self) -> str:
         return self.spec.id if self.spec else type(self).__name__
 
+    @property
+    def task_source(self) -> SuiteTasks:
+        """Where :meth:`choose_task` resolves ids and draws tasks: ``envgym.make`` sets the env's spec's
+        (:meth:`envgym.task.SuiteTasks.of`); an env built by hand gets its spec's when first asked."""
+        if self._task_source is None:
+            self._task_source = SuiteTasks.of(self.spec)
+        return self._task_source
+
+    @task_source.setter
+    def task_source(self, source: SuiteTasks) -> None:
+        self._task_source = source
+
     def default_tasks(self) -> list[TaskSpec]:
         """Tasks of this env's registered suites, all splits."""
-        if self._task_pool is None:
-            from envgym.task import load_suite
-
-            suites = self.spec.suites if self.spec else ()
-            env_id = self.spec.id if self.spec else None
-            self._task_pool = [t for s in suites for t in load_suite(s) if t.env_id == env_id]
-        return self._task_pool
+        return self.task_source.tasks
 
     _choose_task = MovedAttribute("choose_task", since="0.2", removal="0.3")
     """The 0.1 name of :meth:`choose_task` (warns)."""
 
     def choose_task(self, task: TaskSpec | str | None, seed: int | None,
                     options: dict[str, Any] | None = None) -> TaskSpec:
-        """The episode's task: ``task`` itself, the task of that id in the env's suites, or (None) one drawn
-        with ``seed`` from the suites, of ``options["split"]`` if given. Seeds the env's RNG."""
-        from envgym.task import SPLITS, TaskSpec
-
+        """The episode's task, as the env's :attr:`task_source` resolves ``task`` (a TaskSpec, a task id, or None:
+        drawn with ``seed``, of ``options["split"]`` if given). Seeds the env's RNG."""
         if seed is not None:
             self._rng.seed(seed)
-        if isinstance(task, TaskSpec):
-            if self.spec is not None and task.env_id != self.spec.id:
-                raise TaskMismatch(f"task {task.id!r} is for {task.env_id!r}, not {self.spec.id!r}; "
-                                   f"make({task.env_id!r}) runs it")
-            return task
-        if task is not None and not isinstance(task, str):
-            raise TypeError(f"{self.env_id}: reset(task=...) takes a TaskSpec or a task id, "
-                            f"not {type(task).__name__}")
-        pool = self.default_tasks()
-        if not pool:
-            raise EnvError(f"{self.env_id}: reset() needs a task (no suite is registered for it)")
-        if isinstance(task, str):
-            found = next((t for t in pool if t.id == task), None)
-            if found is None:
-                import difflib
-
-                close = difflib.get_close_matches(task, [t.id for t in pool], n=3)
-                hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-                raise EnvError(f"{self.env_id}: no task {task!r} in its suites "
-                               f"({', '.join(self.spec.suites if self.spec else ())}){hint}")
-            return found
-        split = (options or {}).get("split")
-        if split is not None:
-            if split not in SPLITS:
-                raise EnvError(f"{self.env_id}: unknown split {split!r}; the splits are {', '.join(SPLITS)}")
-            pool = [t for t in pool if t.split == split]
-            if not pool:
-                raise EnvError(f"{self.env_id}: its suites have no {split} tasks")
-        return self._rng.choice(pool)
+        return self.task_source.choose(task, self._rng, options, label=self.env_id)

@@ -26,9 +26,10 @@ from typing import Any, TypeVar
 import gymnasium
 from gymnasium import spaces
 
+from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import PluginError
-from envgym.registry import list_envs, make, spec
+from envgym.registry import EnvSpec, list_envs, on_register, spec
 from envgym.types import Action, Observation, ToolCall, canonical_json
 
 T = TypeVar("T")
@@ -161,7 +162,12 @@ def register_gymnasium_envs() -> None:
         register_gymnasium_id(env_id, nondeterministic=spec(env_id).nondeterministic)
 
 
+def _gymnasium_learns(spec_: EnvSpec) -> None:
+    register_gymnasium_id(spec_.id, nondeterministic=spec_.nondeterministic)
+
+
 def _register_on_import() -> None:
+    on_register(_gymnasium_learns)  # ids registered from now on follow at once
     try:
         register_gymnasium_envs()
     except PluginError as exc:  # a broken third-party plug-in must not make Gymnasium or envgym unimportable

@@ -16,11 +16,11 @@ registration (``list_envs``, ``list_suites``, an unknown suite or verifier type)
 it loads every hook, to register the ids with Gymnasium (:mod:`envgym.gym`), and this may happen while
 ``import envgym`` is in progress, so a hook imports envgym inside its body, not at the top of its module.
 
-``make`` builds an id: the factory is called with the spec's keyword arguments overridden by the caller's
-(a keyword the factory does not take is a :class:`RegistryError` naming the env id and the keywords it
-does take), then wrapped: ``OrderEnforcing(Grading(TimeLimit(env)))``. ``make(..., judge=JudgeConfig)``
-is the kernel's, never the constructor's: it goes to the :class:`~envgym.wrappers.Grading` wrapper, which
-grades every episode exactly once (see :mod:`envgym.wrappers`). Capability flags (``needs_sandbox``,
+This module is the bottom of the registration stack: it holds the tables and imports nothing above
+:mod:`envgym.types`. Building an id is :func:`envgym.compose.make`'s (``envgym.make``), which reads these
+tables; Gymnasium learns ids through :func:`on_register` listeners (:mod:`envgym.gym` adds one); the built-in
+verifier kinds are put in the same table as every plug-in's by :mod:`envgym.verify`
+(:func:`register_builtin_verifier`), so grading has one dispatch path. Capability flags (``needs_sandbox``,
 ``time_evolving``, ``has_write_actions``, ``multimodal``) are readable from the spec before anything is built
 (:attr:`EnvSpec.capabilities`) and from every wrapper. :func:`isolated` swaps in an empty registry (tests).
 """
@@ -33,7 +33,6 @@ import difflib
 import importlib
 import inspect
 import re
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +40,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from envgym._deprecation import moved_attribute
 from envgym.entry_points import installed
 from envgym.errors import PluginError, RegistryError
 from envgym.types import FrozenModel
 
 if TYPE_CHECKING:
-    from envgym.env import Env
+    pass
 
 ENTRY_POINT_GROUP = "envgym.environments"
 ENV_ID_RE = re.compile(r"^(?P<family>[a-z][a-z0-9_]*)/(?P<name>[a-z][a-z0-9_\-]*?)-v(?P<version>\d+)$")
@@ -116,6 +116,13 @@ _verifiers_generation = 0
 task files cached under one generation hold specs of that generation's kinds."""
 _loaded: set[str] = set()
 _plugins_enabled = True
+_listeners: list[Callable[[EnvSpec], None]] = []
+_builtin_verifiers: dict[str, VerifierKind] = {}
+"""The kernel's own verifier kinds (:mod:`envgym.verify` puts them here); :func:`isolated` keeps them."""
+
+BUILTIN_VERIFIER_TYPES = frozenset({"write_action", "answer", "rubric", "all_of", "any_of", "timed_write", "tests"})
+"""The verifier ``type`` names the kernel reserves (a plug-in cannot register them); ``envgym.verify.spec``'s
+models for them are registered under exactly these names (a test holds them equal)."""
 
 
 def parse_id(env_id: str) -> tuple[str, str, int]:
@@ -136,11 +143,16 @@ def register(env_id: str, entry_point: str, *, kwargs: dict[str, Any] | None = N
     spec_ = EnvSpec(id=env_id, entry_point=entry_point, kwargs=kwargs or {}, suites=suites,
                     max_episode_steps=max_episode_steps, description=description, nondeterministic=nondeterministic)
     _registry[env_id] = spec_
-    if "gymnasium" in sys.modules:  # otherwise envgym.gym registers every id once Gymnasium is imported
-        from envgym.gym import register_gymnasium_id
-
-        register_gymnasium_id(env_id, nondeterministic=nondeterministic)
+    for listener in _listeners:
+        listener(spec_)
     return spec_
+
+
+def on_register(listener: Callable[[EnvSpec], None]) -> None:
+    """Call ``listener`` with every env spec registered from now on, and with each one an :func:`isolated`
+    block's end brings back (how :mod:`envgym.gym` tells Gymnasium every id without this module knowing it)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
 
 
 def _load_plugins(family: str | None = None) -> None:
@@ -196,42 +208,6 @@ def load_entry_point(entry_point: str) -> Callable[..., Any]:
         raise PluginError(f"{module_name!r} has no attribute {attr!r} (entry point {entry_point!r})") from exc
 
 
-def _check_kwargs(env_id: str, factory: Callable[..., Any], kwargs: dict[str, Any]) -> None:
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # a builtin or C callable: let the call speak
-        return
-    params = signature.parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return
-    accepted = [p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
-                                                     inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    unknown = sorted(set(kwargs) - set(accepted))
-    if unknown:
-        raise RegistryError(f"{env_id}: unknown keyword argument(s) {', '.join(map(repr, unknown))}; "
-                            f"it takes: {', '.join(accepted) or 'none'} (and judge=, which make() keeps)")
-
-
-def make(env_id: str, *, judge: Any = None, **kwargs: Any) -> Env:
-    """Build ``env_id``, wrapped (see the module docstring). ``kwargs`` override the spec's; ``judge`` (a
-    :class:`~envgym.verify.JudgeConfig`) is where LLM-judge criteria are sent when this env is graded."""
-    from envgym.wrappers import Grading, OrderEnforcing, TimeLimit
-
-    spec_ = spec(env_id)
-    factory = load_entry_point(spec_.entry_point)
-    merged = {**spec_.kwargs, **kwargs}
-    _check_kwargs(env_id, factory, merged)
-    try:
-        env = factory(**merged)
-    except TypeError as exc:  # a factory taking **kwargs passes them on: the constructor below says no
-        if "unexpected keyword argument" not in str(exc):
-            raise
-        raise RegistryError(f"{env_id}: {exc} (make() passes keyword arguments to the env's constructor; "
-                            f"the spec gives {sorted(spec_.kwargs) or 'none'})") from None
-    env.spec = spec_
-    return OrderEnforcing(Grading(TimeLimit(env, max_steps=spec_.max_episode_steps), judge=judge))
-
-
 # --- named suites -----------------------------------------------------------------------------------------
 
 def register_suite(name: str, path: str | Path, *, description: str = "", override: bool = False) -> SuiteSpec:
@@ -285,9 +261,7 @@ def register_verifier(type_name: str, model: type | str, fn: Callable[..., Any] 
     that never grades with it; the checks above run then, and a bad reference or model is a
     :class:`~envgym.errors.RegistryError` naming it. Returns the kind, or None while it is such a reference.
     """
-    from envgym.verify.spec import BUILTIN_KINDS
-
-    if type_name in BUILTIN_KINDS:
+    if type_name in BUILTIN_VERIFIER_TYPES:
         raise RegistryError(f"verifier type {type_name!r} is built in; choose another name")
     for ref in (model, fn):
         if isinstance(ref, str) and not re.fullmatch(r"[\w.]+:[\w.]+", ref):
@@ -347,14 +321,26 @@ def _checked(type_name: str, model: Any, fn: Any) -> VerifierKind:
     return VerifierKind(type=type_name, model=model, fn=fn)
 
 
+def register_builtin_verifier(type_name: str, model: type, fn: Callable[..., Any]) -> VerifierKind:
+    """The kernel's registration of one of its own kinds (:data:`BUILTIN_VERIFIER_TYPES`); a plug-in uses
+    :func:`register_verifier`."""
+    if type_name not in BUILTIN_VERIFIER_TYPES:
+        raise RegistryError(f"{type_name!r} is not a built-in verifier type; register_verifier() opens a new one")
+    kind = _builtin_verifiers[type_name] = _checked(type_name, model, fn)
+    return kind
+
+
 def verifiers_generation() -> int:
     """Changes whenever the registered verifier kinds may have changed (for caches of parsed tasks)."""
     return _verifiers_generation
 
 
 def verifier_kind(type_name: str) -> VerifierKind | None:
-    """A plug-in verifier kind by ``type`` (loads every plug-in before saying None; imports a kind registered by
-    reference, once)."""
+    """The verifier kind of ``type``: a built-in one or a plug-in's (loads every plug-in before saying None; imports
+    a kind registered by reference, once). Grading dispatches every spec through this one table."""
+    builtin = _builtin_verifiers.get(type_name)
+    if builtin is not None:
+        return builtin
     if type_name not in _verifiers:
         _load_plugins()
     found = _verifiers.get(type_name)
@@ -368,15 +354,13 @@ def verifier_kind(type_name: str) -> VerifierKind | None:
 
 def list_verifier_kinds() -> list[str]:
     """Built-in and registered verifier types."""
-    from envgym.verify.spec import BUILTIN_KINDS
-
     _load_plugins()
-    return sorted({*BUILTIN_KINDS, *_verifiers})
+    return sorted({*BUILTIN_VERIFIER_TYPES, *_verifiers})
 
 
 @contextlib.contextmanager
 def isolated(*, plugins: bool = False) -> Iterator[None]:
-    """A fresh, empty registry of envs, suites and verifier kinds until the block ends (then the old one).
+    """A fresh, empty registry of envs, suites and plug-in verifier kinds until the block ends (then the old one).
 
     Built-in verifier kinds stay. With ``plugins=False`` (the default) no entry-point hook loads inside, so
     only what the block registers exists; ``plugins=True`` lets the installed plug-ins load afresh.
@@ -390,8 +374,12 @@ def isolated(*, plugins: bool = False) -> Iterator[None]:
     finally:
         _registry, _suites, _verifiers, _loaded, _plugins_enabled = saved
         _verifiers_generation += 1
-        if "envgym.gym" in sys.modules:  # imported inside the block, Gymnasium learned only the block's ids
-            from envgym.gym import register_gymnasium_id
+        for listener in _listeners:  # one added inside the block (Gymnasium's) learned only the block's ids
+            for spec_ in _registry.values():
+                listener(spec_)
 
-            for env_id, spec_ in _registry.items():
-                register_gymnasium_id(env_id, nondeterministic=spec_.nondeterministic)
+
+def __getattr__(name: str) -> Any:
+    if name == "make":  # moved to envgym.compose in 0.2 (the registry no longer builds envs)
+        return moved_attribute(__name__, "envgym.compose", name, since="0.2", removal="0.3")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,6 +41,7 @@ from envgym.errors import AgentFault, EnvgymError, PolicyTimeout, SandboxError, 
 from envgym.task import TaskSpec
 from envgym.trajectory import StepRecord, Trajectory
 from envgym.types import Action, Blame, Observation, Outcome, Timing, Verdict
+from envgym.wrappers import Grading, TimeLimit
 
 _STAGE_BLAME = {"reset": Blame.INFRA, "agent": Blame.AGENT, "env": Blame.ENV, "verify": Blame.VERIFIER}
 
@@ -121,7 +122,7 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
     limits = task.limits
     if step_timeout_s is not None:
         limits = limits.model_copy(update={"step_timeout_s": step_timeout_s})
-    step_cap = min(limits.max_steps, max_steps) if max_steps is not None else None
+    env = Grading(TimeLimit(env, cap=max_steps))  # the run's step cap; an env make() built keeps its own Grading
     loop = asyncio.get_running_loop()
     started_wall, started = clock.wall(), clock.now()
     steps: list[StepRecord] = []
@@ -174,15 +175,9 @@ async def run_episode(env: Env, agent: Agent, task: TaskSpec, *, seed: int | Non
                 spent = now() - t_env
                 env_s += spent
                 steps.append(_step_record(len(steps), action, obs, reward, t_env - t, spent))
-                if not (terminated or truncated) and step_cap is not None and len(steps) >= step_cap:
-                    arm("verify")
-                    truncated, verdict = True, await env.verify()
-                    info = {**info, "verdict": verdict, "truncated_by": "max_steps"}
-                    reward = verdict.score
                 if terminated or truncated:
-                    if verdict is None:  # never info's: make's Grading returns the verdict it graded (cached),
-                        arm("verify")  # a bare env grades through its verify
-                        verdict = await env.verify()
+                    arm("verify")  # never info's: the Grading above returns the one verdict it graded (cached)
+                    verdict = await env.verify()
                     outcome = Outcome.SUCCESS if verdict.passed else (
                         Outcome.TRUNCATED if truncated else Outcome.FAILURE)
                     break

@@ -12,15 +12,18 @@ plug-in uses, :func:`register_bundled_suites`), a folder of ``*.jsonl`` files, o
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
-from collections.abc import Iterable
+import random
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from envgym.errors import SpecError
+from envgym import registry
+from envgym.errors import EnvError, SpecError, TaskMismatch
 from envgym.jsonl import LineError, decode_line, depth, split_lines
 from envgym.types import TASK_SCHEMA_VERSION, Action, FrozenModel, Limits, content_hash
 from envgym.verify.spec import VerifierSpec
@@ -78,16 +81,14 @@ def _read_numbered(path: Path) -> list[tuple[int, TaskSpec]]:
         data = path.read_bytes()
     except OSError as exc:
         raise SpecError(f"cannot read task file: {exc.strerror}", path=str(path)) from exc
-    from envgym.registry import verifiers_generation
-
     key = path.absolute()
     cached = _parsed.get(key)
-    if cached is not None and cached[0] == data and cached[1] == verifiers_generation():
+    if cached is not None and cached[0] == data and cached[1] == registry.verifiers_generation():
         return list(cached[2])
     tasks = _parse_tasks(path, data)
     if len(_parsed) >= _PARSED_MAX:
         _parsed.pop(next(iter(_parsed)))
-    _parsed[key] = (data, verifiers_generation(), tasks)  # after the parse: it may have loaded plug-in kinds
+    _parsed[key] = (data, registry.verifiers_generation(), tasks)  # after the parse: it may have loaded plug-in kinds
     return list(tasks)
 
 
@@ -148,9 +149,7 @@ def write_suite(name: str, tasks: list[TaskSpec]) -> Path:
 
 def list_suites() -> list[str]:
     """Names of every registered suite: the bundled ones and those any installed plug-in registers."""
-    from envgym.registry import list_suites as registered
-
-    return registered()
+    return registry.list_suites()
 
 
 SPLITS: tuple[str, ...] = ("train", "test", "dev")
@@ -158,15 +157,11 @@ SPLITS: tuple[str, ...] = ("train", "test", "dev")
 
 def suite_files(name: str | Path) -> list[Path]:
     """The task files of a registered suite name, a folder, or one JSONL file (SpecError if none)."""
-    from envgym.registry import suite_spec
-
-    registered = suite_spec(str(name)) if isinstance(name, str) and "/" not in name else None
+    registered = registry.suite_spec(str(name)) if isinstance(name, str) and "/" not in name else None
     candidate = Path(registered.path) if registered is not None else Path(name)
     if candidate.suffix == ".jsonl" or candidate.is_dir():
         files = [candidate] if candidate.suffix == ".jsonl" else sorted(candidate.glob("*.jsonl"))
     else:
-        import difflib
-
         known = list_suites()
         close = difflib.get_close_matches(str(name), known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; known suites: {', '.join(known)}"
@@ -197,12 +192,10 @@ def load_suite(name: str | Path, *, split: str | None = None) -> list[TaskSpec]:
 def register_bundled_suites() -> None:
     """The ``envgym.environments`` hook of the bundled task data (``envgym_tasks``): every folder of it that
     holds task files becomes a named suite, registered exactly as a plug-in registers its own."""
-    from envgym.registry import register_suite
-
     root = suites_root()
     for folder in sorted(root.iterdir()):
         if folder.is_dir() and any(folder.glob("*.jsonl")):
-            register_suite(folder.name, folder, description=_suite_description(folder))
+            registry.register_suite(folder.name, folder, description=_suite_description(folder))
 
 
 def _suite_description(folder: Path) -> str:
@@ -214,3 +207,56 @@ def _suite_description(folder: Path) -> str:
         if text:
             return text[:200]
     return ""
+
+
+class SuiteTasks:
+    """The task source of one env: what ``reset(task=...)`` resolves against. ``envgym.make`` gives every env the
+    one of its spec (:meth:`of`): the tasks of its registered suites that are for its id, read when first needed.
+    An env never picks its own tasks; :meth:`envgym.env.Env.choose_task` asks its source."""
+
+    def __init__(self, suites: Sequence[str] = (), env_id: str | None = None, *,
+                 tasks: Sequence[TaskSpec] | None = None) -> None:
+        self.suites, self.env_id = tuple(suites), env_id
+        self._tasks: list[TaskSpec] | None = list(tasks) if tasks is not None else None
+
+    @classmethod
+    def of(cls, spec: registry.EnvSpec | None) -> SuiteTasks:
+        """The source of an env registered as ``spec`` (None: an env built by hand, which serves no suite)."""
+        return cls(spec.suites, spec.id) if spec is not None else cls()
+
+    @property
+    def tasks(self) -> list[TaskSpec]:
+        """Every task this source serves, all splits."""
+        if self._tasks is None:
+            self._tasks = [t for s in self.suites for t in load_suite(s) if t.env_id == self.env_id]
+        return self._tasks
+
+    def choose(self, task: TaskSpec | str | None, rng: random.Random, options: dict[str, Any] | None = None,
+               *, label: str = "env") -> TaskSpec:
+        """``task`` itself (a task for another env id is :class:`TaskMismatch`), the task of that id, or (None) one
+        drawn with ``rng`` from every split, or from ``options["split"]``. ``label`` names the env in errors."""
+        if isinstance(task, TaskSpec):
+            if self.env_id is not None and task.env_id != self.env_id:
+                raise TaskMismatch(f"task {task.id!r} is for {task.env_id!r}, not {self.env_id!r}; "
+                                   f"make({task.env_id!r}) runs it")
+            return task
+        if task is not None and not isinstance(task, str):
+            raise TypeError(f"{label}: reset(task=...) takes a TaskSpec or a task id, not {type(task).__name__}")
+        pool = self.tasks
+        if not pool:
+            raise EnvError(f"{label}: reset() needs a task (no suite is registered for it)")
+        if isinstance(task, str):
+            found = next((t for t in pool if t.id == task), None)
+            if found is None:
+                close = difflib.get_close_matches(task, [t.id for t in pool], n=3)
+                hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+                raise EnvError(f"{label}: no task {task!r} in its suites ({', '.join(self.suites)}){hint}")
+            return found
+        split = (options or {}).get("split")
+        if split is not None:
+            if split not in SPLITS:
+                raise EnvError(f"{label}: unknown split {split!r}; the splits are {', '.join(SPLITS)}")
+            pool = [t for t in pool if t.split == split]
+            if not pool:
+                raise EnvError(f"{label}: its suites have no {split} tasks")
+        return rng.choice(pool)

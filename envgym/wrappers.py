@@ -2,17 +2,22 @@
 
 ``OrderEnforcing`` turns misuse into typed errors (:class:`ResetNeeded` for a step before reset or after
 the episode ended, :class:`EnvClosed` after close). ``TimeLimit`` truncates an episode after the task's
-``limits.max_steps`` (or the spec's ``max_episode_steps``). ``Grading`` is the one place an episode is graded:
-when a step ends it (terminated by the env, truncated by a limit) it calls the env's ``verify`` once, with
-the run's judge, and returns the verdict as ``info["verdict"]`` and its score as the reward; a later
-``verify()`` of the same episode (the rollout's deadline path, a trainer) returns that same verdict. No
-verdict comes from ``info``: one an env puts there is dropped, whatever it says. An env
-whose ``verify`` override predates ``judge`` (0.1's ``def verify(self)``) is called without it, warning
-(:func:`envgym._deprecation.call_verify`). Every wrapper shows the wrapped env's capability flags.
+``limits.max_steps`` (or the spec's ``max_episode_steps``), and never later than its run's ``cap`` (the rollout's
+``max_steps``: a run setting, so the task and its hash stay as they are). ``Grading`` is the one place an
+episode is graded: when a step ends it (terminated by the env, truncated by a limit) it grades it once, itself,
+with the run's judge (:func:`envgym.verify.grade_episode`: the env reports through ``verify_context`` and adds
+evidence through ``graded``), and returns the verdict as ``info["verdict"]`` and its score as the reward; a
+later ``verify()`` of the same episode (the rollout's deadline path, a trainer) returns that same verdict. A
+Grading over another one leaves the grading to the inner one (it holds the verdict). No verdict comes from
+``info``: one an env puts there is dropped, whatever it says. An env that overrides ``verify`` (0.1's way to
+grade itself) is still called, warning once per class; one whose override predates ``judge`` (``def
+verify(self)``) is called without it (:func:`envgym._deprecation.call_verify`). Every wrapper shows the
+wrapped env's capability flags; attributes of the env that no wrapper defines are forwarded.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +26,7 @@ from envgym.env import Env, EnvState, StepResult
 from envgym.errors import EnvClosed, EnvgymError, ResetNeeded, VerifierError
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation, Usage, Verdict
-from envgym.verify import JudgeConfig
+from envgym.verify import JudgeConfig, grade_episode
 
 
 class Wrapper(Env):
@@ -132,18 +137,21 @@ class OrderEnforcing(Wrapper):
 class TimeLimit(Wrapper):
     """Truncates after ``max_steps`` (the task's limit wins over the spec's); :class:`Grading` grades it."""
 
-    def __init__(self, env: Env, max_steps: int | None = None) -> None:
+    def __init__(self, env: Env, max_steps: int | None = None, *, cap: int | None = None) -> None:
         super().__init__(env)
-        self.max_steps = max_steps
-        self._limit: int | None = max_steps
+        self.max_steps, self.cap = max_steps, cap
+        self._limit: int | None = self._capped(max_steps)
         self.elapsed_steps = 0
+
+    def _capped(self, limit: int | None) -> int | None:
+        return limit if self.cap is None else self.cap if limit is None else min(limit, self.cap)
 
     async def reset(self, *, task: TaskSpec | str | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         obs, info = await self.env.reset(task=task, seed=seed, options=options)
         self.elapsed_steps = 0
         current = self.env.task
-        self._limit = current.limits.max_steps if current is not None else self.max_steps
+        self._limit = self._capped(current.limits.max_steps if current is not None else self.max_steps)
         return obs, info
 
     async def step(self, action: Action) -> StepResult:
@@ -191,7 +199,36 @@ class Grading(Wrapper):
         """The episode as it stands; once it has ended, its one verdict (graded on the first call)."""
         if self._verdict is not None:
             return self._verdict
-        verdict = await call_verify(self.env, judge or self.judge)
+        judge = judge or self.judge
+        if _grades_below(self.env):  # an inner Grading holds the episode's one verdict
+            verdict = await call_verify(self.env, judge)
+        else:
+            base = self.env.unwrapped
+            graded = call_verify(base, judge) if _grades_itself(type(base)) else grade_episode(base, judge=judge)
+            verdict = await graded
         if self._ended:
             self._verdict = verdict
         return verdict
+
+
+def _grades_below(env: Env) -> bool:
+    while isinstance(env, Wrapper):
+        if isinstance(env, Grading):
+            return True
+        env = env.env
+    return False
+
+
+_OVERRIDES: dict[type, bool] = {}
+
+
+def _grades_itself(cls: type) -> bool:
+    """Whether ``cls`` overrides ``verify`` (0.1's way to grade in the env): warned about once per class."""
+    found = _OVERRIDES.get(cls)
+    if found is None:
+        found = _OVERRIDES[cls] = cls.verify is not Env.verify  # type: ignore[attr-defined]
+        if found:
+            warnings.warn(f"{cls.__module__}.{cls.__qualname__} overrides verify(): the kernel grades, so report "
+                          "through verify_context() and add evidence in graded() instead (since 0.2; overriding "
+                          "verify goes in 0.3)", DeprecationWarning, stacklevel=3)
+    return found

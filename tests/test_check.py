@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 import envgym
-from envgym.check import check, tamper_sample
+from envgym.check import OVERRIDES_VERIFY, check, tamper_sample
 from envgym.env import Env, NullAccepted
 from envgym.tamper import GENERIC
 from envgym.task import write_tasks
@@ -272,6 +272,9 @@ EVAL_PATHS = ("reset(task=<id>) gives reset(task=TaskSpec)'s first observation",
 OLD_VERIFY = ("verify() takes no judge=: eval calls it without one, so the run's judge never reaches it; add "
               "`*, judge=None` (and pass it on) or implement verify_context() instead")
 WARNS_OLD_VERIFY = r"verify\(\) takes no judge keyword"
+pytestmark = pytest.mark.filterwarnings(r"ignore:.*overrides verify\(\):DeprecationWarning")
+"""The kernel's warning to a class that overrides verify (once per class and process, whichever test is first);
+check's report says it for every such env (OVERRIDES_VERIFY)."""
 """What eval's call of such a verify warns (once per class and process: each class here is graded by one test)."""
 
 
@@ -335,7 +338,7 @@ async def test_a_verify_without_judge_that_keeps_the_judge_from_the_kernel_fails
                               "verify() did not pass it on (VerifierError: an llm_judge criterion needs a judge "
                               "endpoint (eval --judge-url/--judge-model)): pass judge on (super().verify(judge=judge)) "
                               "or implement verify_context() alone and let the kernel grade")]
-    assert report.deprecated == [OLD_VERIFY]
+    assert report.deprecated == [OVERRIDES_VERIFY, OLD_VERIFY]
     assert "an episode cut by a step cap (eval --max-steps) ends graded" in report.passed  # graded, warning
 
 
@@ -359,7 +362,7 @@ def test_a_01_plugin_that_grades_itself_passes_check_and_is_told_what_to_change(
         report = asyncio.run(check(env_id, gates=False, gymnasium_check=False))
     finally:
         envgym.registry._registry.pop(env_id)
-    assert report.ok and report.deprecated == [OLD_VERIFY]
+    assert report.ok and report.deprecated == [OVERRIDES_VERIFY, OLD_VERIFY]
     assert "the run's judge reaches an llm_judge criterion (eval --judge-url): not checked, verify() grades by " \
            "itself and no task asks for a judge" in report.passed
     stdout, _ = screen()

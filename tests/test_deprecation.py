@@ -40,7 +40,10 @@ TOOLING = rf"envgym\.tooling moved to envgym\.tools\.args{WHEN}"
 CHOOSE_TASK = rf"envgym\.env\.Env\._choose_task moved to envgym\.env\.Env\.choose_task{WHEN}"
 LEDGER_VERIFY = (r"acme_ledger\.env\.LedgerEnv\.verify\(\) takes no judge keyword: .* accept `\*, judge=None` or "
                  r"implement verify_context\(\) instead \(since 0\.2; this compatibility goes in 0\.3\)")
-PLUGIN_WARNINGS = (TOOLING, CHOOSE_TASK,
+LEDGER_OVERRIDES = (r"acme_ledger\.env\.LedgerEnv overrides verify\(\): the kernel grades, so report through "
+                    r"verify_context\(\) and add evidence in graded\(\) instead \(since 0\.2; overriding verify goes "
+                    r"in 0\.3\)")
+PLUGIN_WARNINGS = (TOOLING, CHOOSE_TASK, LEDGER_OVERRIDES,
                    *(rf"envgym\.tooling\.{n} moved to envgym\.tools\.args\.{n}{WHEN}" for n in TOOLING_NAMES))
 
 
@@ -117,6 +120,7 @@ async def _truncated_verdict(env: Env, judge: JudgeConfig | None) -> Verdict:
     return info["verdict"]
 
 
+@pytest.mark.filterwarnings(r"ignore:.*overrides verify\(\):DeprecationWarning")  # the next test's
 async def test_a_verify_without_judge_is_called_without_it_warning_once_per_class():
     judge = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="judge")
 
@@ -138,11 +142,24 @@ async def test_a_verify_without_judge_is_called_without_it_warning_once_per_clas
                r"compatibility goes in 0\.3\)$")
     with pytest.warns(DeprecationWarning, match=pattern) as record:
         assert (await _truncated_verdict(Old(), judge)).evidence == {"by": "old"}
-    assert len(record) == 1
+    assert len([w for w in record if "takes no judge" in str(w.message)]) == 1
     # once per class: a second instance, graded again, warns no more (pytest turns any warning into an error)
     assert (await _truncated_verdict(Old(), None)).evidence == {"by": "old"}
     assert (await _truncated_verdict(New(), judge)).evidence == {"judge": "judge"}
     assert (await _truncated_verdict(Open(), judge)).evidence == {"judge": "judge"}
+
+
+async def test_an_env_that_overrides_verify_is_still_graded_by_it_warning_once_per_class():
+    class Graded(_Scripted):  # 0.2's contract for an env whose grading was not a verifier kind
+        async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
+            return Verdict(score=0.25, passed=False, evidence={"by": "itself"})
+
+    pattern = (r"\.Graded overrides verify\(\): the kernel grades, so report through verify_context\(\) and add "
+               r"evidence in graded\(\) instead \(since 0\.2; overriding verify goes in 0\.3\)$")
+    with pytest.warns(DeprecationWarning, match=pattern) as record:
+        assert (await _truncated_verdict(Graded(), None)).evidence == {"by": "itself"}
+    assert len(record) == 1
+    assert (await _truncated_verdict(Graded(), None)).evidence == {"by": "itself"}  # once per class
 
 
 def test_envgym_check_passes_on_the_01_plugin(ledger, screen):

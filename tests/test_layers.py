@@ -189,7 +189,7 @@ CORE_ORDER = (
     "envgym.registry",
     "envgym.verify.matching", "envgym.verify.state", "envgym.verify.context", "envgym.verify.timed",
     "envgym.verify.tests", "envgym.verify.spec", "envgym.verify.answer", "envgym.verify.rubric",
-    "envgym.verify.write_action", "envgym.verify",
+    "envgym.verify.write_action", "envgym.verify._grade", "envgym.verify",
     "envgym.task", "envgym.env", "envgym.wrappers", "envgym.compose", "envgym.gym",
 )
 """The kernel's core, bottom first: the tables, the verifier kinds, the tasks, the env contract, its wrappers,

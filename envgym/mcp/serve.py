@@ -43,8 +43,8 @@ import mcp_types as types
 import pydantic_core
 from mcp.server.lowlevel import Server
 
+from envgym.compose import make
 from envgym.errors import EnvError, EnvgymError
-from envgym.registry import make
 from envgym.types import Action, Observation, ToolCall, Verdict
 
 if TYPE_CHECKING:

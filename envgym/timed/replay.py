@@ -32,7 +32,7 @@ EnvFactory = Callable[..., TimedWorldEnv]
 
 
 def _registered(task: TaskSpec) -> EnvFactory:
-    from envgym.registry import make
+    from envgym.compose import make
 
     def build(**kwargs: Any) -> TimedWorldEnv:
         env = make(task.env_id, **kwargs).unwrapped

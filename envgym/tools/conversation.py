@@ -84,13 +84,11 @@ class ConversationToolEnv(ToolEnv):
         context.transcript = list(self._transcript)
         return context
 
-    async def verify(self, *, judge: Any = None) -> Verdict:
-        verdict = await super().verify(judge=judge)
+    async def graded(self, verdict: Verdict) -> dict[str, Any]:
         if self._user is None:
-            return verdict
-        user = {**self.users.describe(), "turns": self._user.turns,
-                "usage": self._user.usage.model_dump(mode="json")}
-        return verdict.model_copy(update={"evidence": {**verdict.evidence, "user": user}})
+            return {}
+        return {"user": {**self.users.describe(), "turns": self._user.turns,
+                         "usage": self._user.usage.model_dump(mode="json")}}
 
     async def close(self) -> None:
         try:

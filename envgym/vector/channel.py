@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envgym.agent import Agent
+from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import EnvgymError
 from envgym.gym import parse_action
-from envgym.registry import make
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
 from envgym.types import Action, Observation

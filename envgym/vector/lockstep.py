@@ -41,10 +41,10 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import ResetNeeded
 from envgym.gym import AnyText, observation_text, parse_action
-from envgym.registry import make
 from envgym.types import Observation
 from envgym.vector.pool import _cancel_and_wait
 

@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from envgym.agent import Agent, AgentFactory
+from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import EnvError, EnvgymError, PolicyError, SpecError
-from envgym.registry import make
 from envgym.rollout import run_episode
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory

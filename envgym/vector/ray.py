@@ -50,9 +50,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from envgym.agent import AgentFactory
+from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import EnvgymError, SpecError
-from envgym.registry import make
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
 from envgym.vector.pool import EpisodePool, Finished, Job, Jobs, _cancel_and_wait, _Source, failed_trajectory

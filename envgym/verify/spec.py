@@ -32,6 +32,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from envgym import registry
 from envgym.types import FrozenModel
 from envgym.verify.matching import Matchable, MatchArgs
 from envgym.verify.tests import TestsSpec
@@ -145,9 +146,7 @@ def _validate_verifier(value: Any) -> BaseModel:
         raise PydanticCustomError("verifier_type", "a verifier needs a string 'type'")
     model = _model_for(kind)
     if model is None:
-        from envgym.registry import list_verifier_kinds
-
-        message = (f"unknown verifier type {kind!r}; known: {', '.join(list_verifier_kinds())} "
+        message = (f"unknown verifier type {kind!r}; known: {', '.join(registry.list_verifier_kinds())} "
                    "(a plug-in adds one with envgym.register_verifier)")
         raise PydanticCustomError("verifier_type", message.replace("{", "{{").replace("}", "}}"))
     try:
@@ -162,9 +161,7 @@ def _model_for(kind: str) -> type[BaseModel] | None:
     builtin = BUILTIN_KINDS.get(kind)
     if builtin is not None:
         return builtin
-    from envgym.registry import verifier_kind
-
-    registered = verifier_kind(kind)
+    registered = registry.verifier_kind(kind)
     return registered.model if registered is not None else None
 
 

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 from envgym.agent import Agent
 from envgym.env import Env, StepResult
 from envgym.errors import PolicyError
-from envgym.task import TaskSpec
+from envgym.task import SuiteTasks, TaskSpec
 from envgym.types import Action, Limits, Observation, Verdict
-from envgym.verify import JudgeConfig
+from envgym.verify import VerifyContext
 from envgym.verify.spec import AnswerSpec
 from envgym.wrappers import Grading, OrderEnforcing, TimeLimit
 
@@ -61,7 +61,7 @@ class ChaosEnv(Env):
     def __init__(self, *, seed: int = 0, p_crash: float = 0.0, p_hang: float = 0.0, delay: float = 0.0,
                  tasks: list[TaskSpec] | None = None) -> None:
         super().__init__()
-        self._task_pool = tasks or []  # what reset() without a task draws from
+        self.task_source = SuiteTasks(tasks=tasks or [])  # what reset() without a task draws from
         self.rng = random.Random(seed)
         self.p_crash, self.p_hang, self.delay = p_crash, p_hang, delay
         self.sandbox = FakeSandbox()
@@ -105,8 +105,8 @@ class ChaosEnv(Env):
             return StepResult(Observation(text="end"), 0.0, True, False, {})
         return StepResult(Observation(text=f"{self.remaining} to go"), 0.0, False, False, {})
 
-    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        return PASS if self.remaining <= 0 else FAIL  # an episode it ended passes; one cut short fails
+    async def verify_context(self) -> VerifyContext:  # an episode it ended passes; one cut short fails
+        return VerifyContext(calls=[], final_answer="done" if self.remaining <= 0 else "")
 
     async def close(self) -> None:
         if self.closed:

@@ -27,8 +27,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from envgym.compose import make
 from envgym.env import Env
-from envgym.registry import make
 from envgym.rollout import run_episode
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory

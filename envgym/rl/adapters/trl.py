@@ -53,9 +53,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import SpecError
-from envgym.registry import make
 from envgym.rl.adapters.episodes import LoopThread, RecordedEpisode, run_recorded_episode
 from envgym.task import TaskSpec
 from envgym.types import Outcome

@@ -41,8 +41,8 @@ from datasets import Dataset
 from verifiers.utils.message_utils import normalize_messages
 
 from envgym.agents.chat import Transcript, system_prompt
+from envgym.compose import make
 from envgym.env import Env
-from envgym.registry import make
 from envgym.task import TaskSpec, load_suite
 from envgym.types import Action, Outcome, ToolCall, Verdict
 

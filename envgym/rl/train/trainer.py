@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import SpecError
-from envgym.registry import make
 from envgym.rl.backends import TransformersBackend
 from envgym.rl.proxy import RecordingProxy, Sampling
 from envgym.rl.samples import write_samples
