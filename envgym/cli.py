@@ -9,10 +9,11 @@
     envgym swe import | build | grade            SWE-bench instances, repository images, predictions (envgym_swe/cli.py)
     envgym train --recipe R --mode M --out DIR   the bundled async GRPO trainer (envgym/rl/train/cli.py)
 
-Every subcommand after ``leaderboard`` is a plug-in: an entry point in the group ``envgym.cli`` names a
-callable ``add_parser(subparsers)`` that adds one subcommand with ``subparsers.add_parser(NAME, ...)`` and
-``set_defaults(fn=...)``; ``fn(args)`` returns the exit code. The kernel's own ``sandbox`` and ``train``
-come in the same way (pyproject.toml), as does any installed package's. :func:`build_parser` calls the hooks
+Every subcommand comes in one way: an entry point in the group ``envgym.cli`` names a callable
+``add_parser(subparsers)`` that adds one subcommand with ``subparsers.add_parser(NAME, ...)`` and
+``set_defaults(fn=...)``; ``fn(args)`` returns the exit code. The kernel's own (``list``, ``check``, ``tasks``,
+``eval``, ``leaderboard`` here, ``sandbox``, ``train``, ``mcp``) and the families' are registered in
+pyproject.toml exactly as any installed package's. :func:`build_parser` calls the hooks
 in entry-point name order; one that fails to import or raises costs only its own subcommand (a one-line
 warning on stderr; ``envgym --help`` and every other subcommand still work); two that add the same name
 are an error naming both entry points.
@@ -391,10 +392,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"envgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_plugin_commands(sub)
+    return parser
+
+
+def add_list(sub: argparse._SubParsersAction) -> None:
+    """The ``list`` subcommand (entry point ``envgym.cli: list``)."""
     p = sub.add_parser("list", help="list environments and suites")
     p.add_argument("--family", help="only this family's environments (tool, web, gui, swe, timed, ...)")
     p.set_defaults(fn=_cmd_list)
 
+
+def add_check(sub: argparse._SubParsersAction) -> None:
+    """The ``check`` subcommand (entry point ``envgym.cli: check``)."""
     p = sub.add_parser("check", help="contract checks and admission gates")
     p.add_argument("env_ids", nargs="*", metavar="ENV_ID", help="environment ids to check (family/name-vN)")
     p.add_argument("--all", action="store_true", help="check every registered env")
@@ -406,12 +416,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")
     p.set_defaults(fn=_cmd_check)
 
+
+def add_tasks(sub: argparse._SubParsersAction) -> None:
+    """The ``tasks`` subcommand (entry point ``envgym.cli: tasks``)."""
     p = sub.add_parser("tasks", help="task files")
     tasks_sub = p.add_subparsers(dest="tasks_command", required=True, metavar="COMMAND")
     v = tasks_sub.add_parser("validate", help="validate JSONL task files")
     v.add_argument("files", nargs="+", metavar="FILE", help="JSONL task files (errors name file, line and field)")
     v.set_defaults(fn=_cmd_tasks_validate)
 
+
+def add_eval(sub: argparse._SubParsersAction) -> None:
+    """The ``eval`` subcommand (entry point ``envgym.cli: eval``)."""
     p = sub.add_parser("eval", help="evaluate an agent on suites (resumable)",
                        description="Evaluate an agent on suites. Rerun the same command to resume.\n"
                                    f"Exits {EXIT_INFRA}, naming the causes, when more than --max-infra-errors "
@@ -464,6 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(fn=_cmd_eval)
 
+
+def add_leaderboard(sub: argparse._SubParsersAction) -> None:
+    """The ``leaderboard`` subcommand (entry point ``envgym.cli: leaderboard``)."""
     p = sub.add_parser("leaderboard", help="build leaderboards from run directories")
     lb_sub = p.add_subparsers(dest="leaderboard_command", required=True)
     b = lb_sub.add_parser("build", help="aggregate runs into JSON, Markdown and HTML")
@@ -478,9 +497,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="envgym train metrics.jsonl files or their folders: reward curves on the page")
     b.set_defaults(fn=_cmd_leaderboard_build)
 
-    _add_plugin_commands(sub)
-    return parser
-
 
 def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
     """Call every ``envgym.cli`` entry point's ``add_parser(subparsers)``, in name order.
@@ -488,7 +504,7 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
     A hook that fails to import or to add its subcommand costs only that subcommand: a one-line warning,
     and any half-added subcommand is taken out again. Two hooks adding the same name is an error naming both.
     """
-    owners = {name: "envgym (built in)" for name in sub.choices}
+    owners: dict[str, str] = {}
     for ep in installed(CLI_ENTRY_POINT_GROUP):
         where = f"{ep.name} = {ep.value}"
         before = set(sub.choices)

@@ -131,7 +131,7 @@ CLASHING = """
 
 def test_a_subcommand_clash_names_both_entry_points(install, screen):
     install("envgym_clash_plugin", CLASHING, {"envgym.cli": {"mylist": "envgym_clash_plugin:add_list"}})
-    with pytest.raises(PluginError, match=r"'list' is added by envgym \(built in\) and by mylist = "
+    with pytest.raises(PluginError, match=r"'list' is added by list = envgym\.cli:add_list and by mylist = "
                                           r"envgym_clash_plugin:add_list"):
         build_parser()
     assert main(["check", "--all"]) == 2  # one line, exit 2, whatever the subcommand
@@ -284,3 +284,11 @@ def test_every_plugin_group_comes_from_one_scan_of_the_installed_distributions(i
     assert len(scans) == 1 and {"scanned"} <= found["envgym.cli"] and {"scanned"} <= found["envgym.exporters"]
     assert {"tool", "web"} <= found["envgym.environments"]
     assert {g: {ep.name for ep in eps.installed(g)} for g in groups} == found and len(scans) == 1
+
+
+def test_the_kernel_s_own_subcommands_come_in_as_entry_points_too():
+    from envgym.entry_points import installed
+
+    names = {ep.name: ep.value for ep in installed("envgym.cli")}
+    assert {"list", "check", "tasks", "eval", "leaderboard", "sandbox", "train", "mcp"} <= set(names)
+    assert names["eval"] == "envgym.cli:add_eval"
