@@ -115,15 +115,15 @@ async def test_limit_overrides_keep_the_task_hash(tmp_path):
 
 def _with_model_patch(monkeypatch):
     """Answer verdicts carry a ``model_patch`` as SWE verdicts do, so the run writes predictions."""
-    import envgym.verify
+    import envgym.verify._grade
 
-    real = envgym.verify.verify_answer
+    real = envgym.verify._grade.verify_answer  # what the registered answer kind calls
 
     async def patched(spec, answer):
         verdict = await real(spec, answer)
         return verdict.model_copy(update={"evidence": {**verdict.evidence, "model_patch": f"diff {answer}"}})
 
-    monkeypatch.setattr(envgym.verify, "verify_answer", patched)
+    monkeypatch.setattr(envgym.verify._grade, "verify_answer", patched)
 
 
 async def test_crash_between_record_and_prediction_is_repaired_on_resume(tmp_path, monkeypatch):
