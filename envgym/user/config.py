@@ -26,6 +26,10 @@ __all__ = ["HFUserConfig", "OpenAIUserConfig", "ScriptedUserConfig", "UserConfig
 class ScriptedUserConfig(FrozenModel):
     type: Literal["scripted"] = "scripted"
 
+    def completer(self) -> None:
+        """No model: the scripted user answers from the profile."""
+        return None
+
 
 class OpenAIUserConfig(FrozenModel):
     type: Literal["openai"] = "openai"
@@ -38,6 +42,10 @@ class OpenAIUserConfig(FrozenModel):
     timeout_s: float = 60.0
     retries: int = 3
 
+    def completer(self) -> _OpenAICompleter:
+        """The chat endpoint this user speaks through (one HTTP client for every episode of the factory)."""
+        return _OpenAICompleter(self)
+
 
 class HFUserConfig(FrozenModel):
     type: Literal["hf"] = "hf"
@@ -45,6 +53,10 @@ class HFUserConfig(FrozenModel):
     """A GGUF file or a transformers folder; None = the embedded SmolLM2-135M-Instruct."""
     max_new_tokens: int = 96
     seed: int = 0
+
+    def completer(self) -> _HFCompleter:
+        """The local model this user speaks through (loaded once per process and configuration)."""
+        return _HFCompleter(self)
 
 
 UserConfig = Annotated[ScriptedUserConfig | OpenAIUserConfig | HFUserConfig, Field(discriminator="type")]
@@ -83,43 +95,58 @@ def coerce(config: UserConfig | dict[str, Any] | str | None) -> ScriptedUserConf
     return config
 
 
+class _OpenAICompleter:
+    def __init__(self, config: OpenAIUserConfig) -> None:
+        from envgym.agents.openai import OpenAIAgentFactory  # httpx: only for a user that needs it
+
+        self._factory = OpenAIAgentFactory(config.base_url, config.model, api_key_env=config.api_key_env,
+                                           temperature=config.temperature, max_tokens=config.max_tokens,
+                                           timeout_s=config.timeout_s, retries=config.retries,
+                                           key_required=config.api_key_env is not None)
+
+    async def complete(self, messages: list[dict[str, Any]]) -> tuple[str, Usage]:
+        from envgym.agents.openai import parse_completion
+
+        action, usage = parse_completion(await self._factory.complete(messages, []))
+        return action.text or "", usage
+
+    async def aclose(self) -> None:
+        await self._factory.aclose()
+
+
+class _HFCompleter:
+    def __init__(self, config: HFUserConfig) -> None:
+        self.config = config
+
+    async def complete(self, messages: list[dict[str, Any]]) -> tuple[str, Usage]:
+        generation = await _hf_model(self.config).generate(messages)
+        return generation.text, Usage(prompt_tokens=len(generation.prompt_ids),
+                                      completion_tokens=len(generation.completion_ids), calls=1)
+
+    async def aclose(self) -> None:
+        """The model stays loaded for the process's other factories."""
+
+
 class UserFactory:
-    """Starts one simulated user per episode from one configuration (see the module docstring)."""
+    """Starts one simulated user per episode from one configuration (see the module docstring); the config
+    builds what its users speak through (:meth:`completer`), so there is no chain of kinds here."""
 
     def __init__(self, config: ScriptedUserConfig | OpenAIUserConfig | HFUserConfig) -> None:
         self.config = config
-        self._openai: Any = None
-        if isinstance(config, OpenAIUserConfig):
-            from envgym.agents.openai import OpenAIAgentFactory
-
-            self._openai = OpenAIAgentFactory(config.base_url, config.model, api_key_env=config.api_key_env,
-                                              temperature=config.temperature, max_tokens=config.max_tokens,
-                                              timeout_s=config.timeout_s, retries=config.retries,
-                                              key_required=config.api_key_env is not None)
+        self._completer = config.completer()
 
     def describe(self) -> dict[str, Any]:
         """Which user runs (what records carry): the config without secrets (keys are never in it)."""
         return self.config.model_dump(mode="json")
 
     def start(self, profile: UserProfile, opening: str) -> SimulatedUser:
-        if isinstance(self.config, ScriptedUserConfig):
+        if self._completer is None:
             return ScriptedUser(profile, opening)
-        return LLMUser(profile, opening, self._complete_openai if self._openai else self._complete_hf)
-
-    async def _complete_openai(self, messages: list[dict[str, Any]]) -> tuple[str, Usage]:
-        from envgym.agents.openai import parse_completion
-
-        action, usage = parse_completion(await self._openai.complete(messages, []))
-        return action.text or "", usage
-
-    async def _complete_hf(self, messages: list[dict[str, Any]]) -> tuple[str, Usage]:
-        generation = await _hf_model(self.config).generate(messages)  # type: ignore[arg-type]
-        return generation.text, Usage(prompt_tokens=len(generation.prompt_ids),
-                                      completion_tokens=len(generation.completion_ids), calls=1)
+        return LLMUser(profile, opening, self._completer.complete)
 
     async def aclose(self) -> None:
-        if self._openai is not None:
-            await self._openai.aclose()
+        if self._completer is not None:
+            await self._completer.aclose()
 
 
 _hf_models: dict[HFUserConfig, Any] = {}
