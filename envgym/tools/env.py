@@ -53,11 +53,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import envgym.tools.store as store
 from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError
 from envgym.task import TaskSpec
-from envgym.tools import store
 from envgym.tools.args import ArgumentsError, parse_arguments
 from envgym.tools.domain import Domain, PolicyViolation, ToolContext, ToolFailure, load_domain
 from envgym.types import Action, Observation, ToolCall, ToolResult
