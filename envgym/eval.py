@@ -14,6 +14,10 @@ as done (exporters, the summary, progress, ``on_record``, a resume's skipping) o
 durable, so a crash loses nothing reported.
 ``workers=N`` runs the episodes in N worker processes (:mod:`envgym.eval_workers`) for envs whose work is
 Python on the CPU; this process stays the only writer, with the same guarantees.
+The run's config and what every episode derives from it (its seed, its env) are :mod:`envgym.eval_config`'s,
+the records' writing :mod:`envgym.eval_records`'s: both sit below this module and the workers' (the names
+:class:`EvalConfig`, :class:`JudgeSettings`, :class:`EvalSummary`, :func:`episode_seed`, :func:`env_maker` and
+:func:`run_heap` are re-exported here).
 
 Record exporters are plug-ins (entry-point group ``envgym.exporters``, contract in :mod:`envgym.export`):
 each is opened once per run, called after every finished episode once its record is durable, and on
@@ -38,101 +42,35 @@ errors by cause; earlier ones are always retried, so those are the whole run's.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
-import os
 import socket
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import Field, model_serializer
 
 from envgym import __version__ as _version
 from envgym._outputs import output_dir
 from envgym.agent import AgentFactory
-from envgym.agents import AgentConfig, agent_id, build_factory
+from envgym.agents import agent_id, build_factory
 from envgym.errors import SpecError
-from envgym.eval_records import EpisodeKey, Recorder, record_of
+from envgym.eval_config import EvalConfig, JudgeSettings, budget_kwargs, env_maker, episode_seed, run_heap
+from envgym.eval_records import EpisodeKey, EvalSummary, Recorder, record_of
+from envgym.eval_workers import run_in_workers
 from envgym.export import ExportContext, Exporter, close_exporters, open_exporters
+from envgym.forkserver import cpus
+from envgym.forkserver import start as start_forkserver
 from envgym.progress import RunProgress
 from envgym.record import ResultRecord, latest, read_records, repair_tail
-from envgym.registry import make, spec, suite_name_for, suite_spec
+from envgym.registry import spec, suite_name_for, suite_spec
 from envgym.task import TaskSpec, load_suite
-from envgym.types import FrozenModel, Outcome, content_hash
-from envgym.user import UserConfig
+from envgym.types import Outcome, content_hash
 from envgym.vector.pool import EpisodePool, Job
 
-
-class JudgeSettings(FrozenModel):
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-
-
-_BUDGET_KEYS = ("max_virtual_time", "virtual_time_factor")
-"""EvalConfig's virtual-time budget fields: handed to timed envs, in the config only when set."""
-
-
-class EvalConfig(FrozenModel):
-    """Everything that decides an evaluation's results (its hash goes into every record)."""
-
-    suites: tuple[str, ...] = Field(min_length=1)
-    split: str | None = "test"
-    agent: AgentConfig
-    runs: int = Field(default=1, ge=1)
-    """K: episodes per task (pass@k / pass^k need K > 1)."""
-    seed: int = 0
-    limit: int | None = Field(default=None, ge=1)
-    """Evaluate only the first N tasks of each suite."""
-    judge: JudgeSettings | None = None
-    max_steps: int | None = Field(default=None, ge=1)
-    """Cap every task's step limit (slow local models); part of the config, so of the config hash."""
-    step_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """Override every task's per-step deadline (CPU models can need minutes per step)."""
-    user: UserConfig | None = None
-    """The simulated user of conversational envs (:mod:`envgym.user`); None = each env's default (scripted)."""
-    max_virtual_time: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """Cap every timed task's virtual-time budget (seconds, or steps on a step clock; see
-    :mod:`envgym.timed.env`); other envs have no virtual time. In the config (and its hash) only when set."""
-    virtual_time_factor: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """Cap it also at this many times the virtual time the task's reference solution takes (1.0: an optimal
-    agent's time). In the config (and its hash) only when set."""
-
-    @model_serializer(mode="wrap")
-    def _omit_unset_budget(self, handler: Any) -> Any:  # runs made before they existed keep their hash
-        data = handler(self)
-        for key in _BUDGET_KEYS:
-            if isinstance(data, dict) and data.get(key) is None:
-                data.pop(key, None)
-        return data
-
-    @property
-    def hash(self) -> str:
-        # ``user`` joins the hash only when set, so runs made before it existed keep their hash (and resume)
-        return content_hash(self.model_dump(mode="json", exclude={"user"} if self.user is None else None))
-
-
-@dataclass
-class EvalSummary:
-    run_dir: Path
-    run_id: str
-    planned: int
-    skipped: int
-    outcomes: Counter[str] = field(default_factory=Counter)
-    torn_repaired: bool = False
-    infra_causes: Counter[str] = field(default_factory=Counter)
-    """This invocation's infra errors by message (:func:`envgym.progress.cause_of`). Earlier infra errors
-    are always retried, so these are all the run's."""
-
-    @property
-    def ran(self) -> int:
-        return sum(self.outcomes.values())
+__all__ = ["EvalConfig", "EvalSummary", "JudgeSettings", "ProgressHook", "env_maker", "episode_seed", "evaluate",
+           "plan", "resolve_workers", "run_heap", "suite_label", "task_sets"]
 
 
 ProgressHook = Callable[[ResultRecord], None]
@@ -205,45 +143,8 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
             spec(env_id)
         except KeyError as exc:
             raise SpecError(f"a task names env {env_id!r}: {exc}") from exc
-        _budget_kwargs(env_id, config)  # an env that cannot take the budget fails here, before anything runs
+        budget_kwargs(env_id, config)  # an env that cannot take the budget fails here, before anything runs
     return pairs
-
-
-def _budget_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
-    """The run's virtual-time budget as constructor keywords of a timed env (a
-    :class:`~envgym.timed.env.TimedWorldEnv`); {} for other envs, which have no virtual time."""
-    wanted = {key: value for key in _BUDGET_KEYS if (value := getattr(config, key)) is not None}
-    if not wanted:
-        return {}
-    import inspect
-
-    from envgym.registry import load_entry_point
-    from envgym.timed.env import TimedWorldEnv
-
-    factory = load_entry_point(spec(env_id).entry_point)
-    flag = "--" + next(iter(wanted)).replace("_", "-")
-    if not (isinstance(factory, type) and issubclass(factory, TimedWorldEnv)):
-        if getattr(factory, "time_evolving", False):
-            raise SpecError(f"{flag}: {env_id} is time-evolving but not a TimedWorldEnv, so it takes no "
-                            "virtual-time budget", field=next(iter(wanted)))
-        return {}
-    params = inspect.signature(factory).parameters.values()
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        missing = sorted(set(wanted) - {p.name for p in params})
-        if missing:
-            raise SpecError(f"{env_id}'s constructor takes no {', '.join(missing)} (a TimedWorldEnv subclass "
-                            "should pass its budget keywords on to TimedWorldEnv)", field=missing[0])
-    return wanted
-
-
-def _user_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
-    """``{"user": ...}`` for an env that talks to a simulated user (its class says ``simulated_user``)."""
-    if config.user is None:
-        return {}
-    from envgym.registry import load_entry_point
-
-    factory = load_entry_point(spec(env_id).entry_point)
-    return {"user": config.user} if getattr(factory, "simulated_user", False) else {}
 
 
 def _open_exporters(run_dir: Path, meta: dict[str, Any], config: EvalConfig,
@@ -256,8 +157,6 @@ def _open_exporters(run_dir: Path, meta: dict[str, Any], config: EvalConfig,
 def resolve_workers(workers: int | str) -> int:
     """``workers`` as a count: ``"auto"`` is the CPUs this process may run on."""
     if workers == "auto":
-        from envgym.forkserver import cpus
-
         return cpus()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise SpecError(f"workers must be a whole number >= 1 or 'auto', not {workers!r}", field="workers")
@@ -290,9 +189,7 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
     if workers > 1 and ray is not None:
         raise SpecError("workers and ray are two ways to spread episodes; choose one", field="workers")
     if workers > 1 and concurrency > 1:
-        from envgym.forkserver import start
-
-        start(config.suites)  # its imports run while this process plans (a no-op if the caller started it earlier)
+        start_forkserver(config.suites)  # its imports run while this process plans (a no-op if started earlier)
     pairs = plan(config)
     hosts_agents = factory if factory is not None else config.agent  # what a Ray host or worker builds agents from
     factory = factory or build_factory(config.agent)
@@ -329,8 +226,6 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
         async with recorder.writer:
             with run_heap():
                 if min(workers, concurrency, len(todo)) > 1:
-                    from envgym.eval_workers import run_in_workers
-
                     await run_in_workers(config, meta, hosts_agents, todo, recorder, progress,
                                          workers=min(workers, concurrency, len(todo)), concurrency=concurrency)
                 else:
@@ -342,53 +237,6 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
             close_exporters(exporters)
         finally:
             await factory.aclose()
-
-
-@contextlib.contextmanager
-def run_heap() -> Iterator[None]:
-    """The garbage collector's settings while a run's episodes play (here and in each worker), restored after.
-
-    What was loaded before the episodes (modules, tasks, the plan) is frozen (``gc.freeze``: never traversed
-    again), and the youngest generation is collected every 10,000 allocations, not 700: an episode allocates
-    thousands of short-lived objects (messages, rows, records) that die young, so most collections found
-    nothing to free and a full one walked the whole heap. Cheap tool episodes spent ~0.13 ms each in the
-    collector (10% of their CPU); with these settings ~0.03. Nothing is collected first: a full collection
-    walked ~45,000 objects for 35-45 ms (in this process and in each worker, before its first episode) to
-    free a few dozen, which stay frozen with the rest until the run ends. A caller that froze objects itself
-    keeps them frozen.
-    """
-    threshold = gc.get_threshold()
-    froze = gc.get_freeze_count() == 0
-    gc.freeze()
-    gc.set_threshold(10_000, threshold[1], threshold[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        if froze:
-            gc.unfreeze()
-
-
-def episode_seed(config: EvalConfig, task: TaskSpec, run_index: int) -> int:
-    return int(content_hash([config.seed, task.hash, run_index]).removeprefix("sha256:")[:8], 16)
-
-
-def env_maker(config: EvalConfig) -> Callable[[str], Any]:
-    """``make_env`` of the run's pools: the judge, the simulated user and the virtual-time budget applied."""
-    judge = None
-    if config.judge is not None:  # the kernel's, handed to make() (the Grading wrapper), never to an env
-        from envgym.verify import JudgeConfig
-
-        key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
-        judge = JudgeConfig(base_url=config.judge.base_url, model=config.judge.model, api_key=key)
-    kwargs: dict[str, dict[str, Any]] = {}
-
-    def make_env(env_id: str) -> Any:
-        if env_id not in kwargs:  # looked up once per env id, not per env built
-            kwargs[env_id] = {**_user_kwargs(env_id, config), **_budget_kwargs(env_id, config)}
-        return make(env_id, judge=judge, **kwargs[env_id])
-
-    return make_env
 
 
 def _episode_pool(factory: AgentFactory, hosts_agents: Any, ray: str | None, *, concurrency: int,

@@ -10,15 +10,17 @@ record as a :class:`RecordLine`: the summary and progress count its suite and ou
 back into a :class:`~envgym.record.ResultRecord` only for what reads the whole record (``on_record``, an
 exporter, an infra error's cause): parsing was a third of the writing process's time per episode with
 ``--workers``. The exporters get a trajectory parsed back from its line only if they read it.
+:class:`EvalSummary` is what the recorder counts (:mod:`envgym.eval` returns it and re-exports it).
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from envgym import __version__ as _version
 from envgym.export import Exporter, needs_trajectory, wants_record
@@ -29,11 +31,25 @@ from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
 from envgym.types import Outcome
 
-if TYPE_CHECKING:
-    from envgym.eval import EvalSummary
-
 EpisodeKey = tuple[str, TaskSpec, int, int]
 """An episode of the run: (suite label, task, run index, attempt)."""
+
+
+@dataclass
+class EvalSummary:
+    run_dir: Path
+    run_id: str
+    planned: int
+    skipped: int
+    outcomes: Counter[str] = field(default_factory=Counter)
+    torn_repaired: bool = False
+    infra_causes: Counter[str] = field(default_factory=Counter)
+    """This invocation's infra errors by message (:func:`envgym.progress.cause_of`). Earlier infra errors
+    are always retried, so these are all the run's."""
+
+    @property
+    def ran(self) -> int:
+        return sum(self.outcomes.values())
 
 
 def record_of(meta: dict[str, Any], key: EpisodeKey, trajectory: Trajectory) -> ResultRecord:

@@ -52,10 +52,16 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import envgym.eval_records as eval_records
+from envgym.agent import AgentFactory
+from envgym.agents import AgentConfig, build_factory
 from envgym.errors import EnvgymError, SpecError
+from envgym.eval_config import EvalConfig, env_maker, episode_seed, run_heap
+from envgym.eval_records import EpisodeKey, Recorder, RecordLine
 from envgym.forkserver import PRELOAD
 from envgym.progress import RunProgress
 from envgym.record import json_line
+from envgym.registry import spec
 from envgym.task import TaskSpec
 from envgym.types import Outcome
 from envgym.vector.pool import EpisodePool, Job, failed_trajectory
@@ -85,9 +91,10 @@ class WorkerFailed(EnvgymError, RuntimeError):
 class _Init:
     """What a worker is told once: everything it needs to turn job numbers into records."""
 
-    config: Any  # EvalConfig
+    config: EvalConfig
     meta: dict[str, Any]
-    agents: Any  # an AgentConfig or a picklable AgentFactory
+    agents: AgentConfig | AgentFactory
+    """The run's agent config, or the caller's factory (which must pickle)."""
     slots: int
     board: str
     """The path of the run's :class:`_Board`."""
@@ -171,8 +178,6 @@ def _context(tasks: list[TaskSpec]) -> Any:
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if ctx.get_start_method() == "forkserver":
-        from envgym.registry import spec
-
         modules = {spec(env_id).entry_point.partition(":")[0] for env_id in {t.env_id for t in tasks}}
         ctx.set_forkserver_preload([*PRELOAD, *sorted(modules)])  # if it is not running yet (envgym.forkserver)
     return ctx
@@ -181,14 +186,12 @@ def _context(tasks: list[TaskSpec]) -> Any:
 # -- the parent ------------------------------------------------------------------------------------------
 
 
-async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: list[Any], recorder: Any,
+async def run_in_workers(config: EvalConfig, meta: dict[str, Any], agents: AgentConfig | AgentFactory,
+                         todo: list[EpisodeKey], recorder: Recorder,
                          progress: RunProgress | None, *, workers: int, concurrency: int,
                          close_timeout_s: float = 60.0) -> None:
     """Run ``todo`` (:data:`envgym.eval_records.EpisodeKey` items) in ``workers`` processes; hand each finished
     episode's lines to ``recorder`` (an :class:`envgym.eval_records.Recorder`)."""
-    from envgym.eval import episode_seed
-    from envgym.eval_records import RecordLine, record_of
-
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         raise SpecError("a run with workers started while a worker process was importing the main script (each "
                         "worker imports it to find what it defines): put the script's run under "
@@ -219,7 +222,7 @@ async def run_in_workers(config: Any, meta: dict[str, Any], agents: Any, todo: l
                 if isinstance(result, BaseException):  # lost too often: the parent writes its infra_error
                     _, task, run_index, _ = todo[jid]
                     trajectory = failed_trajectory(Job(task, seed=episode_seed(config, task, run_index)), result)
-                    await recorder.add(record_of(meta, todo[jid], trajectory), trajectory)
+                    await recorder.add(eval_records.record_of(meta, todo[jid], trajectory), trajectory)
                 else:  # the record's line is parsed only if something reads the whole record (eval_records)
                     trajectory_line, record_line, outcome = result
                     await recorder.add(RecordLine(record_line, todo[jid][0], Outcome(outcome)), trajectory_line)
@@ -288,8 +291,8 @@ class _Lanes:
 class _ProcessPool:
     """Worker processes fed with jobs; see the module docstring."""
 
-    def __init__(self, config: Any, meta: dict[str, Any], agents: Any, tasks: list[TaskSpec], *, workers: int,
-                 concurrency: int, close_timeout_s: float, jobs: int) -> None:
+    def __init__(self, config: EvalConfig, meta: dict[str, Any], agents: AgentConfig | AgentFactory,
+                 tasks: list[TaskSpec], *, workers: int, concurrency: int, close_timeout_s: float, jobs: int) -> None:
         self.config, self.meta, self.agents, self.tasks = config, meta, agents, tasks
         self.board = _Board.create(jobs)
         self.close_timeout_s = close_timeout_s
@@ -491,10 +494,6 @@ def worker_main(sock: socket.socket) -> None:
 
 
 async def _work(sock: socket.socket) -> None:
-    from envgym.agents import build_factory
-    from envgym.eval import env_maker, episode_seed, run_heap
-    from envgym.eval_records import record_of
-
     reader, writer = await asyncio.open_connection(sock=sock)
     init: _Init = await _read_frame(reader)
     board = _Board(init.board, os.stat(init.board).st_size, owner=False)
@@ -559,7 +558,7 @@ async def _work(sock: socket.socket) -> None:
             note()
             trajectory = await pool.run_one(Job(task, seed=episode_seed(config, task, run_index), key=key,
                                                 max_steps=config.max_steps, step_timeout_s=config.step_timeout_s))
-            record = record_of(init.meta, key, trajectory)
+            record = eval_records.record_of(init.meta, key, trajectory)  # the module's, as called (replaceable)
             done.append((jid, (json_line(trajectory), json_line(record), record.outcome.value)))
             board[jid] = _Board.ENDED  # lost with the worker now, it runs again free
             note()
