@@ -7,7 +7,9 @@ to that. Every name listed in ``__all__`` here and in the submodules is covered 
 alias that warns for at least one minor version. Kernel modules outside this package are private to
 envgym, whatever their names say.
 
-This module is the core, and stays cheap to import (no Docker client, no world loading):
+This module is the core. Its names load on first use (PEP 562, the same mechanism as the root package's), so
+importing a submodule such as :mod:`envgym.plugin.cli` (what ``envgym --help`` runs through every family's
+subcommand hook) loads none of them; and the core itself loads no Docker client and no world:
 
 - the env contract: :class:`Env`, :class:`StepResult`, :class:`NullAccepted`, :class:`Clock` and its two
   clocks;
@@ -31,67 +33,95 @@ records, exporters, JSONL) and :mod:`envgym.plugin.cli` (what an ``envgym`` subc
 
 from __future__ import annotations
 
-from envgym.clock import Clock, SimClock, SystemClock
-from envgym.env import Env, NullAccepted, StepResult
-from envgym.errors import (
-    ActionRefused,
-    AgentFault,
-    EnvClosed,
-    EnvError,
-    EnvgymError,
-    ExtraMissing,
-    JudgeUnavailable,
-    PluginError,
-    RegistryError,
-    ResetNeeded,
-    SandboxError,
-    SpecError,
-    StepTimeout,
-    TaskMismatch,
-    VerifierError,
-)
-from envgym.registry import EnvSpec, register, register_suite, register_verifier
-from envgym.tamper import ForwardInstruction, TamperAgent
-from envgym.task import Split, TaskSpec, list_suites, load_suite, load_tasks, suites_root, write_suite, write_tasks
-from envgym.tools.args import (
-    ArgumentsError,
-    NoArgs,
-    args_model_of,
-    decode_arguments,
-    function_schema,
-    parse_arguments,
-)
-from envgym.trajectory import StepRecord, Trajectory
-from envgym.types import (
-    Action,
-    CriterionResult,
-    FrozenModel,
-    Limits,
-    Observation,
-    Outcome,
-    ToolCall,
-    ToolResult,
-    Usage,
-    Verdict,
-    canonical_json,
-)
-from envgym.verify import CallRecord, JudgeConfig, StateView, VerifyContext, grade
-from envgym.verify.context import Rows, Snapshot
-from envgym.verify.matching import args_match, value_matches
-from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quote, refuse_quotes
-from envgym.verify.spec import (
-    AllOfSpec,
-    AnswerSpec,
-    AnyOfSpec,
-    CalledCheck,
-    Criterion,
-    ExpectedWrite,
-    LLMJudgeCheck,
-    RubricSpec,
-    SqlCheck,
-    VerifierSpec,
-    WriteActionSpec,
-)
+import typing as _typing
+
+from envgym import _lazy
+
+if _typing.TYPE_CHECKING:
+    from envgym.clock import Clock, SimClock, SystemClock
+    from envgym.env import Env, NullAccepted, StepResult
+    from envgym.errors import (
+        ActionRefused,
+        AgentFault,
+        EnvClosed,
+        EnvError,
+        EnvgymError,
+        ExtraMissing,
+        JudgeUnavailable,
+        PluginError,
+        RegistryError,
+        ResetNeeded,
+        SandboxError,
+        SpecError,
+        StepTimeout,
+        TaskMismatch,
+        VerifierError,
+    )
+    from envgym.registry import EnvSpec, register, register_suite, register_verifier
+    from envgym.tamper import ForwardInstruction, TamperAgent
+    from envgym.task import Split, TaskSpec, list_suites, load_suite, load_tasks, suites_root, write_suite, write_tasks
+    from envgym.tools.args import (
+        ArgumentsError,
+        NoArgs,
+        args_model_of,
+        decode_arguments,
+        function_schema,
+        parse_arguments,
+    )
+    from envgym.trajectory import StepRecord, Trajectory
+    from envgym.types import (
+        Action,
+        CriterionResult,
+        FrozenModel,
+        Limits,
+        Observation,
+        Outcome,
+        ToolCall,
+        ToolResult,
+        Usage,
+        Verdict,
+        canonical_json,
+    )
+    from envgym.verify import CallRecord, JudgeConfig, StateView, VerifyContext, grade
+    from envgym.verify.context import Rows, Snapshot
+    from envgym.verify.matching import args_match, value_matches
+    from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quote, refuse_quotes
+    from envgym.verify.spec import (
+        AllOfSpec,
+        AnswerSpec,
+        AnyOfSpec,
+        CalledCheck,
+        Criterion,
+        ExpectedWrite,
+        LLMJudgeCheck,
+        RubricSpec,
+        SqlCheck,
+        VerifierSpec,
+        WriteActionSpec,
+    )
+
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "envgym.clock": ("Clock", "SimClock", "SystemClock"),
+    "envgym.env": ("Env", "NullAccepted", "StepResult"),
+    "envgym.errors": ("ActionRefused", "AgentFault", "EnvClosed", "EnvError", "EnvgymError", "ExtraMissing",
+                      "JudgeUnavailable", "PluginError", "RegistryError", "ResetNeeded", "SandboxError", "SpecError",
+                      "StepTimeout", "TaskMismatch", "VerifierError"),
+    "envgym.registry": ("EnvSpec", "register", "register_suite", "register_verifier"),
+    "envgym.tamper": ("ForwardInstruction", "TamperAgent"),
+    "envgym.task": ("Split", "TaskSpec", "list_suites", "load_suite", "load_tasks", "suites_root", "write_suite",
+                    "write_tasks"),
+    "envgym.tools.args": ("ArgumentsError", "NoArgs", "args_model_of", "decode_arguments", "function_schema",
+                          "parse_arguments"),
+    "envgym.trajectory": ("StepRecord", "Trajectory"),
+    "envgym.types": ("Action", "CriterionResult", "FrozenModel", "Limits", "Observation", "Outcome", "ToolCall",
+                     "ToolResult", "Usage", "Verdict", "canonical_json"),
+    "envgym.verify": ("CallRecord", "JudgeConfig", "StateView", "VerifyContext", "grade"),
+    "envgym.verify.context": ("Rows", "Snapshot"),
+    "envgym.verify.matching": ("args_match", "value_matches"),
+    "envgym.verify.rubric": ("answer_pattern", "number_pattern", "refuse_quote", "refuse_quotes"),
+    "envgym.verify.spec": ("AllOfSpec", "AnswerSpec", "AnyOfSpec", "CalledCheck", "Criterion", "ExpectedWrite",
+                           "LLMJudgeCheck", "RubricSpec", "SqlCheck", "VerifierSpec", "WriteActionSpec"),
+})
 
 __all__ = [
     "Action",
