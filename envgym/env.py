@@ -77,6 +77,13 @@ class Env(abc.ABC):
     time_evolving: ClassVar[bool] = False
     has_write_actions: ClassVar[bool] = False
     multimodal: ClassVar[bool] = False
+    simulated_user: ClassVar[bool] = False
+    """It talks to a simulated user (takes ``user=``: ``envgym eval --user`` reaches it)."""
+    virtual_time: ClassVar[bool] = False
+    """Its world keeps virtual time (takes ``budget=`` / ``budget_factor=``: ``eval --max-virtual-time``)."""
+    sql_state: ClassVar[bool] = False
+    """Its final state offers the SQL view (:class:`~envgym.verify.state.SqlView`) a rubric ``sql`` check needs;
+    a task of its suites with such a check is refused when the suite loads for an env without it."""
     tamper_agents: ClassVar[tuple[type, ...]] = ()
     """The family's tampering agents (:class:`envgym.tamper.TamperAgent` subclasses); each must score 0."""
     gate_sample: ClassVar[int | None] = None

@@ -81,7 +81,8 @@ class EnvSpec(FrozenModel):
         return parse_id(self.id)[2]
 
 
-CAPABILITIES = ("needs_sandbox", "time_evolving", "has_write_actions", "multimodal")
+CAPABILITIES = ("needs_sandbox", "time_evolving", "has_write_actions", "multimodal", "simulated_user", "virtual_time",
+                "sql_state")
 """The capability flags every Env class declares (class variables) and every wrapper forwards."""
 
 SUITE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")

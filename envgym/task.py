@@ -215,21 +215,34 @@ class SuiteTasks:
     An env never picks its own tasks; :meth:`envgym.env.Env.choose_task` asks its source."""
 
     def __init__(self, suites: Sequence[str] = (), env_id: str | None = None, *,
-                 tasks: Sequence[TaskSpec] | None = None) -> None:
-        self.suites, self.env_id = tuple(suites), env_id
-        self._tasks: list[TaskSpec] | None = list(tasks) if tasks is not None else None
+                 tasks: Sequence[TaskSpec] | None = None, sql_state: bool = True) -> None:
+        self.suites, self.env_id, self.sql_state = tuple(suites), env_id, sql_state
+        self._tasks: list[TaskSpec] | None = None
+        if tasks is not None:
+            self._tasks = [self._admitted(t) for t in tasks]
 
     @classmethod
     def of(cls, spec: registry.EnvSpec | None) -> SuiteTasks:
-        """The source of an env registered as ``spec`` (None: an env built by hand, which serves no suite)."""
-        return cls(spec.suites, spec.id) if spec is not None else cls()
+        """The source of an env registered as ``spec`` (None: an env built by hand, which serves no suite); it
+        refuses tasks whose checks the env's state cannot answer (its ``sql_state`` capability)."""
+        if spec is None:
+            return cls()
+        return cls(spec.suites, spec.id, sql_state=spec.capabilities["sql_state"])
 
     @property
     def tasks(self) -> list[TaskSpec]:
         """Every task this source serves, all splits."""
         if self._tasks is None:
-            self._tasks = [t for s in self.suites for t in load_suite(s) if t.env_id == self.env_id]
+            self._tasks = [self._admitted(t) for s in self.suites for t in load_suite(s) if t.env_id == self.env_id]
         return self._tasks
+
+    def _admitted(self, task: TaskSpec) -> TaskSpec:
+        if not self.sql_state:
+            where = _sql_check(task.verifiers, "verifiers")
+            if where is not None:
+                raise SpecError(f"task {task.id!r} has a sql check, but {self.env_id or 'its env'}'s state answers no "
+                                "SQL (sql_state is false): check its files or the store", field=where)
+        return task
 
     def choose(self, task: TaskSpec | str | None, rng: random.Random, options: dict[str, Any] | None = None,
                *, label: str = "env") -> TaskSpec:
@@ -239,7 +252,7 @@ class SuiteTasks:
             if self.env_id is not None and task.env_id != self.env_id:
                 raise TaskMismatch(f"task {task.id!r} is for {task.env_id!r}, not {self.env_id!r}; "
                                    f"make({task.env_id!r}) runs it")
-            return task
+            return self._admitted(task)
         if task is not None and not isinstance(task, str):
             raise TypeError(f"{label}: reset(task=...) takes a TaskSpec or a task id, not {type(task).__name__}")
         pool = self.tasks
@@ -260,3 +273,18 @@ class SuiteTasks:
             if not pool:
                 raise EnvError(f"{label}: its suites have no {split} tasks")
         return rng.choice(pool)
+
+
+def _sql_check(specs: Iterable[Any], where: str) -> str | None:
+    """The field path of the first rubric ``sql`` check among ``specs`` (combinators searched), or None."""
+    for i, spec in enumerate(specs):
+        kind = getattr(spec, "type", None)
+        if kind in ("all_of", "any_of"):
+            found = _sql_check(spec.verifiers, f"{where}.{i}.verifiers")
+            if found is not None:
+                return found
+        elif kind == "rubric":
+            for j, criterion in enumerate(spec.criteria):
+                if getattr(criterion.check, "type", None) == "sql":
+                    return f"{where}.{i}.criteria.{j}.check"
+    return None

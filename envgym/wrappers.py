@@ -24,6 +24,7 @@ from typing import Any
 from envgym._deprecation import call_verify
 from envgym.env import Env, EnvState, StepResult
 from envgym.errors import EnvClosed, EnvgymError, ResetNeeded, VerifierError
+from envgym.registry import CAPABILITIES
 from envgym.task import TaskSpec
 from envgym.types import Action, Observation, Usage, Verdict
 from envgym.verify import JudgeConfig, grade_episode
@@ -53,22 +54,6 @@ class Wrapper(Env):
         return self.env.task
 
     @property
-    def needs_sandbox(self) -> bool:  # type: ignore[override]
-        return self.env.needs_sandbox
-
-    @property
-    def time_evolving(self) -> bool:  # type: ignore[override]
-        return self.env.time_evolving
-
-    @property
-    def has_write_actions(self) -> bool:  # type: ignore[override]
-        return self.env.has_write_actions
-
-    @property
-    def multimodal(self) -> bool:  # type: ignore[override]
-        return self.env.multimodal
-
-    @property
     def tamper_agents(self) -> tuple[type, ...]:  # type: ignore[override]
         return self.env.tamper_agents
 
@@ -93,6 +78,14 @@ class Wrapper(Env):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}{self.env!r}>"
+
+
+def _forwarded(flag: str) -> property:
+    return property(lambda self: getattr(self.env, flag), doc=f"The wrapped env's ``{flag}``.")
+
+
+for _flag in CAPABILITIES:  # every capability flag reads through to the env (the Env base's False would hide it)
+    setattr(Wrapper, _flag, _forwarded(_flag))
 
 
 class OrderEnforcing(Wrapper):

@@ -142,6 +142,7 @@ async def test_capability_flags_show_through_every_wrapper(countdown):
     class Timed(CountdownEnv):
         time_evolving = True
         multimodal = True
+        sql_state = True
 
     with envgym.isolated():
         import test_plugin_path
@@ -149,9 +150,10 @@ async def test_capability_flags_show_through_every_wrapper(countdown):
         test_plugin_path.Timed = Timed
         envgym.register("test/timed-v1", "test_plugin_path:Timed")
         env = envgym.make("test/timed-v1")
-        assert env.time_evolving and env.multimodal and not env.needs_sandbox
+        assert env.time_evolving and env.multimodal and env.sql_state and not env.needs_sandbox
         assert envgym.spec("test/timed-v1").capabilities == {
-            "needs_sandbox": False, "time_evolving": True, "has_write_actions": False, "multimodal": True}
+            "needs_sandbox": False, "time_evolving": True, "has_write_actions": False, "multimodal": True,
+            "simulated_user": False, "virtual_time": False, "sql_state": True}
         await env.close()
 
 

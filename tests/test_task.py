@@ -99,3 +99,40 @@ def test_a_task_file_read_again_unchanged_is_not_parsed_again_and_a_changed_one_
     changed = [t.model_copy(update={"instruction": t.instruction[:-1] + "?"}) for t in first]  # same size
     write_tasks(path, changed)
     assert [t.instruction for t in load_tasks(path)] == [t.instruction for t in changed]
+
+
+def _sql_task(env_id: str = "test/snap-v1"):
+    from envgym.verify.spec import AllOfSpec, AnswerSpec, Criterion, RubricSpec, SqlCheck
+
+    rubric = RubricSpec(criteria=(Criterion(name="n", check=SqlCheck(query="SELECT 1", expected=1)),))
+    return TaskSpec(id="sql-1", env_id=env_id, instruction="x",
+                    verifiers=(AnswerSpec(kind="exact", expected="y"), AllOfSpec(verifiers=(rubric,))))
+
+
+def test_a_sql_check_is_refused_when_the_suite_loads_for_an_env_whose_state_answers_no_sql(tmp_path):
+    import random
+
+    from envgym.task import SuiteTasks
+
+    write_tasks(tmp_path / "t.jsonl", [_sql_task()])
+    snapshots_only = SuiteTasks((str(tmp_path / "t.jsonl"),), "test/snap-v1", sql_state=False)
+    with pytest.raises(SpecError, match=r"task 'sql-1' has a sql check, but test/snap-v1's state answers no SQL") as exc:
+        snapshots_only.tasks  # noqa: B018 - loading is the check
+    assert exc.value.field == "verifiers.1.verifiers.0.criteria.0.check"
+    with pytest.raises(SpecError, match="answers no SQL"):  # a TaskSpec handed to reset too
+        snapshots_only.choose(_sql_task(), random.Random(0))
+    queryable = SuiteTasks((str(tmp_path / "t.jsonl"),), "test/snap-v1", sql_state=True)
+    assert [t.id for t in queryable.tasks] == ["sql-1"]
+
+
+async def test_a_sql_check_on_a_state_without_a_sql_view_is_the_verifier_s_error():
+    from envgym.errors import VerifierError
+    from envgym.verify import VerifyContext, grade
+
+    class Snapshot:
+        def snapshot(self):
+            return {"t": []}
+
+    task = _sql_task()
+    with pytest.raises(VerifierError, match="a sql check needs a state that answers SQL; Snapshot does not"):
+        await grade(task, VerifyContext(calls=[], final_answer="y", state=Snapshot()))

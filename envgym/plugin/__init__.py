@@ -83,7 +83,7 @@ if _typing.TYPE_CHECKING:
         canonical_json,
     )
     from envgym.verify import CallRecord, JudgeConfig, StateView, VerifyContext, grade
-    from envgym.verify.context import Rows, Snapshot
+    from envgym.verify.context import Rows, Snapshot, SqlView
     from envgym.verify.matching import args_match, value_matches
     from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quote, refuse_quotes
     from envgym.verify.spec import (
@@ -116,7 +116,7 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "envgym.types": ("Action", "CriterionResult", "FrozenModel", "Limits", "Observation", "Outcome", "ToolCall",
                      "ToolResult", "Usage", "Verdict", "canonical_json"),
     "envgym.verify": ("CallRecord", "JudgeConfig", "StateView", "VerifyContext", "grade"),
-    "envgym.verify.context": ("Rows", "Snapshot"),
+    "envgym.verify.context": ("Rows", "Snapshot", "SqlView"),
     "envgym.verify.matching": ("args_match", "value_matches"),
     "envgym.verify.rubric": ("answer_pattern", "number_pattern", "refuse_quote", "refuse_quotes"),
     "envgym.verify.spec": ("AllOfSpec", "AnswerSpec", "AnyOfSpec", "CalledCheck", "Criterion", "ExpectedWrite",
@@ -164,6 +164,7 @@ __all__ = [
     "SpecError",
     "Split",
     "SqlCheck",
+    "SqlView",
     "StateView",
     "StepRecord",
     "StepResult",

@@ -136,6 +136,7 @@ class TimedWorldEnv(Env):
     """Base of time-evolving envs; a plug-in supplies the world (see the module docstring)."""
 
     time_evolving: ClassVar[bool] = True
+    virtual_time: ClassVar[bool] = True
     has_write_actions: ClassVar[bool] = True
     unit: ClassVar[Literal["s", "step"]] = "s"
     """The clock of this env's worlds: seconds, or steps."""

@@ -236,6 +236,3 @@ class WorldState:
 
     def snapshot(self) -> Snapshot:
         return self.tables
-
-    def query(self, sql: str) -> list[dict[str, Any]]:
-        raise NotImplementedError("a timed world has no SQL store; use timed_write final_state checks")

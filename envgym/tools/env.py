@@ -343,6 +343,7 @@ class ToolEnv(Env):
     file under a fresh temporary directory (in ``workdir``), deleted when the next episode starts or on close.
     """
 
+    sql_state: ClassVar[bool] = True  # rubric sql checks query its store
     has_write_actions: ClassVar[bool] = True
     _states_cache: ClassVar[OrderedDict[tuple[str, str], _TaskStates]] = OrderedDict()
     _replaying: ClassVar[dict[tuple[str, str], asyncio.Future[_TaskStates]]] = {}

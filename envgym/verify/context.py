@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from envgym.types import FrozenModel
-from envgym.verify.state import Rows, Snapshot, StateView, drop_fields
+from envgym.verify.state import Rows, Snapshot, SqlView, StateView, drop_fields
 
-__all__ = ["CallRecord", "JudgeConfig", "Rows", "Snapshot", "StateView", "VerifyContext", "drop_fields"]
+__all__ = ["CallRecord", "JudgeConfig", "Rows", "Snapshot", "SqlView", "StateView", "VerifyContext", "drop_fields"]
 
 
 class CallRecord(FrozenModel):

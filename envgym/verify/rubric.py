@@ -42,6 +42,7 @@ from envgym.verify.spec import (
     TimedWriteSpec,
     WriteActionSpec,
 )
+from envgym.verify.state import SqlView
 
 _VERDICT = re.compile(r"VERDICT:\s*(PASS|FAIL)", re.IGNORECASE)
 _VERDICT_WORD = re.compile(r"verdict", re.IGNORECASE)
@@ -172,6 +173,9 @@ async def _check(check: AnswerSpec | SqlCheck | CalledCheck | LLMJudgeCheck, ctx
     if isinstance(check, SqlCheck):
         if ctx.state is None:
             raise VerifierError("a sql check needs a store to query")
+        if not isinstance(ctx.state, SqlView):
+            raise VerifierError(f"a sql check needs a state that answers SQL; {type(ctx.state).__name__} does not "
+                                "(its env's sql_state is false: such a task should not have loaded)")
         # a view that says its queries are cheap (an in-memory copy: microseconds) is queried inline; a thread
         # hop costs more than such a query, and at concurrency 1 the loop would idle for it
         query = ctx.state.query

@@ -11,6 +11,7 @@ A view's ``snapshot()`` maps every table name to its rows, each row a dict of co
 - a view may also offer ``columns() -> {table: (column, ...)}``: every table's columns, those of an empty
   table and those the env leaves out of the snapshot included. :func:`drop_fields` checks ``ignore_fields``
   entries against it (without it, against the columns its rows show);
+- a view may answer SQL (:class:`SqlView`, its ``query(sql)``): the rubric's ``sql`` checks need one;
 - a view whose ``query`` is cheap and safe to run on the event loop's thread (a private in-memory copy,
   microseconds) says so with a true ``inline_queries`` attribute; other views' queries run in a worker thread;
 - a view whose snapshots never hold some ``table.column`` fields (it leaves them out itself) may name them
@@ -34,23 +35,31 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from envgym.errors import VerifierError
 
-__all__ = ["Rows", "Snapshot", "StateView", "columns_of", "diff_states", "diff_views", "drop_fields", "row_sort_key",
-           "sort_rows"]
+__all__ = ["Rows", "Snapshot", "SqlView", "StateView", "columns_of", "diff_states", "diff_views", "drop_fields",
+           "row_sort_key", "sort_rows"]
 
 Rows = list[dict[str, Any]]
 Snapshot = dict[str, Rows]
 
 
+@runtime_checkable
 class StateView(Protocol):
-    """A store as verifiers see it (see the module docstring for the snapshot's contract)."""
+    """What every state offers verifiers: its snapshot (see the module docstring for the contract)."""
 
     def snapshot(self) -> Snapshot:
         """Every table as a list of rows (sorted by :func:`sort_rows`)."""
         ...
+
+
+@runtime_checkable
+class SqlView(StateView, Protocol):
+    """A state that also answers SQL (a SQLite store): what a rubric ``sql`` check reads. An env whose states
+    are such views says so with ``sql_state = True`` (:class:`~envgym.env.Env`), and a task with a ``sql`` check
+    is refused when its suite loads for an env that does not."""
 
     def query(self, sql: str) -> Rows:
         """Run a read-only query (SELECT / WITH)."""

@@ -113,6 +113,9 @@ async def test_tamper_agents_score_zero_on_the_fake() -> None:
         assert (await env.verify()).score == 0.0, kind.name
 
 
-def test_game_state_answers_sql() -> None:
+def test_game_state_is_a_snapshot_not_a_sql_view() -> None:
+    from envgym.verify.state import SqlView, StateView
+
     state = GameState(score=40, max_score=100, won=False, lost=False, moves=7)
-    assert state.query("SELECT score, won FROM game") == [{"score": 40.0, "won": 0}]
+    assert state.snapshot() == {"game": [{"score": 40, "max_score": 100, "won": False, "lost": False, "moves": 7}]}
+    assert isinstance(state, StateView) and not isinstance(state, SqlView)

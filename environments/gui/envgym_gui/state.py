@@ -61,6 +61,3 @@ class DesktopState:
                 "files_read": {path: None if data is None else hashlib.sha256(data).hexdigest()[:16]
                                for path, data in sorted(self._cache.items())}}
 
-    def query(self, sql: str) -> list[dict[str, Any]]:
-        raise NotImplementedError("a desktop has no SQL store; the desktop verifier reads files and windows")
-

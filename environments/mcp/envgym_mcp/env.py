@@ -120,6 +120,7 @@ def _host_file(ref: str) -> bytes:
 class McpToolEnv(Env):
     """An env over an MCP server's tools (see the module docstring)."""
 
+    sql_state: ClassVar[bool] = True  # rubric sql checks query its state database
     has_write_actions: ClassVar[bool] = True
     needs_sandbox: ClassVar[bool] = True
     _states: ClassVar[OrderedDict[tuple[str, str, str], _Cached]] = OrderedDict()

@@ -26,7 +26,6 @@ import abc
 import asyncio
 import copy
 import json
-import sqlite3
 from typing import Any, ClassVar, Literal
 
 from envgym.plugin import (
@@ -63,16 +62,6 @@ class GameState:
 
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:
         return {"game": [dict(self.row)]}
-
-    def query(self, sql: str) -> list[dict[str, Any]]:
-        conn = sqlite3.connect(":memory:")
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("CREATE TABLE game (score REAL, max_score REAL, won INTEGER, lost INTEGER, moves INTEGER)")
-            conn.execute("INSERT INTO game VALUES (:score, :max_score, :won, :lost, :moves)", self.row)
-            return [dict(r) for r in conn.execute(sql).fetchall()]
-        finally:
-            conn.close()
 
 
 class GameScoreSpec(FrozenModel):

@@ -284,13 +284,11 @@ class Expected:
     def snapshot(self) -> dict[str, Any]:
         return self.tables
 
-    def query(self, sql: str) -> list[dict[str, Any]]:
-        raise NotImplementedError("the expected state is a snapshot; query the actual state instead")
-
 
 class WebAppEnv(BrowserEnv):
     """``web/<app>-vN``: see the module docstring."""
 
+    sql_state: ClassVar[bool] = True  # rubric sql checks query its store
     has_write_actions: ClassVar[bool] = True
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, TypeUnsent, QuoteBack)
     _expected_cache: ClassVar[OrderedDict[tuple[str, str], dict[str, Any]]] = OrderedDict()

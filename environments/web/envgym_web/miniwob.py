@@ -147,6 +147,7 @@ class WobState:
 class MiniWobEnv(BrowserEnv):
     """``web/miniwob-v1``: see the module docstring."""
 
+    sql_state: ClassVar[bool] = True  # rubric sql checks query its store
     time_evolving: ClassVar[bool] = True  # the page's clock runs while the agent thinks
     tamper_agents: ClassVar[tuple[type[TamperAgent], ...]] = (DressThePage, OtherMiniWobPage)
 
