@@ -39,12 +39,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from envgym.sandbox.reaper import OWNER_HOST, OWNER_PID
-
-if TYPE_CHECKING:
-    from envgym.sandbox.docker import DockerEngine
+from envgym.sandbox.labels import OWNER_HOST, OWNER_PID
 
 EVENTS = ("kill", "die")
 WAIT_S = 2.0
@@ -170,6 +167,18 @@ class Watch:
         self._thread.join(timeout=10)
 
 
+class Engine(Protocol):
+    """What reading the evidence needs of an engine (:class:`~envgym.sandbox.dockerengine.DockerEngine`,
+    which itself holds a :class:`Watch` of this module: hence a protocol, not an import)."""
+
+    @property
+    def watching(self) -> Watch | None: ...
+
+    async def api(self) -> Any: ...
+
+    async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
+
+
 _watches: dict[tuple[int, str], Watch] = {}
 _watches_lock = threading.Lock()
 
@@ -219,7 +228,7 @@ def _stamp(ns: int) -> str:
     return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
 
 
-async def history(engine: DockerEngine, since_ns: int) -> list[dict[str, Any]]:
+async def history(engine: Engine, since_ns: int) -> list[dict[str, Any]]:
     """Every event the engine still holds since ``since_ns`` (at most :data:`RING`)."""
     api = await engine.api()
     since, until = _stamp(since_ns), _stamp(time.time_ns())
@@ -233,7 +242,7 @@ def _actor(event: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
             actor.get("Attributes") or {})
 
 
-async def outside_cause(engine: DockerEngine, container_id: str, info: dict[str, Any] | None,
+async def outside_cause(engine: Engine, container_id: str, info: dict[str, Any] | None,
                         started_wall: float) -> str | None:
     """Why the dead container ``container_id`` was not the agent's doing, or None when nothing outside shows.
 

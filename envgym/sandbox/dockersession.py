@@ -26,14 +26,13 @@ import struct
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from envgym.sandbox import incontainer
+import envgym.sandbox.incontainer as incontainer
 from envgym.sandbox.base import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, Command, ExecResult
-from envgym.sandbox.errors import ChannelClosed, ExecTimeout, SandboxError, SandboxFileNotFound
-
-if TYPE_CHECKING:
-    from envgym.sandbox.docker import DockerSandbox
+from envgym.sandbox.dockerengine import DockerEngine
+from envgym.sandbox.errors import ChannelClosed, ExecTimeout, SandboxCrashed, SandboxError, SandboxFileNotFound
+from envgym.sandbox.profile import SandboxProfile
 
 HELPER = Path(incontainer.__file__).read_text()
 SESSION_GRACE_S = 5.0
@@ -59,11 +58,35 @@ def close_writer(writer: asyncio.StreamWriter) -> None:
         writer.close()
 
 
+class DockerHost(Protocol):
+    """What a session reads and sets of its sandbox, a :class:`~envgym.sandbox.docker.DockerSandbox` (which
+    builds its session, so this module names the friend's state it shares rather than importing it)."""
+
+    id: str
+    profile: SandboxProfile
+    engine: DockerEngine
+    helper_pids: set[int]
+    _oom_seen: int
+    _clock_offset_ns: int | None
+
+    def watched_mounts(self) -> list[str]: ...
+
+    def _check(self) -> None: ...
+
+    def _forget_channel(self, channel: Helper) -> None: ...
+
+    async def _status(self, *, settle: float = 0.0) -> str: ...
+
+    async def _crashed(self, during: str) -> SandboxCrashed: ...
+
+    async def _create_exec(self, argv: list[str], *, deadline: float, stdin: bool = False, **kwargs: Any) -> str: ...
+
+
 class DockerSession:
     """The persistent session: one helper per user (``docker exec -u``; with all capabilities dropped a
     helper cannot switch users itself), each started on first use and kept for the sandbox's life."""
 
-    def __init__(self, sandbox: DockerSandbox) -> None:
+    def __init__(self, sandbox: DockerHost) -> None:
         self._sb = sandbox
         self._helpers: dict[str, Helper] = {}
 
@@ -117,7 +140,7 @@ class Helper:
     later call (a channel is never restarted behind its caller's back; the session helper is).
     """
 
-    def __init__(self, sandbox: DockerSandbox, user: str, argv: list[str] | None = None,
+    def __init__(self, sandbox: DockerHost, user: str, argv: list[str] | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
         self._sb, self._user = sandbox, user
         self._argv = argv or ["python3", "-u", "-c", HELPER, "serve"]

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from envgym.sandbox import tarsafe
+import envgym.sandbox.tarsafe as tarsafe
 from envgym.sandbox.base import Command, ExecResult, Sandbox, SandboxState
 from envgym.sandbox.errors import SandboxCrashed, SandboxError, SandboxFileNotFound
 

@@ -81,7 +81,8 @@ def tag_for(name: str, root: Path = SANDBOXES) -> str:
 
 
 def _client() -> Any:
-    from envgym.sandbox.docker import connect
+    # on first use: callers of tag_for and recipes (families, the plug-in surface) need no engine, asyncio or threads
+    from envgym.sandbox.dockerengine import connect
 
     return connect()
 

@@ -24,12 +24,12 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
+from envgym.sandbox.dockerengine import DockerEngine
 from envgym.sandbox.pool import SandboxPool
 from envgym.sandbox.reaper import reap
 
 if TYPE_CHECKING:
     from envgym.sandbox.base import Sandbox
-    from envgym.sandbox.docker import DockerEngine
 
 Factory = Callable[["DockerEngine"], "Sandbox"]
 SPARE_PER_HOLDER = 2
@@ -39,8 +39,6 @@ STOP_DELAY_S = 0.25
 
 class _Shared:
     def __init__(self, key: str, factory: Factory) -> None:
-        from envgym.sandbox.docker import DockerEngine
-
         self.engine = DockerEngine()
         self.pool = SandboxPool(key, size=SPARE_PER_HOLDER, factory=lambda: factory(self.engine))
         self.users = self.holders = 0

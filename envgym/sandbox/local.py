@@ -28,7 +28,8 @@ import time
 import warnings
 from pathlib import Path
 
-from envgym.sandbox import incontainer, tarsafe
+import envgym.sandbox.incontainer as incontainer
+import envgym.sandbox.tarsafe as tarsafe
 from envgym.sandbox.base import Command, ExecResult, Sandbox
 from envgym.sandbox.errors import BrokenArchive, SandboxError, SandboxFileNotFound
 

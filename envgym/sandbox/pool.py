@@ -23,14 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from envgym.sandbox.base import Sandbox
+from envgym.sandbox.docker import DockerSandbox
+from envgym.sandbox.dockerengine import DockerEngine
 from envgym.sandbox.errors import SandboxStateError
 from envgym.sandbox.profile import DEFAULT, SandboxProfile
-
-if TYPE_CHECKING:
-    from envgym.sandbox.docker import DockerEngine
+from envgym.sandbox.reaper import reap
 
 RETRY_BACKOFF_S = 1.0
 
@@ -66,17 +65,12 @@ class SandboxPool:
     def _make(self) -> Sandbox:
         if self._factory is not None:
             return self._factory()
-        from envgym.sandbox.docker import DockerSandbox
-
         return DockerSandbox(self.image, self.profile, engine=self._engine, run_id=self._run_id)
 
     async def start(self) -> None:
         if self._filler is not None:
             return
         if self._factory is None:
-            from envgym.sandbox.docker import DockerEngine
-            from envgym.sandbox.reaper import reap
-
             self._engine = self._engine or DockerEngine()
             if self._reap:
                 self.reaped = await reap(self._engine)

@@ -1,79 +1,35 @@
-"""Labels on every container, and the reaper that removes orphans.
+"""The reaper: removes the containers whose owner is gone.
 
-Every container envgym starts carries ``envgym.managed=1``, the run id, the owner's host, pid and process
-start time (so a reused pid is not mistaken for the owner), and an expiry (wall time). :func:`reap` removes
-the managed containers whose expiry has passed or whose owner process on this host is gone. A
-:class:`~envgym.sandbox.pool.SandboxPool` runs it when it starts; ``envgym sandbox gc`` runs it by hand.
-Independently, PID 1's child in each container is a ``sleep`` of its lifetime, so even a container nobody
-reaps ends by itself.
+Every container envgym starts carries labels naming its run, its owner process and an expiry
+(:mod:`envgym.sandbox.labels`, whose names this module re-exports). :func:`reap` removes the managed containers
+whose expiry has passed or whose owner process on this host is gone. A :class:`~envgym.sandbox.pool.SandboxPool`
+runs it when it starts; ``envgym sandbox gc`` runs it by hand. Independently, PID 1's child in each container is
+a ``sleep`` of its lifetime, so even a container nobody reaps ends by itself.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
-import time
-from typing import TYPE_CHECKING
+from envgym.sandbox.dockerengine import DockerEngine, remove
+from envgym.sandbox.labels import (
+    EXPIRES,
+    EXPIRY_SLACK_S,
+    MANAGED,
+    OWNER_HOST,
+    OWNER_PID,
+    OWNER_START,
+    RUN,
+    default_run_id,
+    orphan_reason,
+    owner_labels,
+    process_start,
+)
 
-if TYPE_CHECKING:
-    from envgym.sandbox.docker import DockerEngine
-
-MANAGED = "envgym.managed"
-RUN = "envgym.run"
-OWNER_HOST = "envgym.owner_host"
-OWNER_PID = "envgym.owner_pid"
-OWNER_START = "envgym.owner_start"
-EXPIRES = "envgym.expires"
-EXPIRY_SLACK_S = 60
-
-_run_id: str | None = None
-
-
-def default_run_id() -> str:
-    """One id per controller process, made on first use."""
-    global _run_id
-    if _run_id is None:
-        _run_id = f"{os.getpid()}-{secrets.token_hex(4)}"
-    return _run_id
-
-
-def process_start(pid: int) -> str:
-    """The kernel's start time of ``pid`` (clock ticks since boot), or "" if it does not exist."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return ""
-    return stat[stat.rindex(b")") + 2:].split()[19].decode()
-
-
-def owner_labels(run_id: str, lifetime_s: float, *, now: float | None = None) -> dict[str, str]:
-    now = time.time() if now is None else now
-    return {MANAGED: "1", RUN: run_id, OWNER_HOST: socket.gethostname(), OWNER_PID: str(os.getpid()),
-            OWNER_START: process_start(os.getpid()), EXPIRES: str(int(now + lifetime_s + EXPIRY_SLACK_S))}
-
-
-def orphan_reason(labels: dict[str, str], *, now: float | None = None) -> str | None:
-    """Why a container with these labels should be reaped, or None if its owner still holds it."""
-    now = time.time() if now is None else now
-    try:
-        if float(labels.get(EXPIRES, "0")) < now:
-            return "expired"
-    except ValueError:
-        return "bad expiry label"
-    if labels.get(OWNER_HOST) != socket.gethostname():
-        return None  # another machine's container: only its expiry can tell
-    pid = labels.get(OWNER_PID, "")
-    if not pid.isdigit() or process_start(int(pid)) != labels.get(OWNER_START):
-        return "owner process gone"
-    return None
+__all__ = ["EXPIRES", "EXPIRY_SLACK_S", "MANAGED", "OWNER_HOST", "OWNER_PID", "OWNER_START", "RUN",
+           "default_run_id", "orphan_reason", "owner_labels", "process_start", "reap"]
 
 
 async def reap(engine: DockerEngine, *, now: float | None = None) -> list[tuple[str, str]]:
     """Remove orphaned envgym containers; returns (container id, reason) for each one removed."""
-    from envgym.sandbox.docker import remove
-
     containers = await engine.call("containers", all=True, filters={"label": f"{MANAGED}=1"})
     removed = []
     for c in containers:
