@@ -121,9 +121,11 @@ _listeners: list[Callable[[EnvSpec], None]] = []
 _builtin_verifiers: dict[str, VerifierKind] = {}
 """The kernel's own verifier kinds (:mod:`envgym.verify` puts them here); :func:`isolated` keeps them."""
 
-BUILTIN_VERIFIER_TYPES = frozenset({"write_action", "answer", "rubric", "all_of", "any_of", "timed_write", "tests"})
-"""The verifier ``type`` names the kernel reserves (a plug-in cannot register them); ``envgym.verify.spec``'s
-models for them are registered under exactly these names (a test holds them equal)."""
+BUILTIN_VERIFIER_TYPES = frozenset({"write_action", "answer", "rubric", "all_of", "any_of"})
+"""The verifier ``type`` names the kernel reserves, its generic kinds (a plug-in cannot register them);
+``envgym.verify.spec``'s models for them are registered under exactly these names (a test holds them equal).
+Every other kind is a plug-in's, the bundled ones (``tests``, ``timed_write``, ...) included: the package
+``envgym_verifiers`` registers them through its entry point like any third party."""
 
 
 def parse_id(env_id: str) -> tuple[str, str, int]:

@@ -187,13 +187,15 @@ def test_the_cycle_check_finds_one(monkeypatch):
 CORE_ORDER = (
     "envgym.types", "envgym.errors", "envgym._deprecation", "envgym.clock", "envgym.entry_points", "envgym.jsonl",
     "envgym.registry",
-    "envgym.verify.matching", "envgym.verify.state", "envgym.verify.context", "envgym.verify.timed",
-    "envgym.verify.tests", "envgym.verify.spec", "envgym.verify.answer", "envgym.verify.rubric",
+    "envgym.verify.matching", "envgym.verify.state", "envgym.verify.context", "envgym.verify.spec",
+    "envgym.verify.answer", "envgym.verify.rubric",
     "envgym.verify.write_action", "envgym.verify._grade", "envgym.verify",
     "envgym.task", "envgym.env", "envgym.wrappers", "envgym.compose", "envgym.gym",
 )
-"""The kernel's core, bottom first: the tables, the verifier kinds, the tasks, the env contract, its wrappers,
-``make``, the Gymnasium facade. (``envgym.verify``'s kinds sit below ``task``: a task file names them.)"""
+"""The kernel's core, bottom first: the tables, the generic verifier kinds, the tasks, the env contract, its
+wrappers, ``make``, the Gymnasium facade. (``envgym.verify``'s kinds sit below ``task``: a task file names them.
+The other kinds are plug-in packages under ``verifiers/``, outside the kernel; ``envgym.verify.tests`` and
+``envgym.verify.timed`` are deprecated aliases that import nothing of envgym but ``_deprecation``.)"""
 
 
 def test_the_kernel_has_no_import_circle():

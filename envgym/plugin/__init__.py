@@ -19,7 +19,8 @@ subcommand hook) loads none of them; and the core itself loads no Docker client 
 - the errors a family raises or catches, from the root :class:`EnvgymError` down;
 - registration: :func:`register`, :func:`register_suite`, :func:`register_verifier`, :class:`EnvSpec` (an
   authoring script that runs its own env uses the user's ``envgym.make``, the one root name a family may import);
-- grading: :class:`VerifyContext` and the state / evidence types, :func:`grade`, the verifier spec types
+- grading: :class:`VerifyContext` and the state / evidence types, :func:`grade`, the matcher-holding field
+  types a verifier kind's spec declares (:data:`Matchable`, :data:`MatchArgs`), the verifier spec types
   a family builds (rubric, answer, write action, combinators) and the helpers that write them;
 - tool calls: the argument helpers (:func:`decode_arguments`, :func:`function_schema`, ...);
 - tampering agents: :class:`TamperAgent` (the base ``envgym check`` plays) and :class:`ForwardInstruction`.
@@ -84,7 +85,7 @@ if _typing.TYPE_CHECKING:
     )
     from envgym.verify import CallRecord, JudgeConfig, StateView, VerifyContext, grade
     from envgym.verify.context import Rows, Snapshot, SqlView
-    from envgym.verify.matching import args_match, value_matches
+    from envgym.verify.matching import Matchable, MatchArgs, args_match, value_matches
     from envgym.verify.rubric import answer_pattern, number_pattern, refuse_quote, refuse_quotes
     from envgym.verify.spec import (
         AllOfSpec,
@@ -117,7 +118,7 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
                      "ToolResult", "Usage", "Verdict", "canonical_json"),
     "envgym.verify": ("CallRecord", "JudgeConfig", "StateView", "VerifyContext", "grade"),
     "envgym.verify.context": ("Rows", "Snapshot", "SqlView"),
-    "envgym.verify.matching": ("args_match", "value_matches"),
+    "envgym.verify.matching": ("Matchable", "MatchArgs", "args_match", "value_matches"),
     "envgym.verify.rubric": ("answer_pattern", "number_pattern", "refuse_quote", "refuse_quotes"),
     "envgym.verify.spec": ("AllOfSpec", "AnswerSpec", "AnyOfSpec", "CalledCheck", "Criterion", "ExpectedWrite",
                            "LLMJudgeCheck", "RubricSpec", "SqlCheck", "VerifierSpec", "WriteActionSpec"),
@@ -149,6 +150,8 @@ __all__ = [
     "JudgeUnavailable",
     "LLMJudgeCheck",
     "Limits",
+    "MatchArgs",
+    "Matchable",
     "NoArgs",
     "NullAccepted",
     "Observation",

@@ -8,11 +8,14 @@ Covered by Semantic Versioning like all of :mod:`envgym.plugin` (see ``CHANGELOG
 - grading: :class:`TestsTarget` (the image and work tree a verdict is taken from), :func:`grade_patch` (a
   model patch on a clean image), :func:`run_tests` and its :class:`TestRun`; :data:`PASSING` (the statuses
   that count as passed).
+
+The kind itself is the plug-in package :mod:`envgym_verifiers.tests` (registered through its entry point);
+these names are re-exported from it.
 """
 
 from __future__ import annotations
 
-from envgym.verify.tests import (
+from envgym_verifiers.tests import (
     PASSING,
     TestRun,
     TestsSpec,

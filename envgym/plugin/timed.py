@@ -8,30 +8,42 @@ Covered by Semantic Versioning like all of :mod:`envgym.plugin` (see ``CHANGELOG
   their latencies (:func:`latency`, :data:`INSTANT`);
 - the env: :class:`TimedWorldEnv` and its :class:`TimedObservation`; :class:`TaskCache` for what a task
   prepares once;
-- time: :class:`Timeline` (the verdict's evidence), :func:`parse_time_of_day`;
-- grading: :class:`TimedWriteSpec` (the ``timed_write`` verifier kind), and replay: :func:`replay` /
-  :func:`regrade` run a recorded episode again, :func:`recorded_charges` reads its thinking charges.
+- time: :class:`Timeline` (the verdict's evidence) and its calls (:class:`TimedCall`), :func:`parse_time_of_day`;
+- grading: :class:`TimedVerifyContext` (what a timed env hands its verifiers), :class:`TimedWriteSpec` (the
+  ``timed_write`` verifier kind, from the plug-in package :mod:`envgym_verifiers.timed_write`), and replay:
+  :func:`replay` / :func:`regrade` run a recorded episode again, :func:`recorded_charges` reads its thinking
+  charges.
 """
 
 from __future__ import annotations
 
-from envgym.timed.env import TimedObservation, TimedWorldEnv
+import typing as _typing
+
+from envgym import _lazy
+from envgym.timed.env import TimedObservation, TimedVerifyContext, TimedWorldEnv
 from envgym.timed.latency import INSTANT, latency
 from envgym.timed.prepare import TaskCache
 from envgym.timed.replay import recorded_charges, regrade, replay
 from envgym.timed.scheduler import Event
-from envgym.timed.timeline import Timeline, parse_time_of_day
+from envgym.timed.timeline import TimedCall, Timeline, parse_time_of_day
 from envgym.timed.tools import TimedTool, ToolFailure, tool
 from envgym.timed.world import CallDraft, TimedWorld
-from envgym.verify.timed import TimedWriteSpec
+
+if _typing.TYPE_CHECKING:
+    from envgym_verifiers.timed_write import TimedWriteSpec
+
+# Loaded on first use: the timed_write kind (a plug-in package) imports this module.
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {"envgym_verifiers.timed_write": ("TimedWriteSpec",)})
 
 __all__ = [
     "INSTANT",
     "CallDraft",
     "Event",
     "TaskCache",
+    "TimedCall",
     "TimedObservation",
     "TimedTool",
+    "TimedVerifyContext",
     "TimedWorld",
     "TimedWorldEnv",
     "TimedWriteSpec",

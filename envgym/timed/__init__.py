@@ -1,7 +1,8 @@
 """Time-evolving environments: the kernel base any engine can sit behind, and the time model under it.
 
 - :mod:`envgym.timed.env`: :class:`TimedWorldEnv`, the base a plug-in subclasses (tools, wait tools,
-  thinking, waiting/idle/acting accounting, notifications, budgets, preparation, grading context);
+  thinking, waiting/idle/acting accounting, notifications, budgets, preparation, grading context:
+  :class:`TimedVerifyContext`);
 - :mod:`envgym.timed.world`: :class:`TimedWorld`, what a plug-in's world (its engine) subclasses: the clock
   in seconds or steps, the call log, notifications, per-step effects that can pause (:class:`Process`);
 - :mod:`envgym.timed.tools`: :class:`TimedTool` (slow tools, actions that take time) and the wait tools;
@@ -9,7 +10,7 @@
 - :mod:`envgym.timed.thinking`: how far the clock moves while the agent decides (seconds or steps);
 - :mod:`envgym.timed.latency`: bounded, seeded latency distributions for asynchronous tools;
 - :mod:`envgym.timed.timeline`: calls, events, notifications, per-step timings and watched state, graded by
-  :mod:`envgym.verify.timed` (:class:`TimedVerifyContext`);
+  the ``timed_write`` verifier kind (:mod:`envgym_verifiers.timed_write`, a plug-in package);
 - :mod:`envgym.timed.prepare`: :class:`TaskCache`, per-task preparation off the event loop, by task hash;
 - :mod:`envgym.timed.replay`: ``replay`` and ``regrade``, re-run and re-grade a recorded run of any timed
   env (import them from the module: the package attribute ``replay`` is the module).
@@ -36,7 +37,7 @@ from envgym.timed.timeline import (
 )
 
 if typing.TYPE_CHECKING:
-    from envgym.timed.env import TimedObservation, TimedWorldEnv
+    from envgym.timed.env import TimedObservation, TimedVerifyContext, TimedWorldEnv
     from envgym.timed.prepare import TaskCache
     from envgym.timed.scheduler import Event, EventState, Fired, Scheduler
     from envgym.timed.thinking import (
@@ -48,19 +49,16 @@ if typing.TYPE_CHECKING:
     )
     from envgym.timed.tools import TimedTool, ToolFailure, control_tools, tool
     from envgym.timed.world import CallDraft, Process, TimedWorld, WorldState
-    from envgym.verify.timed import TimedVerifyContext
 
-# Loaded on first use: envgym.verify.timed needs only the timeline (every env's task model names the timed
-# verifier kind), and the env base and the tools import envgym.verify / envgym.tools, which import
-# envgym.timed.timeline, so ``import envgym.verify`` and ``import envgym.timed`` work in either order.
+# Loaded on first use: the env base and the tools import envgym.verify / envgym.tools, so ``import envgym.verify``
+# and ``import envgym.timed`` work in either order.
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
-    "envgym.timed.env": ("TimedObservation", "TimedWorldEnv"),
+    "envgym.timed.env": ("TimedObservation", "TimedVerifyContext", "TimedWorldEnv"),
     "envgym.timed.prepare": ("TaskCache",),
     "envgym.timed.scheduler": ("Event", "EventState", "Fired", "Scheduler"),
     "envgym.timed.thinking": ("DEFAULT_THINKING", "ThinkingPolicy", "ThinkingSample", "thinking_policy", "usage_delta"),
     "envgym.timed.tools": ("TimedTool", "ToolFailure", "control_tools", "tool"),
     "envgym.timed.world": ("CallDraft", "Process", "TimedWorld", "WorldState"),
-    "envgym.verify.timed": ("TimedVerifyContext",),
 })
 
 

@@ -71,9 +71,8 @@ from envgym.timed.tools import (
 from envgym.timed.world import CallDraft, TimedWorld, WorldState
 from envgym.tools.args import ArgumentsError, parse_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Usage
-from envgym.verify import CallRecord
-from envgym.verify.spec import AllOfSpec, AnyOfSpec, TimedWriteSpec
-from envgym.verify.timed import TimedVerifyContext
+from envgym.verify import CallRecord, VerifyContext
+from envgym.verify.spec import AllOfSpec, AnyOfSpec
 
 MAX_KEPT_DEPTH = 32
 """A rejected call's arguments nested deeper than this are left out of the timeline (it is serialised into the
@@ -115,8 +114,18 @@ def _depth(value: Any) -> int:
     return depth - 1 if not level else depth
 
 
+@dataclass
+class TimedVerifyContext(VerifyContext):
+    """A verify context with the episode's timeline: what a timed env hands every verifier kind (the
+    ``timed_write`` kind, :mod:`envgym_verifiers.timed_write`, grades it)."""
+
+    timeline: Timeline | None = None
+
+
 def goal_paths(task: TaskSpec) -> list[str]:
-    """The world paths the task's ``timed_write`` ``final_state`` checks name (watched during the episode)."""
+    """The world paths the task's verifiers watch (watched during the episode, logged in
+    ``Timeline.state_changes``): each spec that has ``watched_paths`` names them (the ``timed_write`` kind: its
+    ``final_state`` checks)."""
     found: list[str] = []
 
     def walk(specs: Any) -> Iterator[Any]:
@@ -127,8 +136,7 @@ def goal_paths(task: TaskSpec) -> list[str]:
                 yield spec
 
     for spec in walk(task.verifiers):
-        if isinstance(spec, TimedWriteSpec):
-            found += [c.path for c in spec.final_state if c.path not in found]
+        found += [path for path in getattr(spec, "watched_paths", ()) if path not in found]
     return found
 
 

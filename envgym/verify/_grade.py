@@ -23,8 +23,6 @@ from envgym.verify.spec import (
     VerifierSpec,
     WriteActionSpec,
 )
-from envgym.verify.tests import verify_tests
-from envgym.verify.timed import verify_timed
 from envgym.verify.write_action import verify_write_action
 
 if TYPE_CHECKING:
@@ -58,7 +56,7 @@ async def _combined(spec: AllOfSpec | AnyOfSpec, ctx: VerifyContext) -> Verdict:
 
 
 _BUILTIN_CHECKS = {"write_action": verify_write_action, "answer": _answer, "rubric": verify_rubric,
-                   "timed_write": verify_timed, "tests": verify_tests, "all_of": _combined, "any_of": _combined}
+                   "all_of": _combined, "any_of": _combined}
 for _type, _fn in _BUILTIN_CHECKS.items():
     registry.register_builtin_verifier(_type, BUILTIN_KINDS[_type], _fn)
 

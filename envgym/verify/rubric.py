@@ -39,8 +39,6 @@ from envgym.verify.spec import (
     LLMJudgeCheck,
     RubricSpec,
     SqlCheck,
-    TimedWriteSpec,
-    WriteActionSpec,
 )
 from envgym.verify.state import SqlView
 
@@ -89,9 +87,12 @@ def _unquoted_args(args: dict[str, Any], question: str) -> dict[str, Any]:
 def refuse_quotes(specs: Sequence[Any], question: str) -> tuple[Any, ...]:
     """Verifier specs with every regex answer criterion of their rubrics, and every ``$regex``/``$contains``
     argument matcher of their expected writes (an email body, a message), passed through :func:`refuse_quote`:
-    a message that is the instruction forwarded is not the message the instruction asked for."""
+    a message that is the instruction forwarded is not the message the instruction asked for. Expected writes
+    are those of any kind whose ``expected`` is a tuple of entries with ``args`` (``write_action``, the
+    ``timed_write`` plug-in kind)."""
     def fix(spec: Any) -> Any:
-        if isinstance(spec, WriteActionSpec | TimedWriteSpec):
+        expected = getattr(spec, "expected", None)
+        if isinstance(expected, tuple) and all(isinstance(getattr(e, "args", None), dict) for e in expected):
             return spec.model_copy(update={"expected": tuple(
                 e.model_copy(update={"args": _unquoted_args(e.args, question)}) for e in spec.expected)})
         if isinstance(spec, RubricSpec):

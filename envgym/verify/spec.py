@@ -9,9 +9,11 @@ in expected writes and ``called`` checks may be literals or matchers::
 A regex that does not compile (an ``answer`` of kind ``regex``, a ``$regex`` matcher) or an unknown
 matcher fails validation, so a task file holding one is refused at load, naming the field.
 
-Verifier kinds are open: besides the built-in ones (:data:`BUILTIN_KINDS`) a task may name any kind a
-plug-in registered with :func:`envgym.register_verifier` (its spec model validates the entry, so a bad
-field is named as for a built-in; an unknown ``type`` names the known ones).
+Verifier kinds are open: besides the generic built-in ones (:data:`BUILTIN_KINDS`) a task may name any kind
+a plug-in registered with :func:`envgym.register_verifier` (its spec model validates the entry, so a bad
+field is named as for a built-in; an unknown ``type`` names the known ones). The bundled plug-in kinds
+(``tests``, ``timed_write``, ``desktop``, ``game_score``) live in the package ``envgym_verifiers``
+(``verifiers/``), registered through its entry point exactly as a third party's.
 """
 
 from __future__ import annotations
@@ -33,10 +35,9 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from envgym import registry
+from envgym._deprecation import moved_attribute
 from envgym.types import FrozenModel
 from envgym.verify.matching import Matchable, MatchArgs
-from envgym.verify.tests import TestsSpec
-from envgym.verify.timed import TimedWriteSpec
 
 
 class ExpectedWrite(FrozenModel):
@@ -195,6 +196,16 @@ class AnyOfSpec(FrozenModel):
 
 BUILTIN_KINDS: dict[str, type[BaseModel]] = {
     "write_action": WriteActionSpec, "answer": AnswerSpec, "rubric": RubricSpec, "all_of": AllOfSpec,
-    "any_of": AnyOfSpec, "timed_write": TimedWriteSpec, "tests": TestsSpec,
+    "any_of": AnyOfSpec,
 }
-"""The verifier kinds the kernel grades itself."""
+"""The verifier kinds the kernel grades itself: the generic ones. Every other kind (``tests``, ``timed_write``,
+``desktop``, ...) is a plug-in's, registered through an entry point (the bundled ones by ``envgym_verifiers``)."""
+
+
+_MOVED_KINDS = {"TestsSpec": "envgym_verifiers.tests", "TimedWriteSpec": "envgym_verifiers.timed_write"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_KINDS:  # the kinds moved to plug-in packages in 0.2 (imported by name: no kernel edge up)
+        return moved_attribute(__name__, _MOVED_KINDS[name], name, since="0.2", removal="0.3")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from envgym.errors import SpecError
-from envgym.verify.tests import stable_log
 from envgym_swe import importer
 from envgym_swe.demo import REPO, make_demo, make_history
 from envgym_swe.environment import IMAGE_PACKAGES, infer_environment
 from envgym_swe.images import ImageSpec, install_script
 from envgym_swe.label import classify, runnable_test_files
 from envgym_swe.mine import is_test_path, mine_repository
+from envgym_verifiers.tests import stable_log
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
@@ -220,7 +220,7 @@ def test_import_writes_to_the_user_data_dir_and_forget_drops_the_suite(state, tm
 async def test_run_tests_reports_every_test_the_run_saw():
     from envgym.sandbox.base import ExecResult
     from envgym.sandbox.fake import FakeSandbox
-    from envgym.verify.tests import PLAN_PATH, run_tests
+    from envgym_verifiers.tests import PLAN_PATH, run_tests
 
     def handler(sb):
         def handle(cmd, cwd, env, user):

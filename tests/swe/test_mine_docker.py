@@ -18,12 +18,12 @@ import pytest
 
 from envgym.cli import main
 from envgym.task import load_suite
-from envgym.verify.tests import grade_patch
 from envgym_swe import containers, grade, importer
 from envgym_swe.demo import make_history
 from envgym_swe.env import task_image
 from envgym_swe.images import ImageSpec
 from envgym_swe.label import gold_patch, label_instances
+from envgym_verifiers.tests import grade_patch
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 FLAKY = "tests/test_cart.py::test_checkout_is_flaky"

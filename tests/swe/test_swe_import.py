@@ -8,10 +8,10 @@ import subprocess
 import pytest
 
 from envgym.task import load_suite
-from envgym.verify.tests import TestsSpec
 from envgym_swe import importer
 from envgym_swe.demo import REPO, make_demo
 from envgym_swe.instances import InstanceError, parse_instances
+from envgym_verifiers.tests import TestsSpec
 
 
 def test_bad_fields_name_the_instance_and_the_field():

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import BaseModel
 
+import envgym_verifiers
 from envgym.agents.baseline import OracleAgent
 from envgym.env import Env
 from envgym.errors import EnvError, SpecError
@@ -296,6 +297,7 @@ def test_the_runs_budget_is_in_the_config_only_when_set_and_refused_by_an_env_of
 
     tasks = tmp_path / "tasks.jsonl"
     with envgym.isolated():
+        envgym_verifiers.register_all()  # timed_write is a plug-in kind: an isolated registry has none
         envgym.register("test/oven-v1", f"{__name__}:OvenEnv")
         envgym.register("test/tick-v1", f"{__name__}:Ticking")
         tasks.write_text(oven_task().model_dump_json() + "\n")
@@ -356,6 +358,7 @@ def test_a_timed_env_that_drops_the_factor_is_refused_at_plan_time(tmp_path):
 
     tasks = tmp_path / "tasks.jsonl"
     with envgym.isolated():
+        envgym_verifiers.register_all()
         envgym.register("test/oven-v1", f"{__name__}:Narrow")
         tasks.write_text(oven_task().model_dump_json() + "\n")
         config = EvalConfig(suites=(str(tasks),), split=None, agent=parse_agent("oracle"), virtual_time_factor=1.5)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from envgym.errors import VerifierError
+from envgym.plugin.timed import TimedVerifyContext, TimedWriteSpec
 from envgym.timed.timeline import TimedCall, Timeline, TimelineEvent
 from envgym.verify import VerifyContext, verify
-from envgym.verify.spec import TimedWriteSpec
-from envgym.verify.timed import TimedVerifyContext
 
 START = 9 * 3600  # 09:00
 

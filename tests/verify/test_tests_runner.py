@@ -1,5 +1,5 @@
-"""The grader's runner (envgym/verify/_tests_runner.py) run for real on this host's pytest, on a tiny repository
-of its own: its configuration, plugins, canaries and report channel against the forging routes of issue 33.
+"""The grader's runner (verifiers/envgym_verifiers/tests/_runner.py) run for real on this host's pytest, on a tiny
+repository of its own: its configuration, plugins, canaries and report channel against the forging routes of issue 33.
 
 The same runner under the SWE images' pytest (8.3) is exercised end to end in tests/swe/ (containers).
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from envgym.verify import _tests_runner as runner
-from envgym.verify.tests import RUNNER, parse_report
+from envgym_verifiers.tests import RUNNER, parse_report
+from envgym_verifiers.tests import _runner as runner
 
 FORGE = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
          "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")

@@ -16,7 +16,7 @@ from envgym.sandbox.errors import SandboxCrashed
 from envgym.sandbox.fake import FakeSandbox
 from envgym.task import TaskSpec
 from envgym.verify import VerifyContext, verify
-from envgym.verify.tests import (
+from envgym_verifiers.tests import (
     PLAN_PATH,
     TestsSpec,
     TestsTarget,
@@ -229,7 +229,7 @@ async def test_a_hanging_run_fails_with_reason_timeout():
 async def test_a_patch_outside_the_work_tree_is_refused_without_running_anything():
     fake = GradingFake(RECORDS)
     async with fake.fresh() as sb:
-        from envgym.verify.tests import grade_patch
+        from envgym_verifiers.tests import grade_patch
 
         verdict = await grade_patch(spec(), sb, "diff --git a/.git/hooks/post-checkout b/.git/hooks/post-checkout\n")
         assert sb.calls == []
@@ -251,7 +251,7 @@ async def test_a_dead_sandbox_raises_and_a_bare_sandbox_is_a_verifier_error():
 
 
 def test_the_names_that_moved_in_0_2_still_work_warning():
-    import envgym.verify.tests as tests_module
+    import envgym_verifiers.tests as tests_module
 
     nonce = "n" * 32
     report = parse_report(f"{nonce} " + json.dumps({"test": "t.py::a", "when": "call", "status": "PASSED"})

@@ -1,6 +1,6 @@
 """envgym's test runner: pytest in a grading sandbox, its verdict on a channel the tested code cannot read.
 
-Not imported by envgym: :mod:`envgym.verify.tests` writes this file's text into a fresh grading sandbox and
+Not imported by envgym: :mod:`envgym_verifiers.tests` writes this file's text into a fresh grading sandbox and
 runs it there as ``python3 -P -s run.py PLAN`` in a cleared environment (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``).
 Only the standard library and the image's own pytest are used, and everything happens before any code of the
 work tree is imported:
