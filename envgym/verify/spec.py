@@ -11,9 +11,9 @@ matcher fails validation, so a task file holding one is refused at load, naming 
 
 Verifier kinds are open: besides the generic built-in ones (:data:`BUILTIN_KINDS`) a task may name any kind
 a plug-in registered with :func:`envgym.register_verifier` (its spec model validates the entry, so a bad
-field is named as for a built-in; an unknown ``type`` names the known ones). The bundled plug-in kinds
-(``tests``, ``timed_write``, ``desktop``, ``game_score``) live in the package ``envgym_verifiers``
-(``verifiers/``), registered through its entry point exactly as a third party's.
+field is named as for a built-in; an unknown ``type`` names the known ones). The bundled ``tests`` and
+``timed_write`` kinds live in the package ``envgym_verifiers`` (``verifiers/``), registered through its entry
+point exactly as a third party's.
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ BUILTIN_KINDS: dict[str, type[BaseModel]] = {
     "any_of": AnyOfSpec,
 }
 """The verifier kinds the kernel grades itself: the generic ones. Every other kind (``tests``, ``timed_write``,
-``desktop``, ...) is a plug-in's, registered through an entry point (the bundled ones by ``envgym_verifiers``)."""
+``desktop``, ...) is a plug-in's, registered through an entry point."""
 
 
 _MOVED_KINDS = {"TestsSpec": "envgym_verifiers.tests", "TimedWriteSpec": "envgym_verifiers.timed_write"}

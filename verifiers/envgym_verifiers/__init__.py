@@ -6,15 +6,16 @@ its check (``async (spec, ctx) -> Verdict``), with the assets it needs beside it
 - ``tests`` (:mod:`envgym_verifiers.tests`): a repository's hidden tests run on the agent's patch in a fresh
   sandbox (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS), with the in-sandbox runner ``tests/_runner.py``;
 - ``timed_write`` (:mod:`envgym_verifiers.timed_write`): a timed episode's writes in causal order and time
-  windows, graded on the :class:`~envgym.plugin.timed.Timeline` a timed env reports;
-- ``game_score`` (:mod:`envgym_verifiers.game_score`): a text game's own verdict on the episode.
+  windows, graded on the :class:`~envgym.plugin.timed.Timeline` a timed env reports.
 
 :func:`register_all` is this package's ``envgym.environments`` entry point (``verifiers``): it registers every
 kind by reference, exactly as a third-party package would, so nothing here is imported until a task names
 the kind. The kernel keeps only the generic kinds (``write_action``, ``answer``, ``rubric``, ``all_of``,
-``any_of``; :mod:`envgym.verify`); the ``desktop`` and ``bfcl`` kinds stay with their families
-(``envgym_gui.verify``, ``envgym_bfcl.verify``), whose code they share. ``judge/`` holds the LLM judge's
-prompt templates (data, read by the ``rubric`` kind's ``llm_judge`` check).
+``any_of``; :mod:`envgym.verify`). The ``desktop``, ``bfcl`` and ``game_score`` kinds are still registered
+by their families (``envgym_gui.verify``, ``envgym_bfcl.verify``, ``envgym_textgames.game``), whose code
+they share (the desktop's file readers and the OSWorld importer, BFCL's data and simulator instances, the
+game table). ``judge/`` holds the LLM judge's prompt templates (data, read by the ``rubric`` kind's
+``llm_judge`` check).
 """
 
 from __future__ import annotations
