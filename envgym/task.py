@@ -16,7 +16,7 @@ import difflib
 import functools
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -128,22 +128,58 @@ def write_tasks(path: str | Path, tasks: Iterable[TaskSpec]) -> None:
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def suites_root() -> Path:
+def suites_root(name: str | None = None) -> Path:
+    """The folder the bundled suites live in (``tasks/`` in a checkout); given a suite ``name``, that suite's
+    folder as the registry knows it: a registered suite's own folder (the one holding its file, for a suite
+    registered as one ``.jsonl``), else where a new bundled suite of that name goes, ``suites_root() / name``.
+    Authoring scripts find their suites here, never by a path relative to their own file."""
     # envgym_tasks is a namespace package (tasks/ holds data only; an __init__.py there would make a bare
     # `tasks` importable from the checkout root), and importlib.resources cannot read an editable install's
     # namespace package, so its folder is taken from __path__ (the first entry; an editable install appends
     # a placeholder).
     import envgym_tasks
 
-    return Path(next(iter(envgym_tasks.__path__)))
+    root = Path(next(iter(envgym_tasks.__path__)))
+    if name is None:
+        return root
+    if not registry.SUITE_NAME_RE.match(name):
+        raise SpecError(f"malformed suite name {name!r}: lowercase letters, digits, '_', '.', '-'")
+    registered = registry.suite_spec(name)
+    if registered is None:
+        return root / name
+    path = Path(registered.path)
+    return path.parent if path.suffix == ".jsonl" else path
 
 
-def write_suite(name: str, tasks: list[TaskSpec]) -> Path:
-    """Write a bundled suite's ``tasks/<name>/tasks.jsonl`` (what the suites' generators run), say so, return it."""
-    path = suites_root() / name / "tasks.jsonl"
+def write_suite(name: str, tasks: Iterable[TaskSpec], *, file: str | None = None, readme: str | None = None,
+                folder: str | Path | None = None, log: Callable[[str], None] | None = print) -> Path:
+    """Write suite ``name``'s task file (every authoring script and importer writes its suites through this one
+    function) and return its path.
+
+    The file goes into ``folder`` if given (an import into a folder the user named), else into the suite's
+    folder as the registry knows it (:func:`suites_root`: a new suite is a bundled one, ``suites_root()/name``;
+    a malformed name is a :class:`SpecError`).
+    ``file`` is its name inside that folder, may hold a subfolder (``without-reference/tasks.jsonl``, which no
+    suite loads), and defaults to ``tasks.jsonl`` (the registered file, for a suite registered as one file).
+    ``readme`` is written to the folder's ``README.md`` (its first line is the suite's description in the
+    registry). The tasks are written by :func:`write_tasks`, byte for byte the same for the same tasks, so a
+    regenerated suite keeps every task hash. ``log`` (default ``print``; None: silent) is told what was written.
+    """
+    tasks = list(tasks)
+    if folder is not None:
+        where = Path(folder)
+    else:
+        where = suites_root(name)
+        registered = registry.suite_spec(name)
+        if file is None and registered is not None and registered.path.endswith(".jsonl"):
+            file = Path(registered.path).name
+    path = where / (file or "tasks.jsonl")
     path.parent.mkdir(parents=True, exist_ok=True)
     write_tasks(path, tasks)
-    print(f"wrote {len(tasks)} tasks to {path}")
+    if readme is not None:
+        (where / "README.md").write_text(readme, encoding="utf-8")
+    if log is not None:
+        log(f"wrote {len(tasks)} tasks to {path}")
     return path
 
 
