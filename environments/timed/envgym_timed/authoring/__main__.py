@@ -1,4 +1,4 @@
-"""``python -m envgym_timed.authoring [ROOT]``: regenerate the timed suites."""
+"""``python -m envgym_timed.authoring [ROOT]``: regenerate the timed suites (under ``ROOT`` if given)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,6 @@ from pathlib import Path
 
 from envgym_timed.authoring import write_all
 
-root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[4] / "tasks"
+root = Path(sys.argv[1]) if len(sys.argv) > 1 else None
 for family, count in write_all(root).items():
     print(f"timed-{family}: {count} tasks")

@@ -14,10 +14,9 @@ Run ``python -m envgym_timed.authoring`` to regenerate ``tasks/timed-*/``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from envgym.plugin import Action, Limits, Split, TaskSpec, ToolCall, refuse_quotes, write_tasks
+from envgym.plugin import Action, Limits, Split, TaskSpec, ToolCall, refuse_quotes
 from envgym.plugin.timed import TimedWriteSpec
 from envgym_timed.toolkit import Scenario
 
@@ -134,13 +133,10 @@ do not edit by hand. Env id: `timed/{family}-v1`.
 """
 
 
-def write_suite(root: Path, family: str, description: str, tasks: list[TaskSpec]) -> None:
-    folder = root / f"timed-{family}"
-    folder.mkdir(parents=True, exist_ok=True)
-    write_tasks(folder / "tasks.jsonl", tasks)
+def readme(family: str, description: str, tasks: list[TaskSpec]) -> str:
+    """The ``README.md`` of suite ``timed-<family>`` (written with its tasks by ``write_all``)."""
     splits: dict[str, int] = {}
     for task in tasks:
         splits[task.split] = splits.get(task.split, 0) + 1
-    (folder / "README.md").write_text(README.format(
-        suite=f"timed-{family}", description=description, family=family, count=len(tasks),
-        pairs=len(tasks) // 2, splits=", ".join(f"{k} {v}" for k, v in sorted(splits.items()))), encoding="utf-8")
+    return README.format(suite=f"timed-{family}", description=description, family=family, count=len(tasks),
+                         pairs=len(tasks) // 2, splits=", ".join(f"{k} {v}" for k, v in sorted(splits.items())))

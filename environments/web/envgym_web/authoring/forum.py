@@ -8,10 +8,9 @@ start signed out, with the credentials in the instruction.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
-from envgym.plugin import ExpectedWrite, Limits, TaskSpec, WriteActionSpec, refuse_quotes, write_tasks
+from envgym.plugin import ExpectedWrite, Limits, TaskSpec, WriteActionSpec, refuse_quotes, write_suite
 from envgym_web.authoring import act, answer_rubric, split_of
 
 ENV_ID = "web/forum-v1"
@@ -171,10 +170,7 @@ def build() -> list[TaskSpec]:
 
 
 def main() -> None:
-    out = Path(__file__).resolve().parents[4] / "tasks" / SUITE / "tasks.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_tasks(out, build())
-    print(f"wrote {out}")
+    write_suite(SUITE, build())
 
 
 if __name__ == "__main__":

@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from pathlib import Path
 
-from envgym.plugin import Action, TaskSpec, write_tasks
+from envgym.plugin import Action, TaskSpec, write_suite
 from envgym_web.authoring import act, split_of
 
 SUITE = "web-miniwob"
@@ -151,10 +150,7 @@ async def build_async() -> list[TaskSpec]:
 
 
 def main() -> None:
-    out = Path(__file__).resolve().parents[4] / "tasks" / SUITE / "tasks.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_tasks(out, asyncio.run(build_async()))
-    print(f"wrote {out}")
+    write_suite(SUITE, asyncio.run(build_async()))
 
 
 if __name__ == "__main__":

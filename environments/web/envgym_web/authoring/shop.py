@@ -9,7 +9,6 @@ expected final database.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 from envgym.plugin import (
@@ -21,7 +20,7 @@ from envgym.plugin import (
     TaskSpec,
     WriteActionSpec,
     refuse_quotes,
-    write_tasks,
+    write_suite,
 )
 from envgym_web.authoring import act, answer_rubric, split_of
 
@@ -207,10 +206,7 @@ def build() -> list[TaskSpec]:
 
 
 def main() -> None:
-    out = Path(__file__).resolve().parents[4] / "tasks" / SUITE / "tasks.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_tasks(out, build())
-    print(f"wrote {out}")
+    write_suite(SUITE, build())
 
 
 if __name__ == "__main__":
