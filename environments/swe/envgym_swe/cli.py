@@ -110,7 +110,7 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: `envgym --help` imports this module
     import time
 
-    from envgym_swe.importer import import_instances, suites_dir, write_suite
+    from envgym_swe.importer import import_instances, suites_dir, write_import
     from envgym_swe.label import label_instances, validate_tasks
     from envgym_swe.mine import mine_repository
 
@@ -155,7 +155,7 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     if invalid and report.out_dir is not None:  # the suite keeps only tasks that validate
         report.tasks = [t for t in report.tasks if t.metadata["instance_id"] not in invalid]
         report.skipped += [(iid, f"did not validate: {why}") for iid, why in invalid.items()]
-        write_suite(report, report.out_dir)
+        write_import(report, report.out_dir)
     total = time.monotonic() - started
     summary = (f"suite {args.suite}: {len(report.tasks)} tasks (env {report.env_id}) -> {report.out_dir}; "
                f"{len(mined.candidates)} candidates, {len(labelled.rows)} labelled")

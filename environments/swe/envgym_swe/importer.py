@@ -29,12 +29,14 @@ import re
 import shutil
 import subprocess
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envgym.plugin import Action, EnvgymError, Limits, SpecError, TaskSpec, write_tasks
+from envgym.plugin import Action, EnvgymError, Limits, SpecError, TaskSpec, suites_root
+from envgym.plugin import write_suite as _write_suite
 from envgym.plugin.tests import TestsSpec
 from envgym_swe.images import ImageSpec, build_requires, ensure_image, git, has_commit
 from envgym_swe.instances import Instance, InstanceError, parse_instances, read_jsonl
@@ -132,8 +134,6 @@ def suites_dir() -> Path:
 def forget_suite(suite: str, *, delete: bool = False) -> Path:
     """Drop ``suite`` from the remembered suites (its env id no longer registers); with ``delete`` also remove its
     folder. Returns the folder. SpecError for a suite never imported (bundled suites are not remembered)."""
-    from envgym.plugin import suites_root
-
     def drop(index: dict[str, str]) -> Path:
         if suite not in index:
             known = ", ".join(sorted(index)) or "none"
@@ -275,13 +275,14 @@ def import_instances(instances: Iterable[Instance | dict[str, Any]] | str | Path
     order = {i.instance_id: n for n, i in enumerate(parsed)}
     report.tasks.sort(key=lambda t: order[t.metadata["instance_id"]])
     if out_dir is not None and report.tasks:
-        report.out_dir = write_suite(report, Path(out_dir), remember=remember)
+        report.out_dir = write_import(report, Path(out_dir), remember=remember)
     return report
 
 
-def write_suite(report: ImportReport, out_dir: Path, *, remember: bool = True) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_tasks(out_dir / "tasks.jsonl", report.tasks)
+def write_import(report: ImportReport, out_dir: Path, *, remember: bool = True) -> Path:
+    """Write ``report``'s suite into ``out_dir`` (``tasks.jsonl`` and a README naming what was skipped, through the
+    kernel's one ``write_suite``) and, unless it lies in envgym's own ``tasks/`` or ``remember`` is false,
+    remember the folder so its env id registers. Returns ``out_dir``."""
     repos = sorted({t.initial_state["repo"] for t in report.tasks})
     lines = [f"# {report.suite}", "",
              f"{len(report.tasks)} SWE tasks (env `{report.env_id}`) imported by `envgym swe import` from "
@@ -291,9 +292,7 @@ def write_suite(report: ImportReport, out_dir: Path, *, remember: bool = True) -
              f"    envgym check {report.env_id}", ""]
     if report.skipped:
         lines += ["Skipped at import:", ""] + [f"- `{i}`: {why}" for i, why in report.skipped] + [""]
-    (out_dir / "README.md").write_text("\n".join(lines))
-    from envgym.plugin import suites_root
-
+    _write_suite(report.suite, report.tasks, readme="\n".join(lines), folder=out_dir, log=None)
     try:
         inside = out_dir.resolve().parent == suites_root().resolve()
     except OSError:
@@ -301,3 +300,10 @@ def write_suite(report: ImportReport, out_dir: Path, *, remember: bool = True) -
     if remember and not inside:
         _remember(SUITES_INDEX, report.suite, str(out_dir.resolve()))
     return out_dir
+
+
+def write_suite(report: ImportReport, out_dir: Path, *, remember: bool = True) -> Path:
+    """Deprecated: :func:`write_import` (``envgym.plugin.write_suite`` is the one function that writes a suite)."""
+    warnings.warn("envgym_swe.importer.write_suite moved to envgym_swe.importer.write_import "
+                  "(since 0.2; the alias goes in 0.3)", DeprecationWarning, stacklevel=2)
+    return write_import(report, out_dir, remember=remember)

@@ -35,7 +35,7 @@ def default_image() -> str:
 def import_suite(name: str, *, log=print) -> int:
     """Rebuild ``name``'s repository from the sdist (ids must match), build its image, write tasks.jsonl."""
     from envgym.plugin import TaskSpec
-    from envgym_swe.importer import import_instances, write_suite
+    from envgym_swe.importer import import_instances, write_import
     from envgym_swe.inject.build import load_instances, suite_dir, write_readme
     from envgym_swe.sources import rebuild_repo, repo_path
 
@@ -51,7 +51,7 @@ def import_suite(name: str, *, log=print) -> int:
     split = {i["instance_id"]: i["split"] for i in instances}
     report.tasks = [TaskSpec.model_validate({**t.model_dump(mode="json"), "split": split[t.metadata["instance_id"]]})
                     for t in report.tasks]
-    out = write_suite(report, suite_dir(lib))
+    out = write_import(report, suite_dir(lib))
     write_readme(lib, out)
     log(f"{suite}: {len(report.tasks)} tasks written to {out}; skipped {len(report.skipped)}; images "
         + ", ".join(f"{tag} ({'built' if built else 'cached'})" for tag, built in report.images))
@@ -112,12 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(restate_suite(args.lib, image))
         return 0
     if args.cmd == "build":
-        from envgym_swe.inject.build import build_suite, write_readme, write_suite_files
+        from envgym_swe.inject.build import build_suite, write_build, write_readme
 
         lib = library(args.lib)
         report = asyncio.run(build_suite(lib.name, args.n, args.seed, image, max_fail=args.max_fail,
                                          max_tries=args.max_tries, per_function=args.per_function))
-        out = write_suite_files(lib, report, args.seed, per_function=args.per_function, max_fail=args.max_fail)
+        out = write_build(lib, report, args.seed, per_function=args.per_function, max_fail=args.max_fail)
         write_readme(lib, out)
         print(f"{lib.name}: kept {len(report.instances)} of {report.tried} tried in {report.seconds:.0f}s "
               f"(dropped: {dict(report.rejected)}) -> {out}")

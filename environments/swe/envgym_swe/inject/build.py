@@ -14,9 +14,11 @@ them in that order, at most ``per_function`` bug per function, in one container 
   from that commit back to the clean one (the reverse of the injection), the test patch re-adds the test
   files, and the problem statement is written from the failures (:mod:`.statement`).
 
-The SWE-bench instances go to ``tasks/swe-<lib>/instances.swebench.json`` with ``build.json`` (what was
-built, from which sdist, how many candidates were tried and why the others were dropped); then
-:func:`import_suite` hands them to ``envgym_swe.importer`` which builds the image and writes ``tasks.jsonl``.
+The SWE-bench instances go to ``instances.swebench.json`` with ``build.json`` (what was built, from which
+sdist, how many candidates were tried and why the others were dropped) in suite ``swe-<lib>``'s folder as the
+registry knows it (:func:`suite_dir`; ``tasks/swe-<lib>/`` for the bundled ones) by :func:`write_build`; then
+``python -m envgym_swe.inject import`` hands them to ``envgym_swe.importer`` which builds the image and writes
+``tasks.jsonl``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envgym.plugin import suites_root
 from envgym_swe.inject.mutations import Mutation, candidates
 from envgym_swe.inject.runner import RunResult, TestRunner
 from envgym_swe.inject.statement import write_statement
@@ -46,7 +49,6 @@ from envgym_swe.sources import (
     library,
 )
 
-TASKS_ROOT = Path(__file__).resolve().parents[4] / "tasks"
 TEST_CMD = " ".join([*PYTEST[:-1], "-rA", "--tb=short"])
 """What the graders run (the test files are appended); prints pytest's ``-rA`` summary."""
 INSTALL = "true"
@@ -55,7 +57,8 @@ TEST_FRACTION = 0.3
 
 
 def suite_dir(lib: Library) -> Path:
-    return TASKS_ROOT / f"swe-{lib.name}"
+    """The folder of suite ``swe-<lib>`` as the registry knows it (a new one goes under ``tasks/``)."""
+    return suites_root(f"swe-{lib.name}")
 
 
 def split_of(instance_id: str) -> str:
@@ -224,8 +227,8 @@ def _judge(result: RunResult, baseline: set[str], max_fail: int) -> tuple[list[s
     return f2p, p2p
 
 
-def write_suite_files(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None, *,
-                      per_function: int = 1, max_fail: int = 20) -> Path:
+def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None, *,
+                per_function: int = 1, max_fail: int = 20) -> Path:
     """``instances.swebench.json`` and ``build.json`` in the suite folder."""
     out = out_dir or suite_dir(lib)
     out.mkdir(parents=True, exist_ok=True)
