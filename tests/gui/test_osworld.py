@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+import envgym
+import envgym_tasks
 from envgym.task import load_tasks
 from envgym.verify import VerifyContext
 from envgym_gui import osworld, verify
@@ -414,3 +416,25 @@ def assert_text(checks_: list[dict[str, Any]], path: str, *, contains: list[str]
     wanted = ([("exact", exact)] if exact is not None else
               ([("include_all", contains)] if contains else []) + ([("exclude_any", excludes)] if excludes else []))
     assert metrics == wanted
+
+
+def test_import_without_out_writes_the_registered_suite_folder(tmp_path: Path, monkeypatch) -> None:
+    elsewhere = tmp_path / "installed" / "gui-osworld"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "tasks.jsonl").write_text("\n", encoding="utf-8")
+    monkeypatch.setattr(envgym_tasks, "__path__", [str(tmp_path / "bundled")])
+    with envgym.isolated():
+        envgym.register_suite("gui-osworld", elsewhere)
+        report = osworld.import_suite(FIXTURES, commit="abc123")
+    written = load_tasks(elsewhere / "tasks.jsonl")
+    assert len(written) == report["with_reference"] > 0
+    assert json.loads((elsewhere / "import-report.json").read_text(encoding="utf-8")) == report
+    assert not (tmp_path / "bundled").exists()
+
+
+def test_write_suite_is_a_warning_alias_of_import_suite(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match=r"envgym_gui\.osworld\.write_suite moved to envgym_gui\.osworld\."
+                                                r"import_suite \(since 0\.2; the alias goes in 0\.3\)"):
+        report = osworld.write_suite(FIXTURES, tmp_path / "old", commit="abc123")
+    assert report == osworld.import_suite(FIXTURES, tmp_path / "new", commit="abc123")
+    assert (tmp_path / "old" / "tasks.jsonl").read_bytes() == (tmp_path / "new" / "tasks.jsonl").read_bytes()

@@ -29,9 +29,10 @@ with ``solution`` None and kept out of the admission-gated suite by the CLI.
 
 Command line (``envgym osworld import`` through the ``envgym.cli`` entry point, or the module itself)::
 
-    python -m envgym_gui.osworld import OSWORLD_DIR [--out tasks/gui-osworld] [--commit SHA] [-v]
+    python -m envgym_gui.osworld import OSWORLD_DIR [--out DIR] [--commit SHA] [-v]
 
-writes ``tasks.jsonl`` (tasks with a reference), ``without-reference/tasks.jsonl``, ``import-report.json``
+writes (by :func:`import_suite`, into the bundled suite ``gui-osworld``'s folder unless ``--out`` names
+another) ``tasks.jsonl`` (tasks with a reference), ``without-reference/tasks.jsonl``, ``import-report.json``
 (counts, the source commit, every skipped id with its reason) and copies the repository's ``LICENSE``.
 
 (Longer than most modules: OSWorld's format is one concept, and its setup reader, evaluator mapping and
@@ -58,6 +59,7 @@ if TYPE_CHECKING:  # imported where used: `envgym --help` loads this module for 
     from envgym.plugin import TaskSpec
 
 ENV_ID = "gui/osworld-v1"
+SUITE = "gui-osworld"
 HOME = "/home/user"
 KEEP = ".envgym-keep"
 """Placeholder file that makes an (otherwise empty) folder exist: the files spec holds files only."""
@@ -599,19 +601,20 @@ def _verifier(checks: list[dict[str, Any]], expect: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ CLI
 
 
-def write_suite(source: str | Path, out: str | Path, *, commit: str | None = None) -> dict[str, Any]:
-    """Import ``source`` into the folder ``out`` (see the module docstring); return the report written."""
-    from envgym.plugin import write_tasks
+def import_suite(source: str | Path, out: str | Path | None = None, *, commit: str | None = None) -> dict[str, Any]:
+    """Import ``source`` into the folder ``out`` (default: suite ``gui-osworld``'s folder as the registry knows
+    it), see the module docstring; return the report written."""
+    from envgym.plugin import suites_root, write_suite
     from envgym.plugin.cli import output_dir
 
     tasks, skipped = import_tasks(source)
-    out = output_dir(out)  # below a file or unwritable: a SpecError naming --out, not an OSError
+    # below a file or unwritable: a SpecError naming --out, not an OSError
+    out = output_dir(suites_root(SUITE) if out is None else out)
     with_ref = [t for t in tasks if t.solution]
     without = [t for t in tasks if not t.solution]
-    write_tasks(out / "tasks.jsonl", with_ref)
+    write_suite(SUITE, with_ref, folder=out, log=None)
     if without:
-        (out / "without-reference").mkdir(exist_ok=True)
-        write_tasks(out / "without-reference" / "tasks.jsonl", without)
+        write_suite(SUITE, without, file="without-reference/tasks.jsonl", folder=out, log=None)
     root = Path(source)
     commit = commit or _git_head(root)
     licence = root / "LICENSE"
@@ -669,9 +672,18 @@ def _test_all_counts(ids: set[str], tasks: list[TaskSpec], skipped: list[tuple[s
             "imported": len(mine), "with_reference": sum(bool(t.solution) for t in mine)}
 
 
+def write_suite(source: str | Path, out: str | Path, *, commit: str | None = None) -> dict[str, Any]:
+    """Deprecated: :func:`import_suite` (``envgym.plugin.write_suite`` is the one function that writes a suite)."""
+    import warnings
+
+    warnings.warn("envgym_gui.osworld.write_suite moved to envgym_gui.osworld.import_suite "
+                  "(since 0.2; the alias goes in 0.3)", DeprecationWarning, stacklevel=2)
+    return import_suite(source, out, commit=commit)
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     try:
-        report = write_suite(args.osworld_dir, args.out, commit=args.commit)
+        report = import_suite(args.osworld_dir, args.out, commit=args.commit)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -679,7 +691,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         for entry in report["skipped"]:
             print(f"skipped {entry['id']}: {entry['reason']}")
     print(f"OSWorld tasks: {report['total']}, needing no download: {report['no_download']}, imported: "
-          f"{report['imported']}, with a reference: {report['with_reference']} -> {args.out}")
+          f"{report['imported']}, with a reference: {report['with_reference']} -> {args.out or SUITE}")
     print("skipped: " + ", ".join(f"{k} {v}" for k, v in report["skipped_by_reason"].items()))
     return 0 if report["imported"] else 1
 
@@ -687,7 +699,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _add_import(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("import", help="an OSWorld checkout -> a task suite folder (tasks.jsonl + report)")
     i.add_argument("osworld_dir", help="OSWorld checkout, its evaluation_examples/examples folder, or a JSON file")
-    i.add_argument("--out", default="tasks/gui-osworld", help="output folder")
+    i.add_argument("--out", help=f"output folder (default: suite {SUITE}'s folder, where envgym finds it)")
     i.add_argument("--commit", help="the source commit, recorded in the report (default: git HEAD of the folder)")
     i.add_argument("--verbose", "-v", action="store_true", help="print every skipped task with its reason")
     i.set_defaults(fn=_cmd_import)
