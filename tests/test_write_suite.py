@@ -1,9 +1,10 @@
 """One ``write_suite``: a suite's task files go into its folder as the registry knows it (a registered suite's own
 folder, wherever that is; a new suite under ``suites_root()``), byte for byte what ``write_tasks`` writes, so a
-regenerated suite keeps every task hash."""
+regenerated suite keeps every task hash. And no family finds ``tasks/`` by a path relative to its own file."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from envgym.errors import SpecError
 from envgym.task import TaskSpec, load_suite, suites_root, write_suite, write_tasks
 
 from fakes import notes_tasks
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -93,3 +96,24 @@ def test_a_malformed_name_is_refused_before_anything_is_written(bundled: Path, n
 
 def test_the_plugin_surface_gives_the_same_function() -> None:
     assert envgym.plugin.write_suite is write_suite and envgym.plugin.suites_root is suites_root
+
+
+def _relative_paths(path: Path) -> list[str]:
+    """``file:line`` of every ``X.parents[...]`` and ``X.parent.parent`` in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: .parents[...]")
+        elif (isinstance(node, ast.Attribute) and node.attr == "parent" and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "parent"):
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: .parent.parent")
+    return found
+
+
+def test_no_family_finds_its_suites_by_a_path_relative_to_its_file() -> None:
+    # An installed family's file is in site-packages, nowhere near tasks/: suites are found by name
+    # (envgym.plugin.suites_root(name), write_suite(name, ...)).
+    files = sorted(REPO.glob("environments/**/*.py"))
+    assert len(files) > 50
+    found = [line for path in files for line in _relative_paths(path)]
+    assert not found, "find a suite through envgym.plugin.suites_root / write_suite, not parents:\n" + "\n".join(found)
