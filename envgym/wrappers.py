@@ -39,7 +39,17 @@ class Wrapper(Env):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self.env, name)
+        value = getattr(self.env, name)
+        _warn_forwarded(type(self.unwrapped), name)
+        return value
+
+    def get_wrapper_attr(self, name: str) -> Any:
+        """``name`` from the outermost layer that has it, this wrapper or any below, down to the env (Gymnasium
+        1.0's way to reach an env's own attribute through wrappers)."""
+        if name in vars(self) or hasattr(type(self), name):
+            return getattr(self, name)
+        inner = self.env
+        return inner.get_wrapper_attr(name) if isinstance(inner, Wrapper) else getattr(inner, name)
 
     @property
     def unwrapped(self) -> Env:
@@ -78,6 +88,17 @@ class Wrapper(Env):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}{self.env!r}>"
+
+
+_FORWARDED: set[tuple[type, str]] = set()
+
+
+def _warn_forwarded(cls: type, name: str) -> None:
+    if (cls, name) not in _FORWARDED:  # once per env class and attribute
+        _FORWARDED.add((cls, name))
+        warnings.warn(f"{cls.__qualname__}.{name} read through envgym's wrappers: use env.unwrapped.{name} or "
+                      f"env.get_wrapper_attr({name!r}) (since 0.2; wrappers stop forwarding unknown attributes in 0.3, "
+                      "as Gymnasium 1.0's did)", DeprecationWarning, stacklevel=3)
 
 
 def _forwarded(flag: str) -> property:

@@ -34,8 +34,8 @@ async def episode(notes, monkeypatch, *, step=None, reset=None, verify=None, age
             monkeypatch.setattr(env.unwrapped, "step", raising(step))
         if reset is not None:
             monkeypatch.setattr(env.unwrapped, "reset", raising(reset))
-        if verify is not None:
-            monkeypatch.setattr(env.unwrapped, "verify", raising(verify))
+        if verify is not None:  # grading fails: the kernel grades through what the env reports
+            monkeypatch.setattr(env.unwrapped, "verify_context", raising(verify))
         return await run_episode(env, agent or ScriptedAgent([Action.call("list_notes")]), task)
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Any
+from typing import Any, Literal
 
 from envgym.env import Env, StepResult
+from envgym.registry import register_verifier
 from envgym.task import TaskSpec
 from envgym.types import Action, FrozenModel, Observation, Verdict
-from envgym.verify import JudgeConfig
+from envgym.verify import VerifyContext
 
 ENV_ID = "test/colours-v1"
 COLOURS = {"red": (220, 20, 20), "green": (20, 200, 40), "blue": (20, 40, 220)}
@@ -84,17 +85,31 @@ class ColourEnv(Env):
                              marker=self._step)
         return StepResult(observation, 0.0, done, False, {})  # the kernel grades it
 
-    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        reply = self._reply.lower()
-        if self.task.initial_state["colour"] in reply:
-            return Verdict(score=1.0, passed=True)
-        letters = [c for c in reply if c.isalpha()]
-        return Verdict(score=0.5 * sum(c in "aeiou" for c in letters) / max(len(letters), 1), passed=False)
+    async def verify_context(self) -> VerifyContext:
+        return VerifyContext(calls=[], final_answer=self._reply)
+
+
+class ColourReplySpec(FrozenModel):
+    """A verifier kind of these tests: 1 if the reply names ``colour``, else a small share of vowels."""
+
+    type: Literal["colour_reply"] = "colour_reply"
+    colour: str
+
+
+async def colour_reply(spec: ColourReplySpec, ctx: VerifyContext) -> Verdict:
+    reply = (ctx.final_answer or "").lower()
+    if spec.colour in reply:
+        return Verdict(score=1.0, passed=True)
+    letters = [c for c in reply if c.isalpha()]
+    return Verdict(score=0.5 * sum(c in "aeiou" for c in letters) / max(len(letters), 1), passed=False)
+
+
+register_verifier("colour_reply", ColourReplySpec, colour_reply)  # as a plug-in's hook registers its kind
 
 
 def colour_tasks(n: int = 3) -> list[TaskSpec]:
     names = list(COLOURS)
     return [TaskSpec(id=f"colour-{i}", env_id=ENV_ID, instruction="Which colour is the screen?",
                      initial_state={"colour": names[i % len(names)]},
-                     verifiers=({"type": "answer", "expected": names[i % len(names)]},), split="train")
+                     verifiers=({"type": "colour_reply", "colour": names[i % len(names)]},), split="train")
             for i in range(n)]

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError
+from envgym.registry import register_verifier
 from envgym.rl.train.config import build_config
 from envgym.task import TaskSpec
-from envgym.types import Action, Observation, Verdict
-from envgym.verify import JudgeConfig
+from envgym.types import Action, FrozenModel, Observation, Verdict
+from envgym.verify import VerifyContext
 
 ENV_ID = "test/vowels-v1"
+
+
+class VowelShareSpec(FrozenModel):
+    """A verifier kind of these tests: the reply's share of vowels (a signal a random tiny model varies on)."""
+
+    type: Literal["vowel_share"] = "vowel_share"
+
+
+async def vowel_share(spec: VowelShareSpec, ctx: VerifyContext) -> Verdict:
+    letters = [c for c in (ctx.final_answer or "").lower() if c.isalpha()]
+    score = sum(c in "aeiou" for c in letters) / len(letters) if letters else 0.0
+    return Verdict(score=score, passed=score > 0.5)
+
+
+register_verifier("vowel_share", VowelShareSpec, vowel_share)  # as a plug-in's hook registers its kind
 
 
 class VowelEnv(Env):
@@ -30,10 +46,8 @@ class VowelEnv(Env):
         self._text = action.text or ""
         return StepResult(Observation(text="done"), 0.0, True, False, {})  # the kernel grades it
 
-    async def verify(self, *, judge: JudgeConfig | None = None) -> Verdict:
-        letters = [c for c in self._text.lower() if c.isalpha()]
-        score = sum(c in "aeiou" for c in letters) / len(letters) if letters else 0.0
-        return Verdict(score=score, passed=score > 0.5)
+    async def verify_context(self) -> VerifyContext:
+        return VerifyContext(calls=[], final_answer=self._text)
 
 
 class BrokenEnv(VowelEnv):
@@ -64,7 +78,7 @@ class FlakyBuilder:
 
 def vowel_tasks(n: int = 4) -> list[TaskSpec]:
     return [TaskSpec(id=f"vowels-{i}", env_id=ENV_ID, instruction=f"Say something, number {i}.",
-                     verifiers=({"type": "answer", "expected": "a"},), split="train") for i in range(n)]
+                     verifiers=({"type": "vowel_share"},), split="train") for i in range(n)]
 
 
 def tiny_config(**overrides: Any):
