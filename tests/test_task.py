@@ -116,7 +116,8 @@ def test_a_sql_check_is_refused_when_the_suite_loads_for_an_env_whose_state_answ
 
     write_tasks(tmp_path / "t.jsonl", [_sql_task()])
     snapshots_only = SuiteTasks((str(tmp_path / "t.jsonl"),), "test/snap-v1", sql_state=False)
-    with pytest.raises(SpecError, match=r"task .sql-1. has a sql check, but test/snap-v1.s state answers no SQL") as exc:
+    refused = r"task .sql-1. has a sql check, but test/snap-v1.s state answers no SQL"
+    with pytest.raises(SpecError, match=refused) as exc:
         snapshots_only.tasks  # noqa: B018 - loading is the check
     assert exc.value.field == "verifiers.1.verifiers.0.criteria.0.check"
     with pytest.raises(SpecError, match="answers no SQL"):  # a TaskSpec handed to reset too
