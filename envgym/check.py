@@ -147,8 +147,7 @@ async def _contract(env_id: str, task: TaskSpec, report: CheckReport) -> None:
                           str(result.observation)[:200])
         # In a conversation a message goes to the simulated user, who ends a silent conversation by itself; in a
         # multi-turn env (``message_ends_turn``) a message ends a turn and the last turn's ends the episode.
-        conversational = bool(getattr(env.unwrapped, "simulated_user", False)
-                              or getattr(env.unwrapped, "message_ends_turn", False))
+        conversational = env.simulated_user or bool(getattr(env.unwrapped, "message_ends_turn", False))
         for _ in range(task.limits.max_steps if conversational else 1):
             result = await env.step(Action(text=""))
             if result.terminated or result.truncated:

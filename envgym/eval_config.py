@@ -80,22 +80,23 @@ class EvalConfig(FrozenModel):
         return content_hash(self.model_dump(mode="json", exclude={"user"} if self.user is None else None))
 
 
-def budget_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
-    """The run's virtual-time budget as constructor keywords of a timed env (a
-    :class:`~envgym.timed.env.TimedWorldEnv`); {} for other envs, which have no virtual time."""
+def budget_kwargs(env_id: str, config: EvalConfig, capabilities: dict[str, bool] | None = None) -> dict[str, Any]:
+    """The run's virtual-time budget as constructor keywords of an env whose world keeps virtual time (its class
+    says ``virtual_time``, as :class:`~envgym.timed.env.TimedWorldEnv` does); {} for other envs. ``capabilities``:
+    the spec's, when the caller has read them already (they are read once per env id)."""
     wanted = {key: value for key in _BUDGET_KEYS if (value := getattr(config, key)) is not None}
     if not wanted:
         return {}
-    from envgym.timed.env import TimedWorldEnv  # the timed world's base (and the tools), only for a budget
-
-    factory = load_entry_point(spec(env_id).entry_point)
+    spec_ = spec(env_id)
+    capabilities = capabilities if capabilities is not None else spec_.capabilities
     flag = "--" + next(iter(wanted)).replace("_", "-")
-    if not (isinstance(factory, type) and issubclass(factory, TimedWorldEnv)):
-        if getattr(factory, "time_evolving", False):
-            raise SpecError(f"{flag}: {env_id} is time-evolving but not a TimedWorldEnv, so it takes no "
-                            "virtual-time budget", field=next(iter(wanted)))
+    if not capabilities["virtual_time"]:
+        if capabilities["time_evolving"]:
+            raise SpecError(f"{flag}: {env_id} is time-evolving but keeps no virtual time (its class does not say "
+                            "virtual_time, as TimedWorldEnv does), so it takes no virtual-time budget",
+                            field=next(iter(wanted)))
         return {}
-    params = inspect.signature(factory).parameters.values()
+    params = inspect.signature(load_entry_point(spec_.entry_point)).parameters.values()
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         missing = sorted(set(wanted) - {p.name for p in params})
         if missing:
@@ -104,12 +105,12 @@ def budget_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
     return wanted
 
 
-def user_kwargs(env_id: str, config: EvalConfig) -> dict[str, Any]:
+def user_kwargs(env_id: str, config: EvalConfig, capabilities: dict[str, bool] | None = None) -> dict[str, Any]:
     """``{"user": ...}`` for an env that talks to a simulated user (its class says ``simulated_user``)."""
     if config.user is None:
         return {}
-    factory = load_entry_point(spec(env_id).entry_point)
-    return {"user": config.user} if getattr(factory, "simulated_user", False) else {}
+    capabilities = capabilities if capabilities is not None else spec(env_id).capabilities
+    return {"user": config.user} if capabilities["simulated_user"] else {}
 
 
 @contextlib.contextmanager
@@ -151,7 +152,8 @@ def env_maker(config: EvalConfig) -> Callable[[str], Any]:
 
     def make_env(env_id: str) -> Any:
         if env_id not in kwargs:  # looked up once per env id, not per env built
-            kwargs[env_id] = {**user_kwargs(env_id, config), **budget_kwargs(env_id, config)}
+            flags = spec(env_id).capabilities  # read once per env id
+            kwargs[env_id] = {**user_kwargs(env_id, config, flags), **budget_kwargs(env_id, config, flags)}
         return make(env_id, judge=judge, **kwargs[env_id])
 
     return make_env

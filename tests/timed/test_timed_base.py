@@ -307,7 +307,7 @@ def test_the_runs_budget_is_in_the_config_only_when_set_and_refused_by_an_env_of
         assert budget.model_dump(mode="json")["max_virtual_time"] == 30.0
         assert len(plan(budget)) == 1
         tasks.write_text(oven_task().model_copy(update={"env_id": "test/tick-v1"}).model_dump_json() + "\n")
-        with pytest.raises(SpecError, match="test/tick-v1 is time-evolving but not a TimedWorldEnv"):
+        with pytest.raises(SpecError, match="test/tick-v1 is time-evolving but keeps no virtual time"):
             plan(budget)
         assert len(plan(plain)) == 1
 
