@@ -32,6 +32,8 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from envgym.agent import Agent
+from envgym.errors import SpecError
+from envgym.registry import load_entry_point, spec
 from envgym.types import Action, Observation, ToolCall
 
 if TYPE_CHECKING:
@@ -149,8 +151,6 @@ class TamperFactory:
     def kinds(self, env_id: str) -> dict[str, type[TamperAgent]]:
         """Name -> tampering agent of ``env_id``'s env class."""
         if env_id not in self._kinds:
-            from envgym.registry import load_entry_point, spec
-
             factory = load_entry_point(spec(env_id).entry_point)
             self._kinds[env_id] = {k.name: k for k in tamper_agents_for(factory)}
         return self._kinds[env_id]
@@ -158,8 +158,6 @@ class TamperFactory:
     def create(self, task: TaskSpec) -> TamperAgent:
         kinds = self.kinds(task.env_id)
         if self.name not in kinds:
-            from envgym.errors import SpecError
-
             raise SpecError(f"{task.env_id} has no tampering agent {self.name!r} (it has: {', '.join(sorted(kinds))})",
                             field="agent")
         return kinds[self.name](task)

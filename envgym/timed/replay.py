@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from envgym.compose import make
 from envgym.errors import EnvError
 from envgym.task import TaskSpec
 from envgym.timed.env import TimedWorldEnv
@@ -32,8 +33,6 @@ EnvFactory = Callable[..., TimedWorldEnv]
 
 
 def _registered(task: TaskSpec) -> EnvFactory:
-    from envgym.compose import make
-
     def build(**kwargs: Any) -> TimedWorldEnv:
         env = make(task.env_id, **kwargs).unwrapped
         if not isinstance(env, TimedWorldEnv):

@@ -16,6 +16,7 @@ from typing import Any
 
 from envgym.errors import SpecError
 from envgym.rl.train.config import TrainConfig
+from envgym.types import content_hash
 
 RESUMABLE = {"steps", "checkpoint_every", "keep_checkpoints", "save_samples", "concurrency", "gen_batch",
              "prefix_cache", "torch_threads"}
@@ -23,8 +24,6 @@ RESUMABLE = {"steps", "checkpoint_every", "keep_checkpoints", "save_samples", "c
 
 
 def _resumable_hash(config: TrainConfig) -> str:
-    from envgym.types import content_hash
-
     return content_hash(config.model_dump(mode="json", exclude=RESUMABLE))
 
 
