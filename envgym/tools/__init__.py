@@ -25,19 +25,35 @@ A third-party domain is a module exporting a :class:`Domain`, registered like an
 
 from __future__ import annotations
 
+import typing as _typing
+
+from envgym import _lazy
 from envgym.tools import store
-from envgym.tools.args import (
-    ArgumentsError,
-    NoArgs,
-    args_model_of,
-    decode_arguments,
-    function_schema,
-    parse_arguments,
-)
-from envgym.tools.conversation import ConversationToolEnv
-from envgym.tools.domain import Domain, PolicyViolation, Tool, ToolContext, ToolFailure, load_domain, tool
-from envgym.tools.env import FrozenState, ToolEnv, execute_calls
-from envgym.tools.store import SqliteState
+
+if _typing.TYPE_CHECKING:
+    from envgym.tools.args import (
+        ArgumentsError,
+        NoArgs,
+        args_model_of,
+        decode_arguments,
+        function_schema,
+        parse_arguments,
+    )
+    from envgym.tools.conversation import ConversationToolEnv
+    from envgym.tools.domain import Domain, PolicyViolation, Tool, ToolContext, ToolFailure, load_domain, tool
+    from envgym.tools.env import FrozenState, ToolEnv, execute_calls
+    from envgym.tools.store import SqliteState
+
+# first use imports each name's module: the argument helpers (every tool-using family's) load neither the tool
+# env nor the conversation env and its simulated users
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "envgym.tools.args": ("ArgumentsError", "NoArgs", "args_model_of", "decode_arguments", "function_schema",
+                          "parse_arguments"),
+    "envgym.tools.conversation": ("ConversationToolEnv",),
+    "envgym.tools.domain": ("Domain", "PolicyViolation", "Tool", "ToolContext", "ToolFailure", "load_domain", "tool"),
+    "envgym.tools.env": ("FrozenState", "ToolEnv", "execute_calls"),
+    "envgym.tools.store": ("SqliteState",),
+})
 
 __all__ = [
     "ArgumentsError",
