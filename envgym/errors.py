@@ -29,7 +29,7 @@ few internal exceptions that never leave their module)::
     │   └── JudgeUnavailable(ConnectionError)  the LLM judge's endpoint did not answer (infra)
     ├── AgentFault(RuntimeError)         the agent's own action broke the episode (killed its sandbox,
     │   │                                exhausted a limit): the agent's failure, never an infra error
-    │   └── WorkTreeUnreadable           the agent broke its work tree's .git (envgym/verify/tests)
+    │   └── WorkTreeUnreadable           the agent broke its work tree's .git (envgym_verifiers.tests)
     ├── ActionRefused                    the agent's call was refused; caught by its env inside step() and
     │   │                                shown as ``Observation.last_action_error``, never an episode's end
     │   ├── ArgumentsError(ValueError)   a call's JSON arguments are not the tool's (envgym/tools/args)

@@ -56,7 +56,7 @@ class VerifyContext:
     judge: JudgeConfig | None = None
     transcript: list[dict[str, Any]] = field(default_factory=list)
     sandbox: Any = None
-    """For the ``tests`` verifier: a :class:`~envgym.verify.tests.TestsTarget` (the episode's sandbox, whose
+    """For the ``tests`` verifier: a :class:`~envgym.plugin.tests.TestsTarget` (the episode's sandbox, whose
     diff alone is read, and a source of fresh sandboxes to grade in)."""
     initial_state: StateView | None = None
     task: Any = None

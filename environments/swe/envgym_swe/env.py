@@ -15,7 +15,7 @@ commit (:func:`~envgym_swe.containers.reset_repo`) and stops the previous episod
 ``bash``, ``view``, ``edit``, ``create``, ``search``, ``submit`` (:mod:`envgym_swe.tools`); a mistaken call
 is ``last_action_error``, never an exception. ``submit`` (or a final message) runs the task's ``tests``
 verifier: the episode's diff is read from its container and graded in another fresh container of the same
-image (:mod:`envgym.verify.tests`); the verdict's evidence holds each test's status, the ``model_patch`` and
+image (:mod:`envgym.plugin.tests`); the verdict's evidence holds each test's status, the ``model_patch`` and
 the paths of it that grading undid. A container that dies under the agent's command raises
 :class:`~envgym.sandbox.errors.SandboxCrashed` (the rollout records the agent's failure). A missing image
 raises ImageMissing naming ``envgym swe build``. :attr:`SweEnv.tamper_agents` lists the family's tampering

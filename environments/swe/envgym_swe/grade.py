@@ -1,7 +1,7 @@
 """``envgym swe grade``: grade SWE-bench predictions (``instance_id``, ``model_patch``) without an agent.
 
 Each prediction is graded exactly as an episode is: by the kernel's :func:`envgym.verify.grade`, every verifier
-of its task, with a :class:`~envgym.verify.tests.TestsTarget` whose ``patch`` is the prediction's (no episode,
+of its task, with a :class:`~envgym.plugin.tests.TestsTarget` whose ``patch`` is the prediction's (no episode,
 no final answer, no calls). The tests verifier grades it in a fresh container of its task's image (from the
 shared pool, stopped afterwards): the model patch applied
 (``git apply``, then ``patch --forward --fuzz=5``: SWE-bench's fallback, except that a patch that looks

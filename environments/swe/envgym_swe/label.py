@@ -10,7 +10,7 @@ Each instance (SWE-bench fields; FAIL_TO_PASS may be empty) is checked on the ho
 exactly as ``envgym swe import`` does (:func:`envgym_swe.importer.check_instances`,
 :func:`~envgym_swe.importer.image_groups`). Its test files (the ``.py`` test files its test patch adds or
 changes) then run ``runs`` times without the gold patch and ``runs`` times with it, each run in a fresh
-container of its image through the grader's own path (:func:`envgym.verify.tests.run_tests`: the same
+container of its image through the grader's own path (:func:`envgym.plugin.tests.run_tests`: the same
 checkout, test patch, hijack protection and nonce-tagged runner that grade an agent). Then
 (:func:`classify`):
 
@@ -21,7 +21,7 @@ checkout, test patch, hijack protection and nonce-tagged runner that grade an ag
 An instance is skipped, with the reason, when no test goes from failing to passing, when the gold patch
 does not apply, or when a run with the gold patch did not end normally (timeout, killed interpreter).
 :func:`validate_tasks` grades the gold patch and the empty patch of imported tasks through the verifier
-itself (:func:`envgym.verify.tests.grade_patch`): gold must resolve, empty must not.
+itself (:func:`envgym.plugin.tests.grade_patch`): gold must resolve, empty must not.
 """
 
 from __future__ import annotations
