@@ -14,7 +14,7 @@ as done (exporters, the summary, progress, ``on_record``, a resume's skipping) o
 durable, so a crash loses nothing reported.
 ``workers=N`` runs the episodes in N worker processes (:mod:`envgym.eval_workers`) for envs whose work is
 Python on the CPU; this process stays the only writer, with the same guarantees.
-The run's config and what every episode derives from it (its seed, its env) are :mod:`envgym.eval_config`'s,
+The run's config and what every episode derives from it (its seed, its env) are :mod:`envgym._eval_config`'s,
 the records' writing :mod:`envgym.eval_records`'s: both sit below this module and the workers' (the names
 :class:`EvalConfig`, :class:`JudgeSettings`, :class:`EvalSummary`, :func:`episode_seed`, :func:`env_maker` and
 :func:`run_heap` are re-exported here).
@@ -52,11 +52,11 @@ from pathlib import Path
 from typing import Any
 
 from envgym import __version__ as _version
+from envgym._eval_config import EvalConfig, JudgeSettings, budget_kwargs, env_maker, episode_seed, run_heap
 from envgym._outputs import output_dir
 from envgym.agent import AgentFactory
 from envgym.agents import agent_id, build_factory
 from envgym.errors import SpecError
-from envgym.eval_config import EvalConfig, JudgeSettings, budget_kwargs, env_maker, episode_seed, run_heap
 from envgym.eval_records import EpisodeKey, EvalSummary, Recorder, record_of
 from envgym.eval_workers import run_in_workers
 from envgym.export import ExportContext, Exporter, close_exporters, open_exporters

@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import envgym.eval_records as eval_records
+from envgym._eval_config import EvalConfig, env_maker, episode_seed, run_heap
 from envgym.agent import AgentFactory
 from envgym.agents import AgentConfig, build_factory
 from envgym.errors import EnvgymError, SpecError
-from envgym.eval_config import EvalConfig, env_maker, episode_seed, run_heap
 from envgym.eval_records import EpisodeKey, Recorder, RecordLine
 from envgym.forkserver import PRELOAD
 from envgym.progress import RunProgress

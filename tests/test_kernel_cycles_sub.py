@@ -21,7 +21,7 @@ _spec.loader.exec_module(layers)
 GROUPS = {
     "sandbox": ("envgym.sandbox",),
     "tools": ("envgym.tools",),
-    "eval": ("envgym.eval", "envgym.eval_config", "envgym.eval_records", "envgym.eval_workers"),
+    "eval": ("envgym.eval", "envgym._eval_config", "envgym.eval_records", "envgym.eval_workers"),
 }
 
 
