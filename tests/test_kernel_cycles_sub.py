@@ -33,22 +33,8 @@ def _home(name: str) -> str | None:
 
 
 def _cycle(modules: list[str]) -> list[str] | None:
-    """An import cycle among ``modules``, as a path from a module back to itself, or None."""
-    edges = {m: {h for n in layers.imported(m) if (h := _home(n)) in modules and h != m} for m in modules}
-    done: set[str] = set()
-
-    def visit(module: str, path: list[str]) -> list[str] | None:
-        if module in path:
-            return [*path[path.index(module):], module]
-        if module in done:
-            return None
-        for target in sorted(edges[module]):
-            if (cycle := visit(target, [*path, module])) is not None:
-                return cycle
-        done.add(module)
-        return None
-
-    return next((c for m in sorted(modules) if (c := visit(m, [])) is not None), None)
+    """An import cycle among ``modules`` (``TYPE_CHECKING`` imports counted too), or None."""
+    return layers.cycle_among(set(modules), lambda m: {_home(n) for n in layers.imported(m)})
 
 
 def test_no_import_circle_in_sandbox_tools_eval():

@@ -148,10 +148,9 @@ def test_rl_core_imports_neither_trainer_nor_adapters():
     assert violations(adapters, ("envgym.rl.train",)) == []
 
 
-def _cycle(package: str, edges_of=None) -> list[str] | None:
-    """An import cycle among ``package``'s modules, as a path, or None (``edges_of``: :func:`imported` by default)."""
-    modules = set(modules_under(package))
-    edges = {m: {n for n in (edges_of or imported)(m) if n in modules and n != m} for m in modules}
+def cycle_among(modules: set[str], edges_of) -> list[str] | None:
+    """An import cycle among ``modules`` (``edges_of(module)``: the names it imports), as a path, or None."""
+    edges = {m: {n for n in edges_of(m) if n in modules and n != m} for m in modules}
     done: set[str] = set()
 
     def visit(module: str, path: list[str]) -> list[str] | None:
@@ -166,6 +165,11 @@ def _cycle(package: str, edges_of=None) -> list[str] | None:
         return None
 
     return next((c for m in sorted(modules) if (c := visit(m, [])) is not None), None)
+
+
+def _cycle(package: str, edges_of=None) -> list[str] | None:
+    """An import cycle among ``package``'s modules (``edges_of``: :func:`imported` by default), or None."""
+    return cycle_among(set(modules_under(package)), edges_of or (lambda m: imported(m)))
 
 
 def test_leaderboard_has_no_import_cycle():
