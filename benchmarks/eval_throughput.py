@@ -39,12 +39,12 @@ import sys
 
 
 def _fork_server_first() -> None:
-    """``envgym eval --workers N`` starts its workers' fork server before its own imports (envgym.forkserver); a
+    """``envgym eval --workers N`` starts its workers' fork server before its own imports (envgym._forkserver); a
     measurement with workers does the same, here, before this script's imports (``--late-fork-server``: not)."""
     if __name__ == "__main__" and "--one" in sys.argv and "--late-fork-server" not in sys.argv:  # not in a worker
         concurrency, workers = map(int, sys.argv[sys.argv.index("--one") + 1].split(","))
         if concurrency > 1 and workers > 1:
-            from envgym.forkserver import start
+            from envgym._forkserver import start
 
             start(SUITES)
 
@@ -61,9 +61,9 @@ import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
+from envgym._progress import RunProgress  # noqa: E402
 from envgym.agents import OracleConfig  # noqa: E402
 from envgym.eval import EvalConfig, evaluate, plan  # noqa: E402
-from envgym.progress import RunProgress  # noqa: E402
 from envgym.tools import ToolContext, ToolFailure, load_domain, store  # noqa: E402
 from envgym.types import Outcome  # noqa: E402
 from envgym.verify.context import CallRecord  # noqa: E402

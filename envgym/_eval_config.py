@@ -1,10 +1,10 @@
 """An eval run's typed configuration, and what every process that plays its episodes derives from it.
 
 :class:`EvalConfig` decides a run's results (its hash goes into every record). The episodes of a run play in
-this process or in worker processes (:mod:`envgym.eval_workers`), and each of them derives the same things from
+this process or in worker processes (:mod:`envgym._eval_workers`), and each of them derives the same things from
 the config: an episode's seed (:func:`episode_seed`), the envs (:func:`env_maker`: the run's judge, simulated
 user and virtual-time budget applied through ``make``) and the garbage collector's settings while episodes
-play (:func:`run_heap`). They live here, below both :mod:`envgym.eval` and :mod:`envgym.eval_workers`;
+play (:func:`run_heap`). They live here, below both :mod:`envgym.eval` and :mod:`envgym._eval_workers`;
 :mod:`envgym.eval` re-exports the names it always had.
 """
 

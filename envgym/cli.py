@@ -25,7 +25,7 @@ flag, and exit 2; never a traceback. Every subcommand's output flags, a plug-in'
 
 ``envgym --version`` prints the version. Every parser, a plug-in's too, is a :class:`Parser`: help shows
 each argument's default (:class:`HelpFormatter`), and the top-level help ends with examples and the exit
-codes. ``envgym eval`` shows its progress (:mod:`envgym.progress`: live on a terminal, plain lines in a
+codes. ``envgym eval`` shows its progress (:mod:`envgym._progress`: live on a terminal, plain lines in a
 log, nothing with ``--quiet``) and exits :data:`EXIT_INFRA` (3), printing the most common causes, when more
 than ``--max-infra-errors`` of the run's episodes, or all of them, ended as ``infra_error``.
 """
@@ -41,16 +41,16 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from envgym._entry_points import installed
 from envgym._lazy import LazyConsole
 from envgym._outputs import output_dir as output_dir  # also for plug-in subcommands' output flags
 from envgym._outputs import output_file as output_file
-from envgym.entry_points import installed
 from envgym.errors import EnvgymError, ExtraMissing, PluginError, RegistryError, SpecError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from envgym.progress import RunProgress
+    from envgym._progress import RunProgress
 
 CLI_ENTRY_POINT_GROUP = "envgym.cli"
 T = TypeVar("T")
@@ -230,7 +230,7 @@ def _user(args: argparse.Namespace) -> Any:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     if args.ray is None and args.concurrency > 1 and args.workers != 1:
-        from envgym.forkserver import cpus, start
+        from envgym._forkserver import cpus, start
 
         if args.workers != "auto" or cpus() > 1:
             start(args.suite)  # the workers' fork server imports what they run while this process imports and plans
@@ -238,9 +238,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     from pydantic import ValidationError
 
+    from envgym._progress import RunProgress
     from envgym.agents import parse_agent
     from envgym.eval import EvalConfig, JudgeSettings, evaluate, plan
-    from envgym.progress import RunProgress
 
     agent = parse_agent(args.agent, base_url=args.base_url, api_key_env=args.api_key_env,
                         max_new_tokens=args.max_new_tokens)
@@ -292,14 +292,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 async def _with_progress(run: Coroutine[Any, Any, T], progress: RunProgress, title: str, interval_s: float) -> T:
-    """Await ``run`` while showing ``progress``: live on a terminal, plain lines elsewhere (see envgym.progress).
+    """Await ``run`` while showing ``progress``: live on a terminal, plain lines elsewhere (see envgym._progress).
 
     One ticker on the run's own loop refreshes the view, so nothing reads the state from another thread."""
     import asyncio
 
     from rich.live import Live
 
-    from envgym.progress import PlainLines, live_view
+    from envgym._progress import PlainLines, live_view
 
     task = asyncio.ensure_future(run)
     try:

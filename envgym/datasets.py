@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from envgym._jsonl import LineError, decode_line, depth
 from envgym.errors import SpecError
-from envgym.jsonl import LineError, decode_line, depth
 from envgym.task import MAX_DEPTH, TaskSpec, _describe, load_suite
 
 if TYPE_CHECKING:

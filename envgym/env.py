@@ -130,7 +130,7 @@ class Env(abc.ABC):
     def warm(cls, **kwargs: Any) -> None:
         """Load what every instance built with these registration ``kwargs`` will need (modules, data its
         constructor reads), without building one. Optional; the default does nothing. envgym calls it in the
-        fork server that ``envgym eval --workers`` processes start from (:mod:`envgym.forkserver`), once per env
+        fork server that ``envgym eval --workers`` processes start from (:mod:`envgym._forkserver`), once per env
         id of the run's suites, so that no worker loads it again. It runs before any worker forks: it must not
         start threads or processes, open files it keeps, or connect to anything."""
 

@@ -12,10 +12,10 @@ Finished episodes go down in batches (:class:`~envgym.record.GroupWriter`): one 
 batch of a few waits a few milliseconds for more), the trajectories before their records. An episode counts
 as done (exporters, the summary, progress, ``on_record``, a resume's skipping) only once its record is
 durable, so a crash loses nothing reported.
-``workers=N`` runs the episodes in N worker processes (:mod:`envgym.eval_workers`) for envs whose work is
+``workers=N`` runs the episodes in N worker processes (:mod:`envgym._eval_workers`) for envs whose work is
 Python on the CPU; this process stays the only writer, with the same guarantees.
 The run's config and what every episode derives from it (its seed, its env) are :mod:`envgym._eval_config`'s,
-the records' writing :mod:`envgym.eval_records`'s: both sit below this module and the workers' (the names
+the records' writing :mod:`envgym._eval_records`'s: both sit below this module and the workers' (the names
 :class:`EvalConfig`, :class:`JudgeSettings`, :class:`EvalSummary`, :func:`episode_seed`, :func:`env_maker` and
 :func:`run_heap` are re-exported here).
 
@@ -34,7 +34,7 @@ of the planned task set (:func:`task_sets`), so the leaderboard never ranks runs
 It also records the envgym version, the creation time and the host name, which the leaderboard's
 metadata block shows.
 
-A caller that shows progress passes a :class:`~envgym.progress.RunProgress`: :func:`evaluate` tells it what
+A caller that shows progress passes a :class:`~envgym._progress.RunProgress`: :func:`evaluate` tells it what
 is planned and already recorded per suite, each episode as the pool starts it (and the pool's count of
 episodes in flight), and each record once written. :class:`EvalSummary` counts this invocation's infra
 errors by cause; earlier ones are always retried, so those are the whole run's.
@@ -53,16 +53,16 @@ from typing import Any
 
 from envgym import __version__ as _version
 from envgym._eval_config import EvalConfig, JudgeSettings, budget_kwargs, env_maker, episode_seed, run_heap
+from envgym._eval_records import EpisodeKey, EvalSummary, Recorder, record_of
+from envgym._eval_workers import run_in_workers
+from envgym._forkserver import cpus
+from envgym._forkserver import start as start_forkserver
 from envgym._outputs import output_dir
+from envgym._progress import RunProgress
 from envgym.agent import AgentFactory
 from envgym.agents import agent_id, build_factory
 from envgym.errors import SpecError
-from envgym.eval_records import EpisodeKey, EvalSummary, Recorder, record_of
-from envgym.eval_workers import run_in_workers
 from envgym.export import ExportContext, Exporter, close_exporters, open_exporters
-from envgym.forkserver import cpus
-from envgym.forkserver import start as start_forkserver
-from envgym.progress import RunProgress
 from envgym.record import ResultRecord, latest, read_records, repair_tail
 from envgym.registry import spec, suite_name_for, suite_spec
 from envgym.task import TaskSpec, load_suite
@@ -171,7 +171,7 @@ async def evaluate(config: EvalConfig, run_dir: str | Path, *, concurrency: int 
     """Run (or resume) an evaluation into ``run_dir``; returns what happened.
 
     ``workers`` (a count or ``"auto"``: one per CPU) spreads the episodes over that many worker processes
-    (:mod:`envgym.eval_workers`), ``concurrency`` episodes in flight in all of them together; this process
+    (:mod:`envgym._eval_workers`), ``concurrency`` episodes in flight in all of them together; this process
     stays the only writer of the run directory. Worth it when the envs' work is CPU-bound Python; each
     worker builds its agents from the config (or from ``factory``, which must then pickle).
 

@@ -25,7 +25,7 @@ An exporter writes only its own files in ``ctx.run_dir`` (``run.json``, ``record
 ``trajectories.jsonl`` are the run's). Exporters run in entry-point name order; one that fails to load or
 to open raises :class:`~envgym.errors.PluginError` before any episode runs, never silently writes nothing.
 The installed exporters are looked up again only when ``sys.path`` or one of its folders has changed (a
-distribution installed or removed): :func:`envgym.entry_points.installed`, one scan of the installed
+distribution installed or removed): :func:`envgym._entry_points.installed`, one scan of the installed
 distributions' metadata for every plug-in group.
 """
 
@@ -37,7 +37,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Protocol
 
-from envgym.entry_points import installed
+from envgym._entry_points import installed
 from envgym.errors import PluginError
 from envgym.record import ResultRecord
 from envgym.task import TaskSpec
@@ -84,7 +84,7 @@ ExporterFactory = Callable[[ExportContext], "Exporter | None"]
 
 
 def _installed() -> list[EntryPoint]:
-    """The exporters' entry points by name (:func:`envgym.entry_points.installed`)."""
+    """The exporters' entry points by name (:func:`envgym._entry_points.installed`)."""
     return installed(ENTRY_POINT_GROUP)
 
 

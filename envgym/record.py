@@ -34,8 +34,8 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from envgym._jsonl import LineError, decode_line
 from envgym.errors import RecordError
-from envgym.jsonl import LineError, decode_line
 from envgym.trajectory import Trajectory
 from envgym.types import RECORD_SCHEMA_VERSION, Blame, FrozenModel, Outcome, Timing, Usage, Verdict
 
@@ -296,7 +296,7 @@ def repair_tail(path: str | Path) -> bool:
 
 
 def _read_numbered(path: Path, repair: bool) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
-    """``(line number, object)`` per line, split on ``\\n`` only (:mod:`envgym.jsonl`), and whether it was torn."""
+    """``(line number, object)`` per line, split on ``\\n`` only (:mod:`envgym._jsonl`), and whether it was torn."""
     if not path.exists():
         return [], False
     data = path.read_bytes()

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from envgym._deprecation import moved_attribute
-from envgym.entry_points import installed
+from envgym._entry_points import installed
 from envgym.errors import PluginError, RegistryError
 from envgym.types import FrozenModel
 

@@ -2,7 +2,7 @@
 
 A :class:`TaskSpec` is one task as data: the env id, the instruction, the initial state, limits, the
 verifier specs and the reference solution. Its identity is its content hash. Task files are JSON Lines
-(``tasks/<suite>/*.jsonl``), one task a line, UTF-8, split on ``\n`` only (:mod:`envgym.jsonl`); a bad
+(``tasks/<suite>/*.jsonl``), one task a line, UTF-8, split on ``\n`` only (:mod:`envgym._jsonl`); a bad
 line (not UTF-8, not JSON, nested deeper than :data:`MAX_DEPTH`, not a valid task, an invalid regex in a
 verifier) raises :class:`SpecError` naming the file, the line and the field. A task id appears once in a
 suite, across all its files. A suite is a registered name (:func:`envgym.register_suite`; the bundled
@@ -23,8 +23,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from envgym import registry
+from envgym._jsonl import LineError, decode_line, depth, split_lines
 from envgym.errors import EnvError, SpecError, TaskMismatch
-from envgym.jsonl import LineError, decode_line, depth, split_lines
 from envgym.types import TASK_SCHEMA_VERSION, Action, FrozenModel, Limits, content_hash
 from envgym.verify.spec import VerifierSpec
 
@@ -118,7 +118,7 @@ def _parse_tasks(path: Path, data: bytes) -> list[tuple[int, TaskSpec]]:
 
 
 def load_tasks(path: str | Path) -> list[TaskSpec]:
-    """Read one JSONL task file (see :mod:`envgym.jsonl`). Blank lines and lines starting with ``//`` are skipped."""
+    """Read one JSONL task file (see :mod:`envgym._jsonl`). Blank lines and lines starting with ``//`` are skipped."""
     return [task for _, task in _read_numbered(Path(path))]
 
 

@@ -194,3 +194,19 @@ async def test_eval_oracle_100_null_0_and_a_capped_episode_is_graded_not_blamed(
     criteria = {c["name"]: c["passed"] for c in cut["verdict"]["criteria"]}
     assert criteria["expected_writes"] is True and cut["score"] == 0.0  # both transfers made, no answer yet
     assert {r["outcome"] for r in capped.values()} == {"success"}
+
+
+PRIVATE = {"eval_records": "Recorder", "eval_workers": "run_in_workers", "forkserver": "PRELOAD",
+           "forkserver_preload": "SUITES_VAR", "entry_points": "installed", "progress": "RunProgress",
+           "jsonl": "decode_line", "images": "ImageError"}
+
+
+@pytest.mark.parametrize(("old", "name"), sorted(PRIVATE.items()))
+def test_a_module_made_private_keeps_its_public_path_warning(old, name, monkeypatch):
+    import importlib
+
+    monkeypatch.delitem(sys.modules, f"envgym.{old}", raising=False)
+    with pytest.warns(DeprecationWarning, match=rf"^envgym\.{old} moved to envgym\._{old}{WHEN}$"):
+        alias = importlib.import_module(f"envgym.{old}")
+    with pytest.warns(DeprecationWarning, match=rf"^envgym\.{old}\.{name} moved to envgym\._{old}\.{name}{WHEN}$"):
+        assert getattr(alias, name) is getattr(importlib.import_module(f"envgym._{old}"), name)

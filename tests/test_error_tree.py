@@ -71,8 +71,8 @@ def test_every_class_of_errors_py_is_drawn_in_its_tree() -> None:
 
 
 @pytest.mark.parametrize(("name", "bases"), [
-    ("envgym.images.ImageError", ("PolicyError", "ValueError")),
-    ("envgym.jsonl.LineError", ("EnvgymError", "ValueError")),
+    ("envgym._images.ImageError", ("PolicyError", "ValueError")),
+    ("envgym._jsonl.LineError", ("EnvgymError", "ValueError")),
     ("envgym.tools.args.ArgumentsError", ("ActionRefused", "ValueError")),
     ("envgym.tools.domain.ToolFailure", ("ActionRefused",)),
     ("envgym.timed.tools.ToolFailure", ("ActionRefused",)),
@@ -94,7 +94,7 @@ def test_joined_classes_keep_their_builtin_base(name: str, bases: tuple[str, ...
 def test_blame_of_the_joined_classes() -> None:
     """A refused call says nothing of whose it is (one escaping an env is the env's bug: the stage decides), nor
     does an unusable image (a client's bad request, or a chat template); fetching a suite's sources is infra."""
-    from envgym.images import ImageError
+    from envgym._images import ImageError
     from envgym.rollout import blame_of
     from envgym_swe.sources import SourceError
 

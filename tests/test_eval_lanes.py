@@ -1,9 +1,9 @@
-"""How ``envgym eval --workers N`` hands out jobs (:class:`envgym.eval_workers._Lanes`): a task's runs to one worker,
+"""How ``envgym eval --workers N`` hands out jobs (:class:`envgym._eval_workers._Lanes`): a task's runs to one worker,
 lanes kept level, a task taken over whole-heartedly rather than one job of each of many tasks."""
 
 from collections import Counter
 
-from envgym.eval_workers import _Lanes, _Outstanding
+from envgym._eval_workers import _Lanes, _Outstanding
 
 
 def _lanes(tasks: int, runs: int, lanes: int = 2, balance: int = 12) -> _Lanes:

@@ -1,12 +1,12 @@
-"""The run directory's writer (:class:`envgym.eval_records.Recorder`) and what it hands the exporters."""
+"""The run directory's writer (:class:`envgym._eval_records.Recorder`) and what it hands the exporters."""
 
 from __future__ import annotations
 
 import asyncio
 
+from envgym._eval_records import Recorder
 from envgym.agents import OracleConfig
 from envgym.eval import EvalConfig, EvalSummary, evaluate
-from envgym.eval_records import Recorder
 from envgym.record import json_line, read_records
 from envgym.trajectory import Trajectory
 
@@ -118,13 +118,13 @@ def test_run_heap_walks_no_heap_before_its_first_episode(monkeypatch):
 
 
 def _line_of(record):
-    from envgym.eval_records import RecordLine
+    from envgym._eval_records import RecordLine
 
     return RecordLine(json_line(record), record.suite, record.outcome)
 
 
 def test_a_workers_record_line_is_written_and_counted_without_being_parsed(tmp_path, monkeypatch):
-    from envgym.progress import RunProgress
+    from envgym._progress import RunProgress
     from envgym.record import ResultRecord
 
     record, line = _one_episode(tmp_path)
@@ -205,7 +205,7 @@ def test_the_swe_predictions_exporter_wants_exactly_the_lines_of_records_with_a_
 def test_the_frames_a_worker_sends_within_a_window_share_one_sync(tmp_path):
     """Workers send finished episodes in frames ~15 ms apart (eval_workers.FLUSH_S): three such frames of ten
     are one batch (two syncs), not three; with the writer's default window (4 ms) they were three."""
-    from envgym.progress import RunProgress
+    from envgym._progress import RunProgress
 
     record, line = _one_episode(tmp_path)
     summary = EvalSummary(run_dir=tmp_path, run_id="r", planned=30, skipped=0)

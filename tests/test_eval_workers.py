@@ -11,13 +11,13 @@ from collections import Counter
 
 import pytest
 
+from envgym._eval_workers import MAX_ATTEMPTS, WorkerFailed
+from envgym._progress import RunProgress
 from envgym.agent import Agent
 from envgym.agents import OracleConfig
 from envgym.agents.baseline import OracleFactory
 from envgym.errors import SpecError
 from envgym.eval import EvalConfig, evaluate
-from envgym.eval_workers import MAX_ATTEMPTS, WorkerFailed
-from envgym.progress import RunProgress
 from envgym.record import latest, read_records
 
 from fakes import ScriptedAgent
@@ -200,7 +200,7 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
 
 
 async def test_a_worker_is_sent_each_task_once_with_the_first_jobs_that_need_it(tmp_path, monkeypatch):
-    import envgym.eval_workers as ew
+    import envgym._eval_workers as ew
 
     frames = []
     real = ew._frame
@@ -227,7 +227,7 @@ async def test_a_worker_is_sent_each_task_once_with_the_first_jobs_that_need_it(
 
 
 class _InProcessWorker:
-    """:func:`envgym.eval_workers._work` run in this process's loop, this test acting as its parent (its init, its
+    """:func:`envgym._eval_workers._work` run in this process's loop, this test acting as its parent (its init, its
     job frames, its news), so the worker's loop can be watched."""
 
     def __init__(self, tmp_path, config, slots):
@@ -242,7 +242,7 @@ class _InProcessWorker:
     async def __aenter__(self):
         import socket
 
-        import envgym.eval_workers as ew
+        import envgym._eval_workers as ew
 
         self.board = ew._Board.create(len(self.tasks) * self.config.runs)
         ours, theirs = socket.socketpair()
@@ -254,7 +254,7 @@ class _InProcessWorker:
 
     async def play(self, jobs):
         """Send ``jobs`` (with every task) and wait for their news: the ended jobs' lines, by job number."""
-        import envgym.eval_workers as ew
+        import envgym._eval_workers as ew
 
         self.writer.write(ew._frame(("jobs", jobs, dict(enumerate(self.tasks)))))
         ended = {}
@@ -298,13 +298,13 @@ async def test_a_worker_whose_episodes_never_wait_turns_its_loop_once_per_round_
 
 
 async def test_a_worker_failure_outside_any_episode_is_sent_as_itself(tmp_path, monkeypatch):
-    import envgym.eval_records
-    import envgym.eval_workers as ew
+    import envgym._eval_records
+    import envgym._eval_workers as ew
 
     def broken(*args):
         raise RuntimeError("the record could not be made")
 
-    monkeypatch.setattr(envgym.eval_records, "record_of", broken)  # the worker imports it as it starts
+    monkeypatch.setattr(envgym._eval_records, "record_of", broken)  # the worker imports it as it starts
     async with _InProcessWorker(tmp_path, _config(), slots=2) as worker:
         worker.writer.write(ew._frame(("jobs", [(0, 0, "tool-retail", 0, 1)], dict(enumerate(worker.tasks)))))
         frames = []

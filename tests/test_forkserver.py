@@ -1,4 +1,4 @@
-"""envgym.forkserver: the workers' fork server, started early (by ``envgym eval`` before its own imports)."""
+"""envgym._forkserver: the workers' fork server, started early (by ``envgym eval`` before its own imports)."""
 
 import multiprocessing
 import multiprocessing.forkserver
@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from envgym import forkserver
+from envgym import _forkserver as forkserver
 
 pytestmark = pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
                                 reason="no forkserver start method here")
@@ -32,7 +32,7 @@ def test_start_runs_the_server_once_in_a_thread_with_what_workers_import(fresh):
     first.join(10)
     assert fresh == [1]
     assert multiprocessing.forkserver._forkserver._preload_modules == list(forkserver.PRELOAD)
-    assert "envgym.eval_workers" in forkserver.PRELOAD and "envgym.cli" in forkserver.PRELOAD
+    assert "envgym._eval_workers" in forkserver.PRELOAD and "envgym.cli" in forkserver.PRELOAD
 
 
 def test_start_is_a_no_op_in_a_worker_importing_its_parents_main_script(fresh, monkeypatch):
@@ -50,9 +50,9 @@ def test_start_is_a_no_op_in_a_worker_importing_its_parents_main_script(fresh, m
 def test_envgym_eval_starts_the_server_before_its_imports(tmp_path, flags, expected):
     code = textwrap.dedent(f"""
         import sys
-        import envgym.forkserver
+        import envgym._forkserver
         seen = []
-        envgym.forkserver.start = lambda suites=(): seen.append(("envgym.eval" in sys.modules, list(suites)))
+        envgym._forkserver.start = lambda suites=(): seen.append(("envgym.eval" in sys.modules, list(suites)))
         from envgym.cli import main
         code = main(["eval", "--suite", "no-such-suite", "--agent", "oracle", *{flags!r},
                      "--out", {str(tmp_path / "run")!r}])
@@ -69,12 +69,12 @@ def _fresh_interpreter(code):
 
 
 def test_the_server_loads_every_environment_plugin_so_that_no_worker_does():
-    assert "envgym.forkserver_preload" in forkserver.PRELOAD
+    assert "envgym._forkserver_preload" in forkserver.PRELOAD
     loaded = _fresh_interpreter("""
         import envgym.registry as registry
-        from envgym.entry_points import installed
+        from envgym._entry_points import installed
         before = set(registry._loaded)
-        import envgym.forkserver_preload
+        import envgym._forkserver_preload
         names = sorted(ep.name for ep in installed(registry.ENTRY_POINT_GROUP))
         print(before == set(), sorted(registry._loaded) == names and len(names) > 1)
     """)
@@ -92,7 +92,7 @@ def test_a_plugin_that_fails_to_load_in_the_server_is_left_for_the_worker():
                 raise ImportError("no module named no_such_module")
 
         registry.installed = lambda group: [Broken()]
-        import envgym.forkserver_preload  # the server starts regardless
+        import envgym._forkserver_preload  # the server starts regardless
         try:
             registry.list_envs()
         except PluginError as exc:  # the worker's first make() reports it, naming the plug-in
@@ -114,7 +114,7 @@ def test_the_server_is_told_the_runs_suites_and_no_other_process_is(fresh, monke
 def test_the_server_warms_the_envs_of_the_runs_suites_and_skips_what_it_cannot():
     code = """
         import sys
-        import envgym.forkserver_preload
+        import envgym._forkserver_preload
         from envgym_tool.domains.retail import DOMAIN
         print("envgym_tool.domains.assistant" in sys.modules, "schemas" in DOMAIN.__dict__)
     """

@@ -1,4 +1,4 @@
-"""envgym.images: an observation's images found by protocol, whatever the family, and the size budget."""
+"""envgym._images: an observation's images found by protocol, whatever the family, and the size budget."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from envgym.images import ObservedImage, fit_image, image_parts, observation_images
+from envgym._images import ObservedImage, fit_image, image_parts, observation_images
 from envgym.types import FrozenModel, Observation
 
 pytest.importorskip("PIL")

@@ -21,7 +21,7 @@ _spec.loader.exec_module(layers)
 GROUPS = {
     "sandbox": ("envgym.sandbox",),
     "tools": ("envgym.tools",),
-    "eval": ("envgym.eval", "envgym._eval_config", "envgym.eval_records", "envgym.eval_workers"),
+    "eval": ("envgym.eval", "envgym._eval_config", "envgym._eval_records", "envgym._eval_workers"),
 }
 
 
@@ -40,5 +40,5 @@ def _cycle(modules: list[str]) -> list[str] | None:
 def test_no_import_circle_in_sandbox_tools_eval():
     groups = {name: layers.modules_under(*prefixes) for name, prefixes in GROUPS.items()}
     assert {"envgym.sandbox.docker", "envgym.sandbox.reaper"} <= set(groups["sandbox"])
-    assert {"envgym.tools.env", "envgym.eval_workers"} <= {*groups["tools"], *groups["eval"]}
+    assert {"envgym.tools.env", "envgym._eval_workers"} <= {*groups["tools"], *groups["eval"]}
     assert {name: _cycle(modules) for name, modules in groups.items()} == dict.fromkeys(GROUPS)

@@ -189,7 +189,7 @@ def test_the_cycle_check_finds_one(monkeypatch):
 
 
 CORE_ORDER = (
-    "envgym.types", "envgym.errors", "envgym._deprecation", "envgym.clock", "envgym.entry_points", "envgym.jsonl",
+    "envgym.types", "envgym.errors", "envgym._deprecation", "envgym.clock", "envgym._entry_points", "envgym._jsonl",
     "envgym.registry",
     "envgym.verify.matching", "envgym.verify.state", "envgym.verify.context", "envgym.verify.spec",
     "envgym.verify.answer", "envgym.verify.rubric",

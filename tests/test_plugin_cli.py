@@ -272,7 +272,7 @@ def test_every_plugin_group_comes_from_one_scan_of_the_installed_distributions(i
     on the way to its first episode) and each worker process in one more."""
     import importlib.metadata
 
-    import envgym.entry_points as eps
+    import envgym._entry_points as eps
 
     hook = {"scanned": "envgym_scan_plugin:hook"}
     install("envgym_scan_plugin", "def hook(*a):\n    pass\n", {"envgym.exporters": hook, "envgym.cli": hook})
@@ -287,7 +287,7 @@ def test_every_plugin_group_comes_from_one_scan_of_the_installed_distributions(i
 
 
 def test_the_kernel_s_own_subcommands_come_in_as_entry_points_too():
-    from envgym.entry_points import installed
+    from envgym._entry_points import installed
 
     names = {ep.name: ep.value for ep in installed("envgym.cli")}
     assert {"list", "check", "tasks", "eval", "leaderboard", "sandbox", "train", "mcp"} <= set(names)

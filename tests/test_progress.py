@@ -1,9 +1,9 @@
-"""envgym.progress: the run's progress state (ETA, in flight, per-suite counts, infra causes) and the
+"""envgym._progress: the run's progress state (ETA, in flight, per-suite counts, infra causes) and the
 non-TTY line schedule, on a fake clock."""
 
 from __future__ import annotations
 
-from envgym.progress import PlainLines, RunProgress, format_duration
+from envgym._progress import PlainLines, RunProgress, format_duration
 from envgym.record import ResultRecord
 from envgym.types import Outcome
 

@@ -17,7 +17,7 @@ prompt ids, the completion ids and each generated token's log-probability, for t
 
 A vision-language model (``model_path`` naming a local VLM folder with a processor, e.g. Qwen2-VL-2B-Instruct,
 or ``policy=(model, tokenizer, processor)`` already loaded, e.g. :func:`envgym.rl.models.tiny_vlm`) sees the
-observation's screenshots (:func:`envgym.images.observation_images`, downscaled to ``image_max_pixels``): each
+observation's screenshots (:func:`envgym._images.observation_images`, downscaled to ``image_max_pixels``): each
 becomes an image part of the observation's user turn, its placeholder expanded as the processor says, and
 ``token_data`` keeps the exact ids, placeholders included.
 
@@ -38,11 +38,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from envgym._images import fit_image, observation_images
 from envgym.agent import Agent
 from envgym.agents.chat import Transcript, system_prompt
 from envgym.agents.vision import VisionProcessor, load_vlm
 from envgym.errors import ContextOverflow, PolicyError
-from envgym.images import fit_image, observation_images
 from envgym.types import Action, Observation, ToolCall, Usage
 
 if TYPE_CHECKING:

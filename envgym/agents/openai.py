@@ -14,10 +14,10 @@ the step raises :class:`PolicyError` (:class:`PolicyTimeout` when the last try t
 is an infra error. Any other 4xx raises at once with the server's message. The API key is resolved when
 the factory is built, never sent anywhere but the endpoint, and never described.
 
-Vision models (``images=True``): every image an observation carries (:func:`envgym.images.observation_images`:
+Vision models (``images=True``): every image an observation carries (:func:`envgym._images.observation_images`:
 a web or GUI screenshot, whatever the family) is sent as an ``image_url`` content part of the observation's
 user message, as a data URL. The size budget: each image is downscaled to at most ``image_max_pixels`` and
-re-encoded to at most ``image_max_bytes`` (:func:`envgym.images.fit_image`); with ``max_images``, only the
+re-encoded to at most ``image_max_bytes`` (:func:`envgym._images.fit_image`); with ``max_images``, only the
 last N images of the conversation stay in it and older ones become a text note (that rewrites history, so
 a recording proxy starts a new token segment each turn; leave it unset to train). A keyless endpoint (a local
 vLLM or llama.cpp server) needs nothing: with ``key_required=False`` (what ``envgym eval`` passes unless
@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from envgym._images import ObservedImage, fit_image, observation_images
 from envgym.agent import Agent
 from envgym.agents.chat import Transcript, system_prompt
 from envgym.errors import ContextOverflow, PolicyError, PolicyTimeout, SpecError
-from envgym.images import ObservedImage, fit_image, observation_images
 from envgym.types import Action, Observation, ToolCall, Usage
 
 if TYPE_CHECKING:

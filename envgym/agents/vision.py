@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envgym.images import ImageError
+from envgym._images import ImageError
 
 
 def load_vlm(path: str | Path, dtype: Any = None, device: str | None = None) -> tuple[Any, Any, Any]:

@@ -6,7 +6,7 @@ one task and exposes that episode's tools, and only those, as MCP tools: ``reset
 ``tools/call`` becomes one ``env.step`` of a one-call :class:`~envgym.types.Action`, so the call is
 logged, policy-checked and graded exactly as an envgym agent's; a rejected call comes back with
 ``isError`` set and the env's message. Text results are ``TextContent``; images the observation carries
-(a web or GUI screenshot, see :mod:`envgym.images`) come back as ``ImageContent``. Tool annotations say
+(a web or GUI screenshot, see :mod:`envgym._images`) come back as ``ImageContent``. Tool annotations say
 ``readOnlyHint`` for a domain's read tools.
 
 Two transports: ``stdio`` (the client starts the server) and Streamable HTTP on 127.0.0.1 only, at a
@@ -83,7 +83,7 @@ def to_call_result(observation: Observation) -> types.CallToolResult:
         content.append(types.TextContent(text=result.error or result.content))
     if not observation.tool_results and (error or observation.text):
         content.append(types.TextContent(text=error or observation.text))
-    from envgym.images import observation_images
+    from envgym._images import observation_images
 
     for image in observation_images(observation):
         content.append(types.ImageContent(data=image.base64, mime_type=image.media_type))

@@ -12,8 +12,8 @@ Covered by Semantic Versioning like all of :mod:`envgym.plugin` (see ``CHANGELOG
 
 from __future__ import annotations
 
+from envgym._jsonl import LineError, decode_line, split_lines
 from envgym.export import ExportContext, Exporter
-from envgym.jsonl import LineError, decode_line, split_lines
 from envgym.record import JsonlWriter, ResultRecord, read_jsonl
 
 __all__ = [

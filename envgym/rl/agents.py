@@ -22,7 +22,7 @@ from envgym.agents.openai import OpenAIAgent, OpenAIAgentFactory
 from envgym.rl.vision import REF_SCHEME
 
 if TYPE_CHECKING:
-    from envgym.images import ObservedImage
+    from envgym._images import ObservedImage
     from envgym.rl.proxy import RecordingProxy
     from envgym.task import TaskSpec
 

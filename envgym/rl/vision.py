@@ -30,8 +30,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from envgym._images import ImageError
 from envgym.agents.vision import VisionProcessor
-from envgym.images import ImageError
 
 __all__ = ["REF_SCHEME", "ImageError", "ImageStore", "VisionProcessor"]
 

@@ -213,7 +213,7 @@ def test_bad_regex_or_matcher_is_refused_at_load(tmp_path: Path, verifier: dict,
 
 
 def test_depth_counts_the_deepest_nesting_of_lists_and_objects():
-    from envgym.jsonl import depth
+    from envgym._jsonl import depth
 
     cases = {1: 0, "x": 0, None: 0}
     for value, expected in cases.items():

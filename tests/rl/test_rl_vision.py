@@ -8,8 +8,8 @@ import httpx
 import pytest
 from vision_fakes import COLOURS, data_url, jpeg, png, screen
 
+from envgym._images import fit_image, observation_images
 from envgym.agents.openai import OpenAIAgentFactory
-from envgym.images import fit_image, observation_images
 from envgym.rl import RecordingAgentFactory, RecordingProxy, TransformersBackend, samples_from_episode
 from envgym.rl.vision import REF_SCHEME, ImageError, ImageStore, VisionProcessor
 from envgym.types import Observation

@@ -363,5 +363,5 @@ async def test_states_equal_in_python_but_not_in_the_store_get_their_own_templat
 def test_warming_the_env_class_loads_its_domain_and_schemas_without_building_an_env():
     domain = Domain(name="test-warm", schema_sql=SCHEMA, tools=(set_balance,), policy="")
     assert "schemas" not in domain.__dict__
-    ToolEnv.warm(domain=domain)  # what the workers' fork server calls (envgym.forkserver_preload)
+    ToolEnv.warm(domain=domain)  # what the workers' fork server calls (envgym._forkserver_preload)
     assert domain.__dict__["schemas"][0]["function"]["name"] == "set_balance"

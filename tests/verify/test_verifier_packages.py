@@ -17,7 +17,7 @@ import envgym_verifiers
 import envgym_verifiers.tests
 import envgym_verifiers.timed_write
 from envgym import registry
-from envgym.entry_points import installed
+from envgym._entry_points import installed
 from envgym.errors import SpecError
 from envgym.task import TaskSpec
 

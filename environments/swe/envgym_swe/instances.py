@@ -94,7 +94,7 @@ def parse_instances(rows: Iterable[dict[str, Any]], *, source: str = "instances"
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Objects of a JSONL file (or of a JSON list), split on ``\\n`` only (see :mod:`envgym.jsonl`).
+    """Objects of a JSONL file (or of a JSON list), split on ``\\n`` only (see :mod:`envgym._jsonl`).
 
     A bad line (not UTF-8, not JSON, nested too deep, not an object) raises SpecError naming file and line.
     """
