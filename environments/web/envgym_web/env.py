@@ -61,6 +61,10 @@ from envgym_web.tamper import DressThePage, QuoteBack, TypeUnsent
 _CLOSED_HINTS = ("has been closed", "browser has disconnected", "target crashed", "page crashed")
 
 
+_OBSERVE_ATTEMPTS = 6
+"""Looks at a page whose document a navigation keeps replacing (0.05 s, then twice as long each time: ~1.6 s)."""
+
+
 class BrowserEnv(Env):
     """Shared machinery of the web envs; subclasses open the site and grade the episode."""
 
@@ -209,14 +213,18 @@ class BrowserEnv(Env):
         assert self.episode is not None and self.task is not None
         page = self.episode.page
         note = self._note()
-        for attempt in range(4):
+        for attempt in range(_OBSERVE_ATTEMPTS):
             try:
                 await page.wait_for_load_state("load", timeout=15_000)
                 state = await self._snapshot(page)
                 break
             except PlaywrightError as exc:  # a navigation replaced the document mid-evaluate: look again
-                if attempt == 3 or "context was destroyed" not in (exc.message or "") or self.episode.crashed:
+                if (attempt == _OBSERVE_ATTEMPTS - 1 or "context was destroyed" not in (exc.message or "")
+                        or self.episode.crashed):
                     raise
+                # the next document may not have begun loading yet (an error page Chromium commits a moment
+                # after a refused request): "load" of the old one would pass at once, so give it time to start
+                await asyncio.sleep(0.05 * 2**attempt)
         pixels = await observe.screenshot(page, scale=self.screenshot_scale) if self._want_pixels else None
         text = observe.render(self._goal(), state["url"], state["title"], state["dom"], note=note)
         if error:
