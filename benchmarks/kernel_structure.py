@@ -23,14 +23,16 @@ def _layers(repo: Path):
     return module
 
 
+def _imports_envgym(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or (node.module or "").startswith("envgym")
+    return isinstance(node, ast.Import) and any(a.name.startswith("envgym") for a in node.names)
+
+
 def _deferred(source: str) -> int:
-    count = 0
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            for inner in ast.walk(node):
-                if (isinstance(inner, ast.ImportFrom) and (inner.level or (inner.module or "").startswith("envgym"))) or (isinstance(inner, ast.Import) and any(a.name.startswith("envgym") for a in inner.names)):
-                    count += 1
-    return count
+    """Imports of envgym inside functions (deferred to a call)."""
+    return sum(_imports_envgym(inner) for node in ast.walk(ast.parse(source))
+               if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) for inner in ast.walk(node))
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
