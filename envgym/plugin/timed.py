@@ -20,7 +20,8 @@ from __future__ import annotations
 import typing as _typing
 
 from envgym import _lazy
-from envgym.timed.env import TimedObservation, TimedVerifyContext, TimedWorldEnv
+from envgym.timed.env import TimedObservation, TimedWorldEnv
+from envgym.timed.grading import TimedVerifyContext
 from envgym.timed.latency import INSTANT, latency
 from envgym.timed.prepare import TaskCache
 from envgym.timed.replay import recorded_charges, regrade, replay

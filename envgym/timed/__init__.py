@@ -37,7 +37,8 @@ from envgym.timed.timeline import (
 )
 
 if typing.TYPE_CHECKING:
-    from envgym.timed.env import TimedObservation, TimedVerifyContext, TimedWorldEnv
+    from envgym.timed.env import TimedObservation, TimedWorldEnv
+    from envgym.timed.grading import TimedVerifyContext
     from envgym.timed.prepare import TaskCache
     from envgym.timed.scheduler import Event, EventState, Fired, Scheduler
     from envgym.timed.thinking import (
@@ -53,7 +54,8 @@ if typing.TYPE_CHECKING:
 # Loaded on first use: the env base and the tools import envgym.verify / envgym.tools, so ``import envgym.verify``
 # and ``import envgym.timed`` work in either order.
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
-    "envgym.timed.env": ("TimedObservation", "TimedVerifyContext", "TimedWorldEnv"),
+    "envgym.timed.env": ("TimedObservation", "TimedWorldEnv"),
+    "envgym.timed.grading": ("TimedVerifyContext",),
     "envgym.timed.prepare": ("TaskCache",),
     "envgym.timed.scheduler": ("Event", "EventState", "Fired", "Scheduler"),
     "envgym.timed.thinking": ("DEFAULT_THINKING", "ThinkingPolicy", "ThinkingSample", "thinking_policy", "usage_delta"),

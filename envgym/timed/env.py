@@ -46,7 +46,7 @@ import functools
 import inspect
 import itertools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -56,6 +56,7 @@ from envgym.clock import Clock
 from envgym.env import Env, StepResult
 from envgym.errors import EnvError, SpecError
 from envgym.task import TaskSpec
+from envgym.timed.grading import TimedVerifyContext, goal_paths
 from envgym.timed.prepare import TaskCache
 from envgym.timed.thinking import ThinkingSample, thinking_policy, usage_delta
 from envgym.timed.timeline import Notification, StateChange, StepTiming, Timeline
@@ -71,8 +72,7 @@ from envgym.timed.tools import (
 from envgym.timed.world import CallDraft, TimedWorld, WorldState
 from envgym.tools.args import ArgumentsError, parse_arguments
 from envgym.types import Action, Observation, ToolCall, ToolResult, Usage
-from envgym.verify import CallRecord, VerifyContext
-from envgym.verify.spec import AllOfSpec, AnyOfSpec
+from envgym.verify import CallRecord
 
 MAX_KEPT_DEPTH = 32
 """A rejected call's arguments nested deeper than this are left out of the timeline (it is serialised into the
@@ -112,32 +112,6 @@ def _depth(value: Any) -> int:
         level = [v for item in level if isinstance(item, dict | list)
                  for v in (item.values() if isinstance(item, dict) else item)]
     return depth - 1 if not level else depth
-
-
-@dataclass
-class TimedVerifyContext(VerifyContext):
-    """A verify context with the episode's timeline: what a timed env hands every verifier kind (the
-    ``timed_write`` kind, :mod:`envgym_verifiers.timed_write`, grades it)."""
-
-    timeline: Timeline | None = None
-
-
-def goal_paths(task: TaskSpec) -> list[str]:
-    """The world paths the task's verifiers watch (watched during the episode, logged in
-    ``Timeline.state_changes``): each spec that has ``watched_paths`` names them (the ``timed_write`` kind: its
-    ``final_state`` checks)."""
-    found: list[str] = []
-
-    def walk(specs: Any) -> Iterator[Any]:
-        for spec in specs:
-            if isinstance(spec, AllOfSpec | AnyOfSpec):
-                yield from walk(spec.verifiers)
-            else:
-                yield spec
-
-    for spec in walk(task.verifiers):
-        found += [path for path in getattr(spec, "watched_paths", ()) if path not in found]
-    return found
 
 
 class TimedWorldEnv(Env):
