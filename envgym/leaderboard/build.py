@@ -36,7 +36,12 @@ Per suite and agent an :class:`Entry` reports:
 - **efficiency** (suites of timed envs, whose verdicts carry ``efficiency`` evidence; None elsewhere):
   means over the graded episodes that carry it of virtual time, thinking, waiting, idle and opportunity
   idle (over episodes whose world can say), and of time to goal over the episodes that reached it
-  (``goal_reached`` counts them), in the timeline's unit (seconds or steps).
+  (``goal_reached`` counts them), in the timeline's unit (seconds or steps). *The unit is part of a
+  row's identity*: when one row's runs report virtual time in different units (a world on a step clock
+  in one run, on seconds in another), the row is split, one per unit, labelled ``AGENT [s]`` /
+  ``AGENT [steps]`` in that suite, and :attr:`Leaderboard.warnings` says which runs went where; a record
+  without efficiency evidence (an infra error) stays with its run's unit. Nothing is averaged across
+  units, and the renderings draw one efficiency table per unit.
 - **mean_score**: the mean verdict score over graded episodes (partial credit: a 0.8 rubric score
   counts 0.8 where success counts 0); ``None`` without graded episodes.
 - **tasks**: per task (sorted by id) its episodes, successes, infra errors, mean score and the paths of
@@ -264,8 +269,17 @@ def build_leaderboard(run_dirs: list[Path], *, clock: Clock | None = None,
             name = f"{suite} (task set {_short(task_set)})"
         entries = []
         for (agent_id, key), recs in agents.items():
-            entries.append(_entry(agent_id, labels[(agent_id, key)], settings_of.get(key, {}), task_set, recs,
-                                  models[agent_id], slots))
+            parts = _split_by_unit(recs)
+            label = labels[(agent_id, key)]
+            for unit, part in parts.items():
+                shown = f"{label} [{_UNIT_WORDS.get(unit or '', unit or 'no timeline')}]" if len(parts) > 1 else label
+                entries.append(_entry(agent_id, shown, settings_of.get(key, {}), task_set, part,
+                                      models[agent_id], slots))
+            if len(parts) > 1:
+                where = "; ".join(f"{_UNIT_WORDS.get(unit or '', unit or 'no timeline')}: "
+                                  f"{', '.join(sorted({r.run_id for r in part}))}" for unit, part in parts.items())
+                warnings.append(f"suite {name!r}: the runs of {label!r} report virtual time in different units "
+                                f"({where}): shown as separate rows, never averaged")
         suites[name] = _ranked(entries)
     for suite, sets in sorted(task_sets.items()):
         if len(sets) > 1:
@@ -388,6 +402,37 @@ def _entry(agent_id: str, label: str, settings: dict[str, Any], task_set: str, r
     )
 
 
+_UNIT_WORDS = {"s": "s", "step": "steps"}
+"""How a timeline unit (:attr:`envgym.timed.timeline.Timeline.unit`) is written in a label or a header."""
+
+
+def _unit(record: ResultRecord) -> str | None:
+    """The unit of virtual time of a record's efficiency evidence (None when it carries none)."""
+    metrics = record.verdict.evidence.get("efficiency") if record.verdict is not None else None
+    return str(metrics.get("unit", "s")) if isinstance(metrics, dict) else None
+
+
+def _split_by_unit(records: list[ResultRecord]) -> dict[str | None, list[ResultRecord]]:
+    """One row's records split by the unit of their virtual time, so no mean mixes seconds and steps.
+
+    One part when they report at most one unit. Otherwise one part per unit; a record without
+    efficiency evidence (an infra error) goes with its run's unit when its run reports one, else into
+    a part of its own (key None).
+    """
+    per_run: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        if (unit := _unit(record)) is not None:
+            per_run[record.run_id].add(unit)
+    units = set().union(*per_run.values())
+    if len(units) <= 1:
+        return {next(iter(units), None): records}
+    parts: dict[str | None, list[ResultRecord]] = defaultdict(list)
+    for record in records:
+        run_units = per_run.get(record.run_id, set())
+        parts[_unit(record) or (next(iter(run_units)) if len(run_units) == 1 else None)].append(record)
+    return dict(sorted(parts.items(), key=lambda item: (item[0] is None, item[0] or "")))
+
+
 def _efficiency(graded: list[ResultRecord]) -> Efficiency | None:
     """The timed efficiency means of :class:`Entry` (see the module docstring); None without timed verdicts."""
     found = [m for r in graded if r.verdict is not None
@@ -399,7 +444,7 @@ def _efficiency(graded: list[ResultRecord]) -> Efficiency | None:
         values = [float(m[key]) for m in found if isinstance(m.get(key), int | float)]
         return round(sum(values) / len(values), 3) if values else None
 
-    units = {str(m.get("unit", "s")) for m in found}
+    units = {str(m.get("unit", "s")) for m in found}  # one, as rows are split by unit (_split_by_unit)
     return Efficiency(unit=units.pop() if len(units) == 1 else "mixed", episodes=len(found),
                       mean_virtual_time=mean("virtual_time_s"), mean_thinking=mean("thinking_s"),
                       mean_waiting=mean("waiting_s"), mean_idle=mean("idle_s"),

@@ -36,6 +36,8 @@ class Efficiency(FrozenModel):
     (:meth:`envgym.timed.timeline.Timeline.metrics`), in virtual time (``unit``: seconds or steps)."""
 
     unit: str = "s"
+    """``s`` or ``step``; an entry never averages over two units (its row is split instead). ``mixed`` only
+    in a ``leaderboard.json`` built before that rule: its means are not shown."""
     episodes: int
     """Graded episodes that carried the metrics."""
     mean_virtual_time: float | None = None

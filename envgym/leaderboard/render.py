@@ -11,7 +11,8 @@ Both renderings hold the same content, in the same order:
 3. Per suite: a chart of success with Wilson 95% whiskers and one of success against mean tokens (or
    cost, when any row has a cost; none when no row used either), the main table (success, interval,
    mean score, episodes, infra errors, tasks, means, cost), and pass@k / pass^k in a table of their
-   own when k > 1 (so ``--runs 5`` stays inside a 1,400 px window).
+   own when k > 1 (so ``--runs 5`` stays inside a 1,400 px window), and for timed suites the
+   virtual-time efficiency, one table per unit (seconds and steps never share a column).
 4. **Training**: reward curves (mean reward per step) of ``envgym train`` runs, when given.
 
 The per-task view is a second page, ``tasks.html`` (in Markdown a section): per suite, tasks by rows,
@@ -34,7 +35,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from envgym.leaderboard.models import Entry, Leaderboard, RunInfo, TrainCurve
+from envgym.leaderboard.models import Efficiency, Entry, Leaderboard, RunInfo, TrainCurve
 from envgym.record import ResultRecord
 from envgym.trajectory import Trajectory
 
@@ -112,25 +113,45 @@ def _pass_table(entries: tuple[Entry, ...]) -> Table | None:
     return headers, rows
 
 
-def _efficiency_table(entries: tuple[Entry, ...]) -> Table | None:
-    """Virtual-time efficiency of a timed suite's agents (None for other suites)."""
-    timed = [e for e in entries if e.efficiency is not None]
-    if not timed:
-        return None
-    units = {e.efficiency.unit for e in timed if e.efficiency is not None}
-    unit = "steps" if units == {"step"} else "s" if units == {"s"} else "units"
-    headers = [("Agent", False), (f"Virtual time ({unit})", True), (f"Thinking ({unit})", True),
-               (f"Waiting ({unit})", True), (f"Idle ({unit})", True), (f"Opportunity idle ({unit})", True),
-               (f"Time to goal ({unit})", True), ("Goal reached", True)]
-    rows = [[e.name, _num(f.mean_virtual_time), _num(f.mean_thinking), _num(f.mean_waiting), _num(f.mean_idle),
-             _num(f.mean_opportunity_idle), _num(f.mean_time_to_goal), f"{f.goal_reached}/{f.episodes}"]
-            for e in timed if (f := e.efficiency) is not None]
-    return headers, rows
+UNIT_WORDS = {"s": "s", "step": "steps"}
+"""How a timeline unit is written in a header (an unknown one as it is)."""
+
+
+def _efficiency_tables(entries: tuple[Entry, ...]) -> list[tuple[str, Table]]:
+    """Virtual-time efficiency of a timed suite's agents, one table per unit (none for other suites).
+
+    Rows in seconds and rows in steps never share a table, so no column mixes them. An entry whose
+    efficiency says ``mixed`` (a ``leaderboard.json`` built before rows were split by unit averaged
+    seconds with steps) shows no numbers.
+    """
+    by_unit: dict[str, list[tuple[str, Efficiency]]] = {}
+    for e in entries:
+        if e.efficiency is not None:
+            by_unit.setdefault(e.efficiency.unit, []).append((e.name, e.efficiency))
+    tables = []
+    for unit, timed in sorted(by_unit.items()):
+        word = "mixed units, not shown" if unit == "mixed" else UNIT_WORDS.get(unit, unit)
+        headers = [("Agent", False), (f"Virtual time ({word})", True), (f"Thinking ({word})", True),
+                   (f"Waiting ({word})", True), (f"Idle ({word})", True), (f"Opportunity idle ({word})", True),
+                   (f"Time to goal ({word})", True), ("Goal reached", True)]
+        rows = []
+        for name, f in timed:
+            means = (f.mean_virtual_time, f.mean_thinking, f.mean_waiting, f.mean_idle, f.mean_opportunity_idle,
+                     f.mean_time_to_goal)
+            rows.append([name, *("—" if unit == "mixed" else _num(m) for m in means),
+                         f"{f.goal_reached}/{f.episodes}"])
+        tables.append((word, (headers, rows)))
+    return tables
 
 
 EFFICIENCY_NOTE = ("Efficiency in virtual time: means over graded episodes; time to goal over the episodes that "
                    "reached their goal; opportunity idle is waiting while the world said another action was "
                    "available (— where it cannot say).")
+
+
+def _efficiency_caption(word: str) -> str:
+    said = {"s": "virtual seconds", "steps": "steps of the world's step clock"}.get(word, word)
+    return f"{EFFICIENCY_NOTE} Times in {said}."
 
 
 def _pass_caption(entries: tuple[Entry, ...]) -> str:
@@ -242,9 +263,8 @@ def render_markdown(lb: Leaderboard) -> str:
         passes = _pass_table(entries)
         if passes:
             lines += [_pass_caption(entries) + ":", "", *_md(*passes)]
-        efficiency = _efficiency_table(entries)
-        if efficiency:
-            lines += [EFFICIENCY_NOTE, "", *_md(*efficiency)]
+        for word, efficiency in _efficiency_tables(entries):
+            lines += [_efficiency_caption(word), "", *_md(*efficiency)]
     if lb.training:
         lines += ["## Training", ""]
         lines += [f"- {text(c.label)}: {len(c.steps)} step(s), mean reward {c.reward_mean[0]:.3f} → "
@@ -430,7 +450,6 @@ def render_html(lb: Leaderboard) -> str:
         parts.append(f'<section class="runs" id="runs"><h2>Runs</h2>{runs}</section>')
     for suite, entries in lb.suites.items():
         passes = _pass_table(entries)
-        efficiency = _efficiency_table(entries)
         sets = sorted({_short(e.task_set) for e in entries if e.task_set})
         parts.append(
             f'<section class="suite" id="{esc(_anchor(suite))}"><h2>{esc(suite)}</h2>'
@@ -440,8 +459,8 @@ def render_html(lb: Leaderboard) -> str:
             f"{_scatter_figure(suite, entries, colours)}</div>{_html_table(_table(entries))}"
             + (f'<p class="meta">{esc(_pass_caption(entries))}</p>{_html_table(passes, "board passes")}'
                if passes else "")
-            + (f'<p class="meta">{esc(EFFICIENCY_NOTE)}</p>{_html_table(efficiency, "board efficiency")}'
-               if efficiency else "")
+            + "".join(f'<p class="meta">{esc(_efficiency_caption(word))}</p>{_html_table(table, "board efficiency")}'
+                      for word, table in _efficiency_tables(entries))
             + "</section>")
     if lb.training:
         parts.append(f'<section class="training" id="training"><h2>Training</h2><p class="meta">Reward curves of '
