@@ -21,6 +21,10 @@ env does not name keep the null gate, whatever their verifier does. The hack pro
 (where every task accepts the null answer, a probe there fails only by ending as ``infra_error``: a
 tampering agent's non-answer is a correct answer).
 
+Every check that plays episodes can be narrowed to a few tasks (``envgym check --limit N`` or ``--sample N
+--seed S``: :func:`choose_tasks`), for a plug-in whose tasks are many and slow; the report says how many of
+how many were checked. A green check on a sample vouches for those tasks only.
+
 The hack-probe gate (on a sample of tasks, spread over the env's suites and splits): every tampering agent
 (:mod:`envgym.tamper`: the kernel's generic ones and the env class's ``tamper_agents``) scores 0, does not
 pass, does not end as ``infra_error`` (which would take its failure out of the denominator), and is not blamed
@@ -48,6 +52,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import random
 import shutil
 import tempfile
 import warnings
@@ -85,6 +90,11 @@ class CheckReport:
     tamper_runs: dict[str, int] = field(default_factory=dict)
     """Tampering agent -> episodes it ran (each scored 0 unless listed in ``tamper_failures``)."""
     tasks: int = 0
+    """Tasks the env ships (in its suites)."""
+    checked: int = 0
+    """Tasks the checks ran on: all of them, or those ``limit`` / ``sample`` chose (``selection`` says how)."""
+    selection: str = ""
+    """How the checked tasks were chosen (``"the first 5"``, ``"a sample of 5, seed 0"``); empty when all were."""
     gated: int = 0
     """Tasks the admission gates ran on (all of them unless the env class sets ``gate_sample``)."""
     null_accepted: dict[str, str] = field(default_factory=dict)
@@ -108,6 +118,26 @@ class CheckReport:
 
 def env_tasks(env_id: str) -> list[TaskSpec]:
     return [t for suite in spec(env_id).suites for t in load_suite(suite) if t.env_id == env_id]
+
+
+def choose_tasks(tasks: list[TaskSpec], *, limit: int | None = None, sample: int | None = None,
+                 seed: int = 0) -> tuple[list[TaskSpec], str]:
+    """The tasks ``check`` runs on, and how they were chosen: the first ``limit``, or ``sample`` drawn at
+    random with ``seed`` (the same seed, the same tasks; kept in suite order), or all (``""``).
+
+    Raises ``ValueError`` for both at once, or for a count below 1.
+    """
+    if limit is not None and sample is not None:
+        raise ValueError("limit and sample exclude each other: give one")
+    for name, n in (("limit", limit), ("sample", sample)):
+        if n is not None and n < 1:
+            raise ValueError(f"{name} must be at least 1, got {n}")
+    if limit is not None and limit < len(tasks):
+        return tasks[:limit], f"the first {limit}"
+    if sample is not None and sample < len(tasks):
+        picked = sorted(random.Random(seed).sample(range(len(tasks)), sample))
+        return [tasks[i] for i in picked], f"a sample of {sample}, seed {seed}"
+    return list(tasks), ""
 
 
 async def _contract(env_id: str, task: TaskSpec, report: CheckReport) -> None:
@@ -499,29 +529,41 @@ def _why(trajectory) -> str:
 
 
 async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True,
-                concurrency: int = 8, tamper: int = 2, all_tasks: bool = False) -> CheckReport:
+                concurrency: int = 8, tamper: int = 2, all_tasks: bool = False, limit: int | None = None,
+                sample: int | None = None, seed: int = 0) -> CheckReport:
     """Contract checks, then (``gates``) the admission gates and the hack-probe gate on ``tamper`` tasks.
 
     An env class whose episodes each cost a container's seconds may set ``gate_sample`` (an int): the
     admission gates then run on that many tasks spread over its suites and splits (``report.gated`` says how
-    many), unless ``all_tasks``."""
+    many), unless ``all_tasks``.
+
+    ``limit`` (the first N tasks) or ``sample`` (N tasks drawn with ``seed``) narrows every check that plays
+    episodes to those tasks (:func:`choose_tasks`; ``report.checked`` and ``report.selection`` say which), so
+    a plug-in with many slow tasks can be checked on a few; the gates then run on all of them, whatever
+    ``gate_sample`` says. Whether every task ships a reference solution is still read from all of them.
+    Neither goes with ``all_tasks``."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if all_tasks and (limit is not None or sample is not None):
+        raise ValueError("all_tasks gates every task: it excludes limit and sample")
     report = CheckReport(env_id=env_id)
-    tasks = env_tasks(env_id)
-    report.tasks = len(tasks)
+    every = env_tasks(env_id)
+    report.tasks = len(every)
     report.expect("the env ships tasks with reference solutions",
-                  bool(tasks) and all(t.solution is not None for t in tasks), f"{len(tasks)} tasks")
+                  bool(every) and all(t.solution is not None for t in every), f"{len(every)} tasks")
+    tasks, report.selection = choose_tasks(every, limit=limit, sample=sample, seed=seed)
+    report.checked = len(tasks)
     if not tasks:
         return report
     await _contract(env_id, tasks[0], report)
-    sample = getattr(load_entry_point(spec(env_id).entry_point), "gate_sample", None)
-    await _eval_paths(env_id, tasks, report, one_task=bool(sample))
+    gate_sample = None if report.selection else getattr(load_entry_point(spec(env_id).entry_point),
+                                                         "gate_sample", None)
+    await _eval_paths(env_id, tasks, report, one_task=bool(gate_sample))
     if gymnasium_check:
         await asyncio.to_thread(_gymnasium_check, env_id, report)
     if gates:
-        sample = None if all_tasks else sample
-        gated = tamper_sample(tasks, sample) if sample else tasks
+        gate_sample = None if all_tasks else gate_sample
+        gated = tamper_sample(tasks, gate_sample) if gate_sample else tasks
         report.gated = len(gated)
         async with make(env_id) as probe:
             declared = {t.hash: probe.unwrapped.null_accepted(t) for t in tasks}

@@ -153,11 +153,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     ids = list_envs() if args.all else args.env_ids
     if not ids:
         raise EnvgymError("name an env id or pass --all")
+    if args.seed is not None and args.sample is None:
+        raise EnvgymError("--seed S seeds --sample N: give --sample N with it (or --limit N for the first N tasks)")
+    if args.all_tasks and (args.limit or args.sample):
+        which = "--limit" if args.limit else "--sample"
+        raise EnvgymError(f"--all-tasks gates every task and {which} a few of them: give one")
     failed: list[str] = []
     for env_id in ids:
         try:
             report = asyncio.run(check(env_id, gates=not args.no_gates, concurrency=args.concurrency,
-                                       tamper=args.tamper_sample, all_tasks=args.all_tasks))
+                                       tamper=args.tamper_sample, all_tasks=args.all_tasks, limit=args.limit,
+                                       sample=args.sample, seed=args.seed or 0))
         except ExtraMissing as exc:
             if not args.all:
                 raise
@@ -168,7 +174,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
             what += [f"{len(report.gate_failures)} gate(s) failed"] if report.gate_failures else []
             what += [f"{len(report.tamper_failures)} probe(s) forged"] if report.tamper_failures else []
             failed.append(f"{env_id} ({'; '.join(what)})")
-        table = _table(f"{env_id}: {report.tasks} tasks", "check", "result")
+        title = f"{env_id}: {report.tasks} tasks"
+        if report.selection:
+            title = f"{env_id}: {report.checked} of {report.tasks} tasks checked ({report.selection})"
+        table = _table(title, "check", "result")
         for name in report.passed:
             table.add_row(name, "[green]ok[/]")
         for name, detail in report.failed:
@@ -414,6 +423,12 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tamper-sample", type=int, default=2, metavar="N",
                    help="tasks per env each tampering agent runs on (0 skips the hack probes)")
     p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")
+    few = p.add_mutually_exclusive_group()
+    few.add_argument("--limit", type=positive_int, metavar="N",
+                     help="check on the first N tasks only (every check that plays episodes; default: all)")
+    few.add_argument("--sample", type=positive_int, metavar="N",
+                     help="check on N tasks drawn at random with --seed (the same seed, the same tasks)")
+    p.add_argument("--seed", type=int, metavar="S", help="seed of --sample (default 0)")
     p.set_defaults(fn=_cmd_check)
 
 
