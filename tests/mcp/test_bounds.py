@@ -16,7 +16,7 @@ from envgym.rollout import run_episode
 from envgym.task import load_suite
 from envgym.testing.agents import ScriptedAgent
 from envgym.types import Action, Blame, Outcome, ToolCall
-from envgym_mcp.env import McpServerSpec, McpToolEnv
+from envgym_mcp.env import SERVERS, McpServerSpec, McpToolEnv
 
 pytestmark = pytest.mark.filterwarnings("ignore::envgym.sandbox.InsecureSandboxWarning")
 TOY = Path(__file__).with_name("toy_server.py")
@@ -106,8 +106,7 @@ async def test_the_local_backend_ends_an_episode_that_fills_its_folder_as_the_ag
 async def test_the_kanban_server_refuses_what_a_full_disk_cannot_hold(tmp_path) -> None:
     """The board answers a write its disk refuses as a tool error and keeps serving (Docker's /work fills up
     the same way); here a small local disk bound caps its database file."""
-    env = McpToolEnv("kanban", sandbox="local")
-    env.server = env.server.model_copy(update={"disk_bytes": 1 << 20})
+    env = McpToolEnv(SERVERS["kanban"].model_copy(update={"disk_bytes": 1 << 20}), sandbox="local")
     try:
         await env.reset(task=task("move-review"))
         full, *_ = await env.step(call("add_comment", card_id="K-1", text="z" * (2 << 20)))

@@ -1,32 +1,35 @@
 """An envgym tool env whose tools are an MCP server's, started inside a sandbox.
 
-:class:`McpToolEnv` takes an :class:`McpServerSpec`: the server's command (run in the sandbox's work
-directory, with ``{state}`` and ``{init}`` standing for the state file and the initial-rows file), the files
-to copy in, and the sandbox backend (``docker``: a container of the named image, the server behind
-``bridge.py`` on a sandbox channel, disk and memory bounded by the container's profile; ``local``: a host
-directory, for development, not isolated, its folder bounded by ``disk_bytes``). The bundled ``kanban``
-server runs in Docker (the ``python`` image, ``envgym sandbox build python``); ``sandbox="local"`` picks the
-local backend. Nothing leaves the sandbox but the server's stdio, so the server needs no network, and gets
-none in Docker.
+:class:`McpToolEnv` takes an :class:`~envgym_mcp.spec.McpServerSpec` (how to run the server, which tools are
+reads, where its state lives: :mod:`envgym_mcp.spec`), or none: then each task names its own in
+``metadata.server`` (the generic id ``mcp/server-v1``: a suite file is all an MCP server needs to become an
+environment). The sandbox is a container of the server's own image (``package``: built offline on first use,
+in :meth:`~McpToolEnv.prepare`, :mod:`envgym_mcp.images`), of a named image (the bundled ``kanban`` server
+runs in the ``python`` image), or a host directory (``sandbox="local"``, for development, not isolated, its
+folder bounded by ``disk_bytes``). In Docker the server sits behind ``bridge.py`` on a sandbox channel.
+Nothing leaves the sandbox but the server's stdio, so the server needs no network, and gets none in Docker.
 
 Each episode runs in a fresh sandbox: ``reset`` starts it, writes the task's ``initial_state`` as JSON to
-``{init}``, starts the server, does the MCP handshake and lists its tools; ``info["tools"]`` are those tools
-as OpenAI function schemas (a tool annotated ``readOnlyHint`` is a ``read`` tool, any other a ``write``:
-the write-action verifier counts it). A step sends each tool call as ``tools/call``; a result with
-``isError`` is an error observation and a failed call record, and so is a call whose arguments are not a JSON
-object at any nesting depth (the kernel's :func:`~envgym.tools.args.decode_arguments`), whose request or
-reply is over the client's bound (:data:`~envgym_mcp.client.MAX_MESSAGE_BYTES`) or too deep: the episode goes
-on. A message without tool calls ends the episode, as in :class:`envgym.tools.ToolEnv`. On the local backend
-each file the server writes is capped at ``disk_bytes`` (``RLIMIT_FSIZE``) and the folder is measured after
-every call: past the bound the server is stopped, the folder removed and the episode ends as the agent's
-failure (:class:`DiskBoundExceeded`).
+``{init}``, prepares the state (a seeded SQLite file, a git repository made from the task's files), starts the
+server, does the MCP handshake and lists its tools; ``info["tools"]`` are those tools as OpenAI function
+schemas, each a ``read`` or a ``write`` (:meth:`McpServerSpec.kinds`: the spec's ``read_tools`` /
+``write_tools``, else the ``readOnlyHint`` annotation; the write-action verifier counts writes). A step sends
+each tool call as ``tools/call``; a result with ``isError`` is an error observation and a failed call record,
+and so is a call whose arguments are not a JSON object at any nesting depth (the kernel's
+:func:`~envgym.tools.args.decode_arguments`), whose request or reply is over the client's bound
+(:data:`~envgym_mcp.client.MAX_MESSAGE_BYTES`) or too deep: the episode goes on. A message without tool calls
+ends the episode, as in :class:`envgym.tools.ToolEnv`. On the local backend each file the server writes is
+capped at ``disk_bytes`` (``RLIMIT_FSIZE``) and the folder is measured after every call: past the bound the
+server is stopped, the folder removed and the episode ends as the agent's failure (:class:`DiskBoundExceeded`).
 
-The server's state is a SQLite file (``{state}``): verifiers read it, never the agent. Grading copies it
-out of the sandbox (``state``), and compares it with the state the reference solution leaves, replayed on a
-second server process started from the same initial rows in the same sandbox (``expected_state``, cached
-per task; ``initial_state`` is the file as the server left it at start, before any call, or replayed too
-when the server creates it later). Grading thus never runs where the agent could write: the agent only ever
-spoke to the server. ``envgym check`` runs the kernel's tampering agents on it like any tool env.
+Grading reads the server's state out of the sandbox (``state``) and compares it with the state the reference
+solution leaves, replayed on a second server process started from the same initial state in the same sandbox
+(``expected_state``, cached per task; ``initial_state`` is the state as the server left it at start, before
+any call, or replayed too when it is not there yet). Grading thus never runs where the agent could write: the
+agent only ever spoke to the server. A declared state that is missing after the episode is the env's failure
+(:class:`~envgym_mcp.spec.McpStateMissing`), never the agent's. A stateless server (``state: null``) is graded
+from the final answer and the tool-call record alone. ``envgym check`` runs the kernel's tampering agents on it
+like any tool env.
 """
 
 from __future__ import annotations
@@ -36,15 +39,11 @@ import contextlib
 import json
 import os
 import resource
-import shutil
 import signal
-import tempfile
 from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, Literal
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from envgym.plugin import (
     Action,
@@ -53,15 +52,15 @@ from envgym.plugin import (
     CallRecord,
     Env,
     EnvError,
-    FrozenModel,
     Observation,
     SpecError,
     StepResult,
+    TaskSpec,
     ToolResult,
     VerifyContext,
     decode_arguments,
 )
-from envgym.plugin.tools import FrozenState, store
+from envgym.plugin.tools import FrozenState
 from envgym_mcp.client import (
     MAX_MESSAGE_BYTES,
     ChannelTransport,
@@ -70,30 +69,9 @@ from envgym_mcp.client import (
     McpServerError,
     ProcessTransport,
 )
+from envgym_mcp.spec import WORKDIR, McpServerSpec, McpStateMissing, Tables, server_of
 
 __all__ = ["SERVERS", "DiskBoundExceeded", "McpServerSpec", "McpToolEnv"]
-
-WORKDIR = "/work"
-
-
-class McpServerSpec(FrozenModel):
-    """How to run one MCP server in a sandbox (see the module docstring)."""
-
-    name: str = Field(pattern=r"^[a-z0-9_\-]+$")
-    """Unique among the servers a process runs: with the task hash it keys the cached states."""
-    command: tuple[str, ...] = Field(min_length=1)
-    """argv, run in the work directory; ``{state}`` and ``{init}`` are replaced by those files' names."""
-    files: dict[str, str] = Field(default_factory=dict)
-    """Sandbox path -> host file (or ``package:resource``), copied in before the server starts."""
-    sandbox: Literal["local", "docker"] = "local"
-    image: str | None = None
-    """The Docker image (a tag, or the name of an image recipe under ``sandboxes/``); docker only."""
-    timeout_s: float = Field(default=30.0, gt=0)
-    """How long one request may take."""
-    disk_bytes: int = Field(default=256 << 20, gt=0)
-    """Local backend only: the most its folder may hold (each file the server writes is capped at it, the whole
-    folder is measured after every call). Docker bounds disk by its profile (``/work`` holds 256 MiB)."""
-
 
 SERVERS: dict[str, McpServerSpec] = {
     "kanban": McpServerSpec(name="kanban", command=("python3", "kanban.py", "--db", "{state}", "--init", "{init}"),
@@ -101,8 +79,6 @@ SERVERS: dict[str, McpServerSpec] = {
                             sandbox="docker", image="python"),
 }
 """The servers written here, by name (``McpToolEnv(server="kanban")``)."""
-
-_Cached = tuple[dict[str, list[dict[str, Any]]], dict[str, tuple[str, ...]]]
 
 
 class DiskBoundExceeded(AgentFault):
@@ -123,32 +99,52 @@ class McpToolEnv(Env):
     sql_state: ClassVar[bool] = True  # rubric sql checks query its state database
     has_write_actions: ClassVar[bool] = True
     needs_sandbox: ClassVar[bool] = True
-    _states: ClassVar[OrderedDict[tuple[str, str, str], _Cached]] = OrderedDict()
+    _states: ClassVar[OrderedDict[tuple[str, str, str], Tables]] = OrderedDict()
 
-    def __init__(self, server: McpServerSpec | dict[str, Any] | str, *, sandbox: str | None = None,
+    def __init__(self, server: McpServerSpec | dict[str, Any] | str | None = None, *, sandbox: str | None = None,
                  image: str | None = None, clock: Any = None) -> None:
         super().__init__(clock=clock)
         if isinstance(server, str):
             if server not in SERVERS:
                 raise SpecError(f"unknown MCP server {server!r} (bundled: {', '.join(SERVERS)}); pass an "
-                                "McpServerSpec for your own", field="server")
+                                "McpServerSpec for your own, or none to run the server each task names", field="server")
             server = SERVERS[server]
-        spec = server if isinstance(server, McpServerSpec) else McpServerSpec.model_validate(server)
-        overrides = {k: v for k, v in (("sandbox", sandbox), ("image", image)) if v is not None}
-        self.server = spec.model_copy(update=overrides) if overrides else spec
-        if self.server.sandbox == "docker" and not self.server.image:
-            raise SpecError("an MCP server in a docker sandbox needs an image", field="image")
+        self._overrides = {k: v for k, v in (("sandbox", sandbox), ("image", image)) if v is not None}
+        self._fixed = None if server is None else self._with_overrides(
+            server if isinstance(server, McpServerSpec) else McpServerSpec.model_validate(server))
+        self.server: McpServerSpec | None = self._fixed
+        """The server of the episode (the fixed one, or the current task's)."""
         self._sandbox: Any = None
         self._client: McpClient | None = None
+        self._image: str | None = None
         self._tools: dict[str, str] = {}
         self._calls: list[CallRecord] = []
         self._final: str | None = None
         self._replays = 0
         self.tool_schemas: list[dict[str, Any]] = []
 
+    def _with_overrides(self, spec: McpServerSpec) -> McpServerSpec:
+        spec = spec.model_copy(update=self._overrides) if self._overrides else spec
+        if spec.sandbox == "docker" and not spec.image and not spec.package:
+            raise SpecError("an MCP server in a docker sandbox needs an image or a package", field="image")
+        return spec
+
+    def server_for(self, task: TaskSpec) -> McpServerSpec:
+        """The server ``task`` runs on: this env's own, else the one the task names (``metadata.server``)."""
+        return self._fixed if self._fixed is not None else self._with_overrides(server_of(task))
+
+    async def prepare(self, task: TaskSpec) -> None:
+        """Build the server's image when it is installed from a package and not built yet (outside every
+        deadline: a first build takes a minute)."""
+        server = self.server_for(task)
+        if server.package is not None:
+            from envgym_mcp.images import ensure_image
+
+            self._image = await asyncio.to_thread(ensure_image, server)
+
     # -- the sandbox and the server ----------------------------------------------------------------------------
-    async def _new_sandbox(self) -> Any:
-        if self.server.sandbox == "local":
+    async def _new_sandbox(self, server: McpServerSpec) -> Any:
+        if server.sandbox == "local":
             import warnings
 
             from envgym.plugin.sandbox import InsecureSandboxWarning, LocalSandbox
@@ -160,32 +156,47 @@ class McpToolEnv(Env):
         else:
             from envgym.plugin.sandbox import DockerSandbox, image_recipes, tag_for
 
-            image = self.server.image or ""
-            sandbox = DockerSandbox(tag_for(image) if image in image_recipes() else image)
+            image = self._image if server.package is not None else server.image
+            assert image is not None
+            image = tag_for(image) if image in image_recipes() else image
+            sandbox = DockerSandbox(image)
             await sandbox.start()
         try:
-            for path, ref in self.server.files.items():
+            for path, ref in server.files.items():
                 await sandbox.write(path, await asyncio.to_thread(_host_file, ref))
         except BaseException:
             await sandbox.stop()
             raise
         return sandbox
 
-    async def _start_server(self, state: str, init: str) -> McpClient:
-        argv = [part.replace("{state}", state).replace("{init}", init) for part in self.server.command]
-        if self.server.sandbox == "local":
-            transport: Any = await ProcessTransport.start(argv, cwd=str(self._sandbox.root / WORKDIR.lstrip("/")))
+    def _where(self, replay: int) -> str:
+        """The state's name in the work directory: the episode's, or replay ``replay``'s."""
+        assert self.server is not None
+        state = self.server.state
+        if state is None:
+            return ""
+        return state.path if replay == 0 else f"replay-{replay}-{state.path}"
+
+    async def _start_server(self, where: str, task: TaskSpec) -> McpClient:
+        server = self.server
+        assert server is not None
+        if server.state is not None:
+            await server.state.prepare(self._sandbox, where, task.initial_state)
+        argv = [part.replace("{state}", where).replace("{init}", "init.json") for part in server.command]
+        if server.sandbox == "local":
+            transport: Any = await ProcessTransport.start(argv, cwd=str(self._sandbox.root / WORKDIR.lstrip("/")),
+                                                          env={**os.environ, **server.env} if server.env else None)
             if hasattr(resource, "prlimit"):  # Linux; elsewhere only the check after each call bounds the folder
                 with contextlib.suppress(ProcessLookupError):
-                    limit = self.server.disk_bytes
+                    limit = server.disk_bytes
                     resource.prlimit(transport.process.pid, resource.RLIMIT_FSIZE, (limit, limit))
         else:
             bridge = (resources.files("envgym_mcp") / "bridge.py").read_bytes()
             await self._sandbox.write(f"{WORKDIR}/.envgym_mcp_bridge.py", bridge)
             channel = await self._sandbox.channel(["python3", f"{WORKDIR}/.envgym_mcp_bridge.py",
-                                                   str(MAX_MESSAGE_BYTES), *argv], cwd=WORKDIR)
+                                                   str(MAX_MESSAGE_BYTES), *argv], cwd=WORKDIR, env=server.env)
             transport = ChannelTransport(channel)
-        client = McpClient(transport, timeout=self.server.timeout_s)
+        client = McpClient(transport, timeout=server.timeout_s)
         try:
             await client.initialize()
         except BaseException:
@@ -208,19 +219,19 @@ class McpToolEnv(Env):
                     options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
         await self._release()
-        self._sandbox = await self._new_sandbox()
+        self.server = self.server_for(chosen)
+        if self.server.package is not None:  # built when the rollout prepared the task: then one inspect
+            await self.prepare(chosen)
+        self._sandbox = await self._new_sandbox(self.server)
         self._replays = 0
         await self._sandbox.write(f"{WORKDIR}/init.json", json.dumps(chosen.initial_state))
-        self._client = await self._start_server("state.sqlite", "init.json")
+        self._client = await self._start_server(self._where(0), chosen)
         initial = (self.server.name, chosen.hash, "initial")
-        if initial not in self._states:  # the state before any call: read now, not replayed at grading
-            from envgym.plugin.sandbox import SandboxFileNotFound
-
-            with contextlib.suppress(SandboxFileNotFound):  # not there yet: grading replays it
-                self._states[initial] = await self._read_state("state.sqlite")
+        if self.server.state is not None and initial not in self._states:  # before any call: read now
+            with contextlib.suppress(McpStateMissing):  # not there yet: grading replays it
+                self._states[initial] = await self.server.state.read(self._sandbox, self._where(0))
         tools = await self._client.list_tools()
-        self._tools = {t["name"]: "read" if (t.get("annotations") or {}).get("readOnlyHint") else "write"
-                       for t in tools}
+        self._tools = dict(self.server.kinds(tools))
         self.tool_schemas = [{"type": "function", "function": {
             "name": t["name"], "description": f"[{self._tools[t['name']]}] {t.get('description') or ''}".strip(),
             "parameters": t.get("inputSchema") or {"type": "object", "properties": {}}}} for t in tools]
@@ -276,7 +287,7 @@ class McpToolEnv(Env):
     async def _check_disk(self, name: str, *, died: bool = False) -> None:
         """Local backend: end the episode (the agent's failure) once its folder holds more than the bound, or
         the server was killed for writing a file past it (SIGXFSZ); stop the server and remove the folder."""
-        if self.server.sandbox != "local" or self._sandbox is None:
+        if self.server is None or self.server.sandbox != "local" or self._sandbox is None:
             return
         used = await asyncio.to_thread(_folder_bytes, self._sandbox.root)
         process = getattr(getattr(self._client, "transport", None), "process", None)
@@ -290,19 +301,15 @@ class McpToolEnv(Env):
                                 "(McpServerSpec.disk_bytes): the episode ended")
 
     # -- grading -----------------------------------------------------------------------------------------------
-    async def _read_state(self, path: str) -> _Cached:
-        data = await self._sandbox.read(f"{WORKDIR}/{path}")
-        return await asyncio.to_thread(_snapshot, data)
-
-    async def _replayed(self, kind: str, actions: tuple[Action, ...]) -> _Cached:
-        """The state a fresh server (same initial rows, same sandbox) is left in by ``actions``."""
-        assert self.task is not None
+    async def _replayed(self, kind: str, actions: tuple[Action, ...]) -> Tables:
+        """The state a fresh server (same initial state, same sandbox) is left in by ``actions``."""
+        assert self.task is not None and self.server is not None and self.server.state is not None
         key = (self.server.name, self.task.hash, kind)
         cached = self._states.get(key)
         if cached is None:
             self._replays += 1
-            state = f"replay-{self._replays}.sqlite"
-            client = await self._start_server(state, "init.json")
+            where = self._where(self._replays)
+            client = await self._start_server(where, self.task)
             try:
                 calls: list[CallRecord] = []
                 for action in actions:
@@ -310,15 +317,17 @@ class McpToolEnv(Env):
                         await self._call(client, calls, call.name, call.arguments, call.id)
             finally:
                 await client.close()
-            cached = self._states[key] = await self._read_state(state)
+            cached = self._states[key] = await self.server.state.read(self._sandbox, where)
             while len(self._states) > 512:
                 self._states.popitem(last=False)
         return cached
 
     async def verify_context(self) -> VerifyContext:
-        if self._sandbox is None or self.task is None:
+        if self._sandbox is None or self.task is None or self.server is None:
             raise EnvError("verify() without an open episode")
-        tables, columns = await self._read_state("state.sqlite")
+        if self.server.state is None:  # stateless: the answer and the call record are all there is
+            return VerifyContext(calls=list(self._calls), final_answer=self._final, task=self.task)
+        tables, columns = await self.server.state.read(self._sandbox, self._where(0))
         initial = await self._replayed("initial", ())
         expected = await self._replayed("expected", self.task.solution) if self.task.solution is not None else None
         return VerifyContext(calls=list(self._calls), final_answer=self._final, state=FrozenState(tables, columns),
@@ -341,19 +350,3 @@ def _folder_bytes(root: Path) -> int:
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(entry.path)
     return total
-
-
-def _snapshot(data: bytes) -> _Cached:
-    """Tables and columns of a SQLite database given as bytes (every table but SQLite's own)."""
-    folder = Path(tempfile.mkdtemp(prefix="envgym-mcp-state-"))
-    try:
-        path = folder / "state.sqlite"
-        path.write_bytes(data)
-        conn = store.connect(path)
-        try:
-            view = store.SqliteState(conn)
-            return view.snapshot(), view.columns()
-        finally:
-            conn.close()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
