@@ -32,9 +32,12 @@ import ast
 import configparser
 import hashlib
 import json
+import re
 import subprocess
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -77,6 +80,10 @@ class Environment:
     problem: str | None = None
     test_cmd: str | None = None
     """None: the grader's default; :data:`NO_ADDOPTS` when the repository's pytest ``addopts`` asks for coverage."""
+    pinned_at: str = ""
+    """The cut-off date of :attr:`requirements` when :func:`resolved_environment` pinned them ("" when not)."""
+    newer: tuple[str, ...] = ()
+    """Packages pinned newer than :attr:`pinned_at`: their dated releases do not build for the image's Python."""
 
     @property
     def version(self) -> str:
@@ -115,21 +122,86 @@ def _requirement_lines(repo: Path, commit: str, path: str, seen: set[str]) -> li
 
 
 def _setup_py(text: str) -> dict[str, object]:
-    """Literal keyword arguments of the ``setup(...)`` call (what is not a literal is left out)."""
+    """Keyword arguments of the ``setup(...)`` call that are literals, or names a module-level assignment binds
+    to a literal (``install_requires=requires``); anything else is left out (the build backend reads it:
+    :func:`resolved_environment`)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return {}
+    bound: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                bound[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
             found = {}
             for kw in node.keywords:
+                if isinstance(kw.value, ast.Name) and kw.value.id in bound:
+                    found[kw.arg] = bound[kw.value.id]
+                    continue
                 try:
                     found[kw.arg] = ast.literal_eval(kw.value)
                 except ValueError:
                     continue
             return found
     return {}
+
+
+def _poetry_spec(spec: str) -> str:
+    """A Poetry version constraint as a PEP 440 specifier (``^1.2`` -> ``>=1.2,<2``; ``~1.2`` -> ``>=1.2,<1.3``)."""
+    out = []
+    for part in (p.strip() for p in spec.split(",")):
+        if part in ("", "*") or "||" in part:
+            continue  # any version; an either-or constraint has no PEP 440 spelling: left to the resolver
+        if part[0] in "^~" and not part.startswith("~="):
+            version = [int(x) for x in re.findall(r"\d+", part)[:3]] or [0]
+            if part[0] == "^":
+                first = next((i for i, x in enumerate(version) if x), len(version) - 1)
+            else:
+                first = min(1, len(version) - 1)
+            upper = [*version[:first], version[first] + 1]
+            out += [">=" + ".".join(map(str, version)), "<" + ".".join(map(str, upper))]
+        else:
+            out.append(("==" + part) if part[0].isdigit() else part)
+    return ",".join(out)
+
+
+def _poetry(table: object) -> list[str]:
+    """Requirements of a Poetry dependency table (git, path and url dependencies and ``python`` left out)."""
+    found = []
+    for name, spec in (table.items() if isinstance(table, dict) else ()):
+        if name.lower() == "python":
+            continue
+        extras: list[str] = []
+        if isinstance(spec, list):
+            spec = spec[0] if spec else "*"  # constraints per Python: the first
+        if isinstance(spec, dict):
+            if {"git", "path", "url"} & set(spec):
+                continue
+            extras, spec = list(spec.get("extras", [])), spec.get("version", "*")
+        found.append(name + (f"[{','.join(extras)}]" if extras else "") + _poetry_spec(str(spec)))
+    return found
+
+
+def _tox_deps(repo: Path, commit: str, seen: set[str]) -> list[str]:
+    """``[testenv] deps`` of ``tox.ini``: plain requirements and ``-r`` files (factor-conditional and
+    substituted lines are left out: which factor the tests need is not known)."""
+    ini = configparser.ConfigParser(interpolation=None)
+    try:
+        ini.read_string(_show(repo, commit, "tox.ini") or "")
+    except configparser.Error:
+        return []
+    found = []
+    for line in (x.strip() for x in ini.get("testenv", "deps", fallback="").splitlines()):
+        if line.startswith("-r"):
+            found += _requirement_lines(repo, commit, line[2:].strip().removeprefix("./"), seen)
+        elif line and not line.startswith(("-", "#", ".")) and "{" not in line and not re.match(r"^[\w,!-]+:", line):
+            found.append(line)
+    return found
 
 
 def _too_old_pytest(req: Requirement) -> bool:
@@ -187,6 +259,18 @@ def infer_environment(repo: Path, commit: str) -> Environment:
         for name in TEST_EXTRAS:
             tests += [str(r) for r in extras.get(name, [])]
             tests += [str(r) for r in groups.get(name, []) if isinstance(r, str)]
+        tool = data.get("tool", {})
+        poetry = tool.get("poetry", {})
+        if poetry.get("name") and own is None:
+            own = canonicalize_name(str(poetry["name"]))
+        runtime += _poetry(poetry.get("dependencies"))
+        python = python or _poetry_spec(str(poetry.get("dependencies", {}).get("python", "")))
+        tests += _poetry(poetry.get("dev-dependencies"))
+        hatch = tool.get("hatch", {}).get("envs", {})
+        for name in ("default", *TEST_EXTRAS):
+            tests += _poetry(poetry.get("group", {}).get(name, {}).get("dependencies"))
+            env = hatch.get(name, {})
+            tests += [str(r) for r in [*env.get("dependencies", []), *env.get("extra-dependencies", [])]]
         if not ("build-system" in data or "project" in data) and not {"setup.py", "setup.cfg"} & set(top):
             packaged = False  # a pyproject.toml holding only tool settings
     if "setup.cfg" in top:
@@ -219,6 +303,8 @@ def infer_environment(repo: Path, commit: str) -> Environment:
         folder, _, name = path.rpartition("/")
         if (name in top) if not folder else (folder in top and path in _names(repo, commit, folder)):
             tests += _requirement_lines(repo, commit, path, seen)
+    if "tox.ini" in top:
+        tests += _tox_deps(repo, commit, seen)
     requirements = tuple(sorted(set(_valid([r.strip() for r in runtime + tests if r.strip()], own))))
     problem = None
     if python:
@@ -242,3 +328,88 @@ def infer_environment(repo: Path, commit: str) -> Environment:
     return Environment(layout=layout, python=python, install=install, requirements=requirements, problem=problem,
                        test_cmd=NO_ADDOPTS if "--cov" in addopts else None)
 
+
+
+def commit_date(repo: Path, commit: str) -> str:
+    """The committer date of ``commit`` in UTC, as RFC 3339 (``2021-03-01T12:00:00Z``)."""
+    proc = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%ct", commit], capture_output=True,
+                          text=True)
+    return datetime.fromtimestamp(int(proc.stdout.strip() or 0), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _marker_env(extra: str) -> dict[str, str]:
+    return {"python_version": IMAGE_PYTHON, "python_full_version": IMAGE_PYTHON + ".0", "extra": extra}
+
+
+def split_requires_dist(requires_dist: tuple[str, ...] | list[str]) -> tuple[list[str], list[str]]:
+    """(runtime, test) requirements of ``Requires-Dist`` lines for the image's Python: a line without an
+    ``extra`` marker is runtime, one of the :data:`TEST_EXTRAS` is a test requirement, other extras are left
+    out; the markers are evaluated here, so the requirements come back without them."""
+    runtime, tests = [], []
+    for text in requires_dist:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        bare = req.name + (f"[{','.join(sorted(req.extras))}]" if req.extras else "") + str(req.specifier)
+        if req.marker is None or req.marker.evaluate(_marker_env("")):
+            runtime.append(bare)
+        elif any(req.marker.evaluate(_marker_env(name)) for name in TEST_EXTRAS):
+            tests.append(bare)
+    return runtime, tests
+
+
+def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] = lambda _: None) -> Environment:
+    """:func:`infer_environment`'s layout, install and test command, with requirements read the way the build
+    backend reads them and pinned as of the commit's date.
+
+    The runtime requirements and the test extras come from the backend's own metadata
+    (:func:`envgym_swe.metadata.read_metadata`: a sandbox with no network), plus ``setup(tests_require=…)``
+    and everything :func:`infer_environment` finds (requirement files, dependency groups, Poetry and Hatch
+    dev dependencies, ``tox.ini`` deps). All of them, with the image's pytest, are pinned by
+    :func:`envgym_swe.resolve.resolve` with nothing newer than the commit's committer date, for the image's
+    one Python (:data:`IMAGE_PYTHON`). :attr:`Environment.problem` says when the era cannot be built: the
+    backend's error (a ``src/`` layout needs its install; a flat one falls back to the files read here, the
+    tests importing from ``/testbed``), a ``requires-python`` that excludes the image's Python, or the
+    resolver's error lines. The pins are the requirements, so commits with equal pins share one environment
+    (:attr:`Environment.version`) and one image. Synchronous: call it from a thread in async code.
+    """
+    from envgym_swe.metadata import read_metadata
+    from envgym_swe.resolve import fetch_pins, resolve
+
+    static = infer_environment(repo, commit)
+    if static.problem:
+        return static
+    runtime: list[str] = []
+    tests: list[str] = []
+    python, own = static.python, None
+    if static.install != NO_INSTALL:
+        meta = read_metadata(repo, commit, log=log)
+        if meta.error and static.layout == "src":
+            return replace(static, problem=f"the build backend gives no metadata: {meta.error}\nhint: the image's "
+                                           "editable install runs the same backend; -v shows the fetch and build")
+        if meta.error:
+            log(f"{commit[:12]}: the build backend gives no metadata; using the requirements read from the files "
+                f"(the tests import from /testbed): {meta.error.splitlines()[0]}")
+        runtime, tests = split_requires_dist(meta.requires_dist)
+        tests += meta.tests_require
+        python = meta.requires_python or python
+        own = canonicalize_name(meta.name) if meta.name else None
+    try:
+        if python and IMAGE_PYTHON + ".0" not in SpecifierSet(python):
+            return replace(static, python=python, problem=f"requires-python {python!r} excludes the image's only "
+                                                          f"Python, {IMAGE_PYTHON} (Debian bookworm's python3)")
+    except InvalidSpecifier:
+        pass
+    wanted = [*_valid([*runtime, *tests, *static.requirements], own), f"pytest=={IMAGE_PACKAGES['pytest']}"]
+    date = commit_date(repo, commit)
+    res = resolve(wanted, date=date, python=IMAGE_PYTHON, check=fetch_pins)
+    if res.error:
+        return replace(static, python=python, problem=f"the requirements do not resolve as of {date} for Python "
+                                                      f"{IMAGE_PYTHON}, the image's only one:\n{res.error}")
+    image = {f"{name}=={version}" for name, version in IMAGE_PACKAGES.items()}
+    pins = tuple(p for p in res.pins if p not in image)
+    if res.newer:
+        log(f"{commit[:12]}: newer than {date} (their releases of then do not build for Python {IMAGE_PYTHON}): "
+            + ", ".join(res.newer))
+    return replace(static, python=python, requirements=pins, pinned_at=date, newer=res.newer)

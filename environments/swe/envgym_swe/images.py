@@ -25,6 +25,13 @@ The build, on the host (synchronous: call it from a thread):
   puts commits of different environments in one image. The installed tree is also copied to
   ``/opt/envgym/testbed``: containers run with a read-only root and ``/testbed`` on a tmpfs, filled from
   that copy at start (:mod:`envgym_swe.containers`).
+* a smoke check then imports the repository's own package in a container of the new image, as the tests
+  would (:func:`import_names`); an image where that fails is removed.
+
+A failure says why (:func:`build_failure`, :func:`pip_error`): pip's own ``ERROR`` lines (a requirement no
+fetched wheel satisfies, a build that failed), the last lines of the build log, the import error of the
+smoke check, and a hint (``-v`` for the whole log, or what would fix it), never only Docker's
+``returned a non-zero code: 1``.
 
 (``/etc/hosts`` cannot come from the image: Docker shadows it with an empty file in every container's init
 layer. :mod:`envgym_swe.containers` mounts one, read-only.)
@@ -32,6 +39,7 @@ layer. :mod:`envgym_swe.containers` mounts one, read-only.)
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import re
 import shlex
@@ -159,12 +167,22 @@ def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False
             context = Path(tmp)
             _prepare_context(spec, Path(repo_path), context, parent, log)
             labels = {"envgym.image": "swe", "envgym.swe.repo": spec.repo, "envgym.swe.version": spec.version}
+            lines: collections.deque[str] = collections.deque(maxlen=400)
             for chunk in api.build(path=str(context), tag=tag, network_mode="none", rm=True, forcerm=True,
                                    labels=labels, decode=True, nocache=nocache):
                 if "error" in chunk:
-                    raise SandboxError(f"building {tag} failed: {chunk['error'].strip()}")
+                    raise SandboxError(build_failure(tag, chunk["error"], list(lines)))
                 if chunk.get("stream", "").strip():
+                    lines.extend(chunk["stream"].rstrip().splitlines())
                     log(chunk["stream"].rstrip())
+        names = import_names(Path(repo_path), spec.commits[0], spec.repo)
+        problem = smoke_check(tag, names) if names else None
+        if problem is not None:
+            api.remove_image(tag, force=True)
+            raise SandboxError(f"image {tag} of {spec.repo} built, but `import {', '.join(names)}` fails in it "
+                               f"(the image was removed):\n{problem}\nhint: a runtime requirement is missing or "
+                               "too new for this commit; the instance's `requirements` (pinned as of the commit's "
+                               "date by `envgym swe mine`) name what gets installed")
         return tag, True
     finally:
         api.close()
@@ -203,13 +221,111 @@ def _prepare_context(spec: ImageSpec, repo: Path, context: Path, parent: str, lo
     wanted = [*spec.requirements, *spec.build_requires]
     if wanted:  # resolved on the host; the build itself has no network
         log(f"fetching wheels: {' '.join(wanted)}")
-        WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(wheels),
-                               "--find-links", str(WHEEL_CACHE), *wanted], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SandboxError(f"pip wheel {' '.join(wanted)} failed: {proc.stderr.strip()[-800:]}")
-        for wheel in wheels.glob("*.whl"):
-            if not (WHEEL_CACHE / wheel.name).exists():
-                shutil.copy2(wheel, WHEEL_CACHE / wheel.name)
+        fetch_wheels(wanted, wheels)
     (context / "install.sh").write_text(install_script(spec))
     (context / "Dockerfile").write_text(DOCKERFILE.format(parent=parent, commit=spec.commits[0]))
+
+
+def pip_error(output: str) -> str:
+    """pip's own error lines in ``output`` (``ERROR: …``, ``error: …``, a compiler's), else its last lines."""
+    keep = [line.strip() for line in output.splitlines()
+            if line.strip().startswith(("ERROR:", "error:", "×", "╰─>")) or ": error: " in line]
+    return "\n".join(dict.fromkeys(keep[:12])) or "\n".join(output.strip().splitlines()[-8:])
+
+
+def build_failure(tag: str, docker_error: str, lines: list[str]) -> str:
+    """Why the build of ``tag`` failed, from the build's log (``lines``) rather than Docker's exit line alone."""
+    log = "\n".join(lines)
+    cause = pip_error(log) if lines else docker_error.strip()
+    missing = re.search(r"No matching distribution found for ([^\s]+)", log)
+    if missing:
+        hint = (f"hint: no wheel of {missing.group(1)} was fetched for the offline install: add it to the instance's "
+                "`requirements` (envgym swe mine pins a commit's requirements as of its date)")
+    elif "BackendUnavailable" in log or "No module named 'setuptools'" in log:
+        hint = "hint: the build backend is not installed: name it in pyproject.toml's [build-system] requires"
+    else:
+        hint = "hint: -v prints the whole build log"
+    tail = "\n".join("  " + line for line in lines[-10:])
+    return (f"building {tag} failed: {docker_error.strip()}\n{cause}\nlast lines of the build log:\n{tail}\n"
+            f"{hint}")
+
+
+def import_names(repo: Path, commit: str, repo_name: str) -> tuple[str, ...]:
+    """The repository's own top-level package to import in a smoke check: the package or module named like the
+    repository (``psf/requests`` -> ``requests``), at the top or under ``src/``; else the one package there is
+    besides tests and docs; else none (nothing is checked)."""
+    names = git(repo, "ls-tree", "--name-only", commit, check=False).split()
+    if "src" in names:
+        names += git(repo, "ls-tree", "--name-only", commit, "src/", check=False).split()
+    inits = [f"{n}/__init__.py" for n in names if "." not in n.rsplit("/", 1)[-1]]
+    found = set(git(repo, "ls-tree", "--name-only", commit, "--", *inits, check=False).split()) if inits else set()
+    packages = {p.split("/")[-2] for p in found}
+    modules = {n.rsplit("/", 1)[-1][:-3] for n in names if n.endswith(".py") and n.rsplit("/", 1)[-1] not in
+               ("setup.py", "conftest.py", "noxfile.py", "tasks.py")}
+    want = repo_name.rsplit("/", 1)[-1].lower().replace("-", "_").replace(".", "_")
+    for candidate in (want, want.removeprefix("python_"), want.removeprefix("py")):
+        if candidate in packages or candidate in modules:
+            return (candidate,)
+    others = sorted(p for p in packages if p.isidentifier() and p.lower() not in
+                    {"test", "tests", "testing", "docs", "doc", "examples", "benchmarks", "scripts", "tools"})
+    return (others[0],) if len(others) == 1 else ()
+
+
+def smoke_check(tag: str, names: tuple[str, ...]) -> str | None:
+    """Import ``names`` in ``/testbed`` of a fresh container of ``tag`` (network none); the error, or None."""
+    import asyncio
+
+    from envgym_swe.containers import PROFILE, WORKDIR, SweSandbox
+
+    async def run() -> str | None:
+        sandbox = SweSandbox(tag, PROFILE)
+        await sandbox.start()
+        try:
+            code = "; ".join(f"import {n}" for n in names)
+            result = await sandbox.exec(["python3", "-c", code], timeout=120, max_output=1 << 15, cwd=WORKDIR)
+        finally:
+            await sandbox.stop()
+        if result.exit_code == 0:
+            return None
+        return "\n".join((result.stdout + result.stderr).strip().splitlines()[-6:])
+
+    return asyncio.run(run())
+
+
+def fetch_wheels(requirements: list[str] | tuple[str, ...], into: Path, *, deps: bool = True) -> None:
+    """Wheels of ``requirements`` (and their dependencies unless ``deps`` is false) in ``into``, fetched or built on
+    the host by ``pip wheel`` through :data:`WHEEL_CACHE`; SandboxError with pip's own error lines and a hint
+    (:func:`failed_build` names the package whose build failed)."""
+    WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
+    into.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", *([] if deps else ["--no-deps"]), "--wheel-dir",
+                           str(into), "--find-links", str(WHEEL_CACHE), *requirements], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SandboxError(f"fetching the wheels on the host (pip wheel {' '.join(requirements)}) failed:\n"
+                           f"{pip_error(proc.stderr)}\nhint: a requirement that names no release on the index, "
+                           "or an sdist that does not build for the image's Python (a C extension older than "
+                           "it): pin a version that does")
+    if into.resolve() != WHEEL_CACHE.resolve():
+        for wheel in into.glob("*.whl"):
+            if not (WHEEL_CACHE / wheel.name).exists():
+                shutil.copy2(wheel, WHEEL_CACHE / wheel.name)
+
+
+def failed_build(message: str) -> str | None:
+    """The package whose wheel did not build, from pip's output (``Failed building wheel for X``)."""
+    found = re.findall(r"Failed building wheel for ([A-Za-z0-9_.\-]+)", message)
+    return found[-1].lower() if found else None
+
+
+def cached_wheels() -> set[tuple[str, str]]:
+    """(normalised name, version) of every wheel in :data:`WHEEL_CACHE`."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    found = set()
+    for wheel in WHEEL_CACHE.glob("*.whl"):
+        try:
+            name, version, _, _ = parse_wheel_filename(wheel.name)
+        except (InvalidWheelFilename, ValueError):
+            continue
+        found.add((str(name), str(version)))
+    return found
