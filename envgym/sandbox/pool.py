@@ -128,7 +128,12 @@ class SandboxPool:
             self._wake.set()
             if isinstance(item, BaseException):
                 raise item
-            if await item.alive():
+            try:
+                alive = await item.alive()
+            except BaseException:  # cancelled while asking: taken from the queue, nobody else will stop it
+                await item.stop()
+                raise
+            if alive:
                 self.handed_out += 1
                 return item
             self.discarded += 1
