@@ -1,36 +1,44 @@
 """The kernel base of time-evolving environments: a world that keeps moving, with any engine behind it.
 
-:class:`TimedWorldEnv` does everything about time; a plug-in supplies the world. A subclass sets
-``tools`` (:class:`~envgym.timed.tools.TimedTool`, its engine's actions) and implements
-``build_world(task, *, seed, prepared)``, returning a :class:`~envgym.timed.world.TimedWorld` subclass that
-wraps its engine; optionally ``world_policy()`` (what the agent is told about the world) and
-``prepare_task(task)`` (heavy per-task work, see below). The class variable ``unit`` says whether its clock
-counts seconds (``"s"``) or steps (``"step"``). The world's delayed effects are events on its scheduler,
-per-step processes that pause, or the engine's own turn (``TimedWorld.on_tick``, run once per step by the
-kernel while the engine says it is ticking). One episode, step by step:
+Read with :mod:`envgym.timed.world` and :mod:`envgym.timed.tools`: the three docstrings are the contract of
+the timed base (``docs/families/timed.md`` walks through it). :class:`TimedWorldEnv` does everything about
+time; a plug-in supplies the world. A subclass sets ``tools`` (:class:`~envgym.timed.tools.TimedTool`, its
+engine's actions) and implements ``build_world(task, *, seed, prepared)``, returning a
+:class:`~envgym.timed.world.TimedWorld` subclass that wraps its engine; optionally ``world_policy()`` (what
+the agent is told about the world) and ``prepare_task(task)`` (heavy per-task work, see below). Class
+variables: ``unit``, whether its clock counts seconds (``"s"``) or steps (``"step"``); ``default_thinking``,
+what a decision costs when the run does not say (the kernel's ``fixed:2`` otherwise: 2 s, or 2 steps on a
+step clock; the agent is told the charge either way). One episode, step by step:
 
+0. **Reset** builds the world and shows the instruction, then the world's ``describe()`` text.
 1. **Thinking costs time.** Before an action takes effect the world runs for the charge of the env's
-   thinking policy (:mod:`envgym.timed.thinking`; default 2 units a step; ``steps:N`` charges ticks). In
-   real-time mode the world follows the env's clock instead (the wall clock unless one is injected).
-2. **Calls** run in order at the current virtual time. A ``slow`` tool in an ``async`` world returns a
-   handle at once and its result arrives later as a ``tool_result`` notification; a tool with a
-   ``duration`` keeps the agent busy that long (the world runs meanwhile), then takes effect. Whatever a
-   call sets off for the current time happens before the next call. The kernel's wait tools let time pass:
-   ``wait`` (seconds or ``until`` a time of day; on a step clock, ``steps``) and
-   ``wait_for_notification(timeout, source?)``.
-3. **Notifications** since the last observation come with the observation (:class:`TimedObservation`). A
-   message without tool calls is the final answer: calls still in flight are drained, then the episode
-   is graded by the kernel. The world's ``horizon`` or the **virtual-time budget** truncates it: the task's
-   ``limits.max_virtual_time``, capped by the run's ``max_virtual_time=`` (``envgym eval
-   --max-virtual-time``) and by ``virtual_time_factor=`` times the virtual time the task's reference
-   solution takes in this env with the same seed (``--virtual-time-factor 1.0``: an optimal agent's time).
-   An action decided after the time is up does nothing; an action taking time is cut at the end.
+   thinking policy (:mod:`envgym.timed.thinking`). In real-time mode the world follows the env's clock
+   instead (the wall clock unless one is injected).
+2. **Calls** run in order at the current virtual time, each checked before any time passes (the order of a
+   call: :mod:`envgym.timed.tools`). A ``slow`` tool in an ``async`` world returns a handle at once and its
+   result arrives later as a ``tool_result`` notification; a tool with a ``duration`` keeps the agent busy
+   that long (the world runs meanwhile), then takes effect; an ``at_tick`` tool is performed as the world's
+   next tick. Whatever a call sets off for the current time happens before the next call. A ``str`` result
+   reaches the agent as plain text, anything else as JSON. The kernel's wait tools let time pass: ``wait``
+   (seconds or ``until`` a time of day; on a step clock, ``steps``) and ``wait_for_notification(timeout,
+   source?)``.
+3. **Notifications** since the last observation come with the observation (:class:`TimedObservation`).
+4. **The end**, recorded in the timeline (``ended_by``) and ``info``. A message without tool calls is the
+   final answer: the agent's calls still in flight (``TimedWorld.in_flight``, not the engine's own
+   ``pending`` effects) are drained, then the episode terminates. The **world** terminates it the moment its
+   ``finished()`` holds (asked after every call and every event, thinking and waits included): calls left in
+   the action are not run, one taking time is cut. Either way the kernel grades it. The world's ``horizon``
+   or the **virtual-time budget** truncates it: the task's ``limits.max_virtual_time``, capped by the run's
+   ``max_virtual_time=`` (``envgym eval --max-virtual-time``) and by ``virtual_time_factor=`` times the
+   virtual time the task's reference solution takes in this env with the same seed
+   (``--virtual-time-factor 1.0``: an optimal agent's time). An action decided after the time is up does
+   nothing; an action taking time is cut at the end.
 
 Accounting (per step, in the timeline: :mod:`envgym.timed.timeline`): thinking, waiting, idle (waiting
-with no call in flight), opportunity idle (waiting while the world said another action was available),
-acting (inside actions that take time), and the changes of every world path a task's ``final_state``
-checks name, so time to goal holds for state goals too. The timeline is in every verdict's evidence;
-:mod:`envgym.timed.replay` re-runs and re-grades a recorded run of any such env.
+with no call in flight and nothing ``pending``), opportunity idle (waiting while the world said another
+action was available), acting (inside actions that take time), and the changes of every world path a task's
+``final_state`` checks name, so time to goal holds for state goals too. The timeline is in every verdict's
+evidence; :mod:`envgym.timed.replay` re-runs and re-grades a recorded run of any such env.
 
 **Preparation.** ``prepare_task(task)`` (synchronous, e.g. build a 1-2 GB goal in 50 s) runs in a worker
 thread, once per task hash (:class:`~envgym.timed.prepare.TaskCache`, one per env class); the rollout
@@ -58,7 +66,7 @@ from envgym.errors import EnvError, SpecError
 from envgym.task import TaskSpec
 from envgym.timed.grading import TimedVerifyContext, goal_paths
 from envgym.timed.prepare import TaskCache
-from envgym.timed.thinking import ThinkingSample, thinking_policy, usage_delta
+from envgym.timed.thinking import ThinkingSample, describe_charge, thinking_policy, usage_delta
 from envgym.timed.timeline import Notification, StateChange, StepTiming, Timeline
 from envgym.timed.tools import (
     TimedTool,
@@ -101,8 +109,13 @@ class _Accounting:
 
 
 def dumps(value: Any) -> str:
-    """Tool results as the agent sees them: compact, key-sorted JSON."""
+    """Compact, key-sorted JSON (the kernel's own replies: handles, waits)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def as_text(result: Any) -> str:
+    """A tool's result as the agent reads it: a ``str`` as it is, anything else as :func:`dumps`."""
+    return result if isinstance(result, str) else dumps(result)
 
 
 def _depth(value: Any) -> int:
@@ -126,6 +139,9 @@ class TimedWorldEnv(Env):
     """How many tasks' ``prepare_task`` results the class keeps (least recently used go first)."""
     tools: tuple[TimedTool, ...] = ()
     """The engine's actions (the wait tools are added by the kernel)."""
+    default_thinking: ClassVar[Any] = None
+    """The thinking policy when the caller gives none (a policy, dict or short string); None: the kernel's
+    ``fixed:2``, which is 2 steps a decision on a step clock. A turn-based engine should name its own."""
 
     def __init__(self, *, thinking: Any = None, realtime: bool = False, speed: float = 1.0,
                  clock: Clock | None = None, max_virtual_time: float | None = None,
@@ -140,7 +156,7 @@ class TimedWorldEnv(Env):
         if virtual_time_factor is not None and realtime:
             raise SpecError("virtual_time_factor needs simulated time (the reference run would take real time)")
         try:
-            self.thinking = thinking_policy(thinking)
+            self.thinking = thinking_policy(thinking if thinking is not None else self.default_thinking)
         except ValueError as exc:
             raise SpecError(f"invalid thinking policy: {exc}") from None
         self.realtime = realtime
@@ -199,6 +215,8 @@ class TimedWorldEnv(Env):
         self._late = False
         self._watched: dict[str, Any] = {}
         self._changes: list[StateChange] = []
+        self._end_reason: str | None = None
+        self._ended_by: str | None = None
 
     def attach_usage(self, source: Callable[[], Usage] | None) -> None:
         """Read the agent's cumulative usage from ``source`` at each step (for the ``tokens``/``steps`` policies)."""
@@ -246,7 +264,8 @@ class TimedWorldEnv(Env):
         if self._usage_source is not None:
             self._usage_mark = self._usage_source()
         notes = self._take_notifications()
-        obs = self._observation(f"[{world.clock()}] {chosen.instruction}", (), None, notes, 0.0)
+        opening = "\n\n".join(t for t in (f"[{world.clock()}] {chosen.instruction}", world.describe()) if t)
+        obs = self._observation(opening, (), None, notes, 0.0)
         info = {"tools": self.tool_schemas, "policy": self.policy_text(), "task_id": chosen.id,
                 "task_hash": chosen.hash, "env_id": chosen.env_id, "variant": world.variant,
                 "thinking": self.thinking.model_dump(), "realtime": self.realtime, "unit": self.unit,
@@ -270,10 +289,10 @@ class TimedWorldEnv(Env):
         self.world, self._budget, self.task = world, budget, task
         self._watched = {path: object() for path in goal_paths(task)}
         self._watch()
-        world.scheduler.on_fired(lambda _fired: self._watch())
+        world.scheduler.on_fired(lambda _fired: self._changed())
         world.wake()
         world.scheduler.run_until(0.0)
-        self._initial = WorldState(world.snapshot())
+        self._initial = WorldState(world.snapshot())  # from here on the world is asked whether it is finished
         return world
 
     async def _reference_time(self, task: TaskSpec, seed: int, prepared: Any) -> float | None:
@@ -300,12 +319,16 @@ class TimedWorldEnv(Env):
         results: list[ToolResult] = []
         error: str | None = None
         terminated = False
-        if self._late:
-            pass  # decided after the time was up: the action does nothing
+        if self._late or self._finished:
+            pass  # decided after the time was up, or the world finished meanwhile: the action does nothing
         elif action.tool_calls:
             for call in action.tool_calls:
+                if self._finished:
+                    why = f"not run: the episode ended ({self._end_reason})"
+                    results.append(ToolResult(call_id=call.id, name=call.name, content=why, error=why))
+                    continue
                 results.append(await self._dispatch(call, account))
-                world.scheduler.run_until(world.now)  # what a call set off for "now" happens before the next
+                self._run_until(world.now)  # what a call set off for "now" happens before the next
             errors = [f"{r.name}: {r.error}" for r in results if r.error]
             error = "; ".join(errors) or None
         elif action.text is None:
@@ -313,7 +336,9 @@ class TimedWorldEnv(Env):
         else:
             self._final = action.text
             await self._advance(self.end, None, stop=lambda: world.in_flight() == 0)
-            terminated = True
+            terminated, self._ended_by = True, "final_answer"
+        if not terminated and self._finished:
+            terminated, self._ended_by = True, "world"
         truncated = not terminated and world.now >= self.end
         self._steps.append(StepTiming(
             step=len(self._steps), started_at=round(started, 6), ended_at=round(world.now, 6),
@@ -323,9 +348,14 @@ class TimedWorldEnv(Env):
         notes = self._take_notifications()
         info: dict[str, Any] = {"time_s": world.now, "clock": world.clock()}
         text = "Episode finished." if terminated else ""
+        if terminated:
+            info["terminated_by"] = self._ended_by
+            if self._ended_by == "world":
+                info["end_reason"] = self._end_reason
+                text = f"Episode finished: {self._end_reason}."
         if truncated:
             by_budget = self._budget is not None and self._budget < world.horizon
-            info["truncated_by"] = "virtual_time_budget" if by_budget else "horizon"
+            info["truncated_by"] = self._ended_by = "virtual_time_budget" if by_budget else "horizon"
             text = (f"The time budget ({self._budget:g} {self._unit_word()}) is spent." if by_budget else
                     "The day is over (horizon reached).")
         if terminated or truncated:
@@ -352,7 +382,8 @@ class TimedWorldEnv(Env):
                         variant=world.variant, seed=self._seed, calls=tuple(c.freeze() for c in world.calls),
                         events=tuple(world.events), notifications=tuple(world.notifications),
                         steps=tuple(self._steps), thinking_policy=self.thinking.model_dump(mode="json"),
-                        state_changes=tuple(self._changes), budget=self._budget)
+                        state_changes=tuple(self._changes), budget=self._budget, ended_by=self._ended_by,
+                        end_reason=self._end_reason if self._ended_by == "world" else None)
 
     async def close(self) -> None:
         self.world = None
@@ -373,22 +404,31 @@ class TimedWorldEnv(Env):
                                     tick=world.tick)
             target = before + self.thinking.cost(sample)
         self._late = target > self.end
-        world.scheduler.run_until(min(max(before, target), max(before, self.end)))
+        self._run_until(min(max(before, target), max(before, self.end)))
         return world.now - before
+
+    def _run_until(self, target: float) -> None:
+        """Fire the events due by ``target`` and move the clock there (no real-time sleep: the caller's time has
+        passed already), stopping where the world says it is finished."""
+        scheduler = self._require().scheduler
+        while not self._finished and (nxt := scheduler.next_time()) is not None and nxt <= target:
+            scheduler.step()
+        if not self._finished and target > scheduler.now:
+            scheduler.clock.advance(target - scheduler.now)
 
     async def _advance(self, target: float, account: _Accounting | None,
                        stop: Callable[[], bool] | None = None) -> bool:
         """Run the world event by event up to ``target``; stop early once ``stop()`` holds."""
         world = self._require()
         scheduler = world.scheduler
-        while not (stop is not None and stop()):
+        while not self._finished and not (stop is not None and stop()):
             nxt = scheduler.next_time()
             if nxt is None or nxt > target:
                 await self._pass(max(0.0, target - world.now), account)
-                return stop() if stop is not None else False
+                break
             await self._pass(nxt - world.now, account)
             scheduler.step()
-        return True
+        return stop is not None and stop()
 
     async def _pass(self, seconds: float, account: _Accounting | None) -> None:
         world = self._require()
@@ -396,7 +436,7 @@ class TimedWorldEnv(Env):
             return
         if account is not None:
             account.waiting_s += seconds
-            if world.in_flight() == 0:
+            if world.in_flight() == 0 and world.pending() == 0:
                 account.idle_s += seconds
             available = world.opportunity()
             if available is not None:
@@ -406,6 +446,22 @@ class TimedWorldEnv(Env):
         if self.realtime:
             await self.clock.sleep(seconds / self.speed)
         world.scheduler.clock.advance(seconds)  # the caller made sure no event falls inside
+
+    @property
+    def _finished(self) -> bool:
+        """Whether the world said it is finished (see :meth:`_ask_world`)."""
+        return self._end_reason is not None
+
+    def _ask_world(self) -> None:
+        """Ask the world whether it is finished (after every call and event, from the first action on)."""
+        if self._end_reason is None and self._initial is not None and self.world is not None:
+            said = self.world.finished()
+            if said:
+                self._end_reason = said if isinstance(said, str) else "the world says the episode is over"
+
+    def _changed(self) -> None:
+        self._watch()
+        self._ask_world()
 
     def _watch(self) -> None:
         """Log every watched path whose value changed (the first reading is its initial value)."""
@@ -446,9 +502,30 @@ class TimedWorldEnv(Env):
         draft = CallDraft(index=len(world.calls), step=step, name=call.name, kind=spec.kind, arguments=raw,
                           issued_at=world.now, issued_seq=world.scheduler.next_seq())
         world.calls.append(draft)
+
+        def failed(error: str) -> ToolResult:
+            draft.error = error
+            draft.done_at, draft.done_seq = world.now, world.scheduler.next_seq()
+            return ToolResult(call_id=call.id, name=call.name, content=error, error=error)
+
         if spec.kind == "control":
             content = await self._control(draft, args, account)
             return ToolResult(call_id=call.id, name=call.name, content=content, error=draft.error)
+        if spec.check is not None:  # before any time passes: a refusal costs nothing
+            try:
+                spec.check(world, args)
+            except ToolFailure as exc:
+                return failed(str(exc))
+        if spec.at_tick:  # performed as the world's next tick, in place of its on_tick
+            done: list[str] = []
+            world._queue_turn(lambda: done.append(self._complete(draft, spec, args, notify=False)))
+            start = world.now
+            await self._advance(self.end, None, stop=lambda: bool(done))
+            account.acting_s += world.now - start
+            if not done:
+                world._drop_turn()
+                return failed(self._cut_text(start))
+            return ToolResult(call_id=call.id, name=call.name, content=done[0], error=draft.error)
         if world.variant == "async" and spec.slow:
             draft.handle = f"h{next(self._handles)}"
             delay = world.latency_of(spec.name).draw(world.rng)
@@ -458,20 +535,20 @@ class TimedWorldEnv(Env):
                               content=dumps({"handle": draft.handle, "status": "pending", "tool": spec.name}))
         try:
             duration = spec.duration_of(world, args)
-        except ToolFailure as exc:
-            draft.error = str(exc)
-            draft.done_at, draft.done_seq = world.now, world.scheduler.next_seq()
-            return ToolResult(call_id=call.id, name=call.name, content=draft.error, error=draft.error)
+        except ToolFailure as exc:  # the older spelling of a check: still before any time passes
+            return failed(str(exc))
         if duration > 0:  # the agent is busy; the world runs meanwhile
             start = world.now
             await self._advance(min(start + duration, self.end), None)
             account.acting_s += world.now - start
-            if world.now < start + duration:
-                draft.error = f"ran out of time {world.now - start:g} {self._unit_word()} into it"
-                draft.done_at, draft.done_seq = world.now, world.scheduler.next_seq()
-                return ToolResult(call_id=call.id, name=call.name, content=draft.error, error=draft.error)
+            if self._finished or world.now < start + duration:
+                return failed(self._cut_text(start))
         content = self._complete(draft, spec, args, notify=False)
         return ToolResult(call_id=call.id, name=call.name, content=content, error=draft.error)
+
+    def _cut_text(self, start: float) -> str:
+        why = f"the episode ended ({self._end_reason})" if self._finished else "ran out of time"
+        return f"{why} {self._require(allow_ended=True).now - start:g} {self._unit_word()} into it"
 
     def _complete(self, draft: CallDraft, spec: TimedTool, args: BaseModel, *, notify: bool) -> str:
         world = self._require(allow_ended=True)
@@ -484,14 +561,15 @@ class TimedWorldEnv(Env):
         else:
             draft.ok = True
         draft.done_at, draft.done_seq = world.now, world.scheduler.next_seq()
-        content = draft.error if draft.error is not None else dumps(result)
+        content = draft.error if draft.error is not None else as_text(result)
         if notify and draft.handle is not None:
             body = {"handle": draft.handle, "tool": spec.name}
             body.update({"error": draft.error} if draft.error is not None else {"result": result})
-            world.notify("tool_result", draft.handle, dumps(body), completes=True)
+            text = content if draft.error is None and isinstance(result, str) else dumps(body)
+            world.notify("tool_result", draft.handle, text, completes=True)
         world.scheduler.poke()
         world.wake()
-        self._watch()
+        self._changed()
         return content
 
     async def _control(self, draft: CallDraft, args: BaseModel, account: _Accounting) -> str:
@@ -566,9 +644,11 @@ class TimedWorldEnv(Env):
                    "Tools marked slow return a handle at once; their result arrives later as a notification "
                    "from that handle, and you may do other things meanwhile.")
         waits = "wait(steps)" if self.unit == "step" else "wait(seconds|until)"
-        time = (f"Time: the world keeps moving. Each step costs thinking time ({self.thinking.type} policy); "
-                f"use {waits} or wait_for_notification(timeout, source) to let time pass. {variant} "
-                "A message without tool calls ends the episode.")
+        ends = "A message without tool calls ends the episode" + (
+            "; so does reaching the goal." if type(world).finished is not TimedWorld.finished else ".")
+        charge = describe_charge(self.thinking, self.unit, world.tick)
+        time = (f"Time: the world keeps moving. Deciding takes time: {charge} ({self.thinking.type} policy); "
+                f"use {waits} or wait_for_notification(timeout, source) to let time pass. {variant} {ends}")
         if self._budget is not None:
             time += f" You have {self._budget:g} {self._unit_word()} of virtual time in all."
         policy = self.world_policy()

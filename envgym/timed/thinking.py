@@ -18,6 +18,10 @@ the env could observe about the decision:
   one step on a step clock (``unit="step"``) and the world's ``tick`` seconds on a seconds clock.
 
 Charges are in the world's unit of time: seconds, or steps on a step clock (``fixed:2`` there is 2 steps).
+The default is ``fixed:2`` on both clocks, unless the env class names its own (``default_thinking``): 2 s a
+decision, or **2 steps a decision on a step clock**. It is stated where the agent and the reader see it: the
+policy text (:func:`describe_charge`), ``info["thinking"]`` and every timeline. A turn-based engine should
+name its charge (``default_thinking = "steps:1"``, or ``"none"`` for the classic turn-based setting).
 
 Real-time mode (``TimedEnv(realtime=True)``) is not a policy: there the world's clock *is* the wall clock
 (scaled by ``speed``), so thinking, waiting and the env's own work all cost what they cost.
@@ -130,6 +134,32 @@ def thinking_policy(value: Any) -> Any:
     if isinstance(value, dict):
         return _adapter.validate_python(value)
     return _adapter.validate_python(value.model_dump())
+
+
+def describe_charge(policy: Any, unit: str = "s", tick: float = 1.0) -> str:
+    """What one decision costs under ``policy``, in words, on a clock in ``unit`` whose tick is ``tick``
+    (the agent is told this)."""
+    steps = unit == "step"
+
+    def amount(value: float) -> str:
+        return f"{value:g} step{'s' if value != 1 else ''}" if steps else f"{value:g} s"
+
+    match policy:
+        case NoThinkingCost():
+            return "deciding costs no time"
+        case FixedThinkingCost(seconds=value):
+            return f"each decision costs {amount(value)}"
+        case TokenThinkingCost():
+            return (f"each decision costs {amount(policy.base_s)} plus {amount(policy.seconds_per_token)} per "
+                    "generated token")
+        case WallThinkingCost(scale=scale):
+            return f"each decision costs the wall-clock time you take{f' times {scale:g}' if scale != 1 else ''}"
+        case RecordedThinkingCost():
+            return "each decision costs what it cost in the recorded run"
+        case StepsThinkingCost(steps=ticks, tokens_per_step=per):
+            text = f"each decision costs {amount(ticks * tick)}"
+            return text + (f" plus {amount(tick)} per {per} generated tokens" if per is not None else "")
+    return f"thinking costs time ({policy.type} policy)"
 
 
 def usage_delta(now: Usage, before: Usage) -> Usage:

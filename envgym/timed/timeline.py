@@ -144,6 +144,11 @@ class Timeline(FrozenModel):
     state_changes: tuple[StateChange, ...] = ()
     budget: float | None = None
     """The episode's virtual-time budget (the task's, capped by the run's), if any."""
+    ended_by: Literal["final_answer", "world", "horizon", "virtual_time_budget"] | None = None
+    """Why the episode ended: the agent's final message, the world (its ``finished()``), the world's horizon
+    or the budget; None while it goes on (or graded unended)."""
+    end_reason: str | None = None
+    """The world's reason when ``ended_by`` is ``"world"``."""
 
     def clock(self, t: float) -> str:
         return format_clock(t, self.unit, self.day_start_s)

@@ -2,25 +2,44 @@
 
 A :class:`TimedTool` is a function ``fn(world, args)`` over the episode's world (any
 :class:`~envgym.timed.world.TimedWorld` subclass: an outside engine sits behind it), declared ``read`` or
-``write``; its arguments are a pydantic model whose JSON schema becomes the OpenAI function schema. Time
-enters in two ways:
+``write``; its arguments are a pydantic model whose JSON schema becomes the OpenAI function schema. What
+``fn`` returns is what the agent reads: a ``str`` as it is (a text engine's view, newlines and all), anything
+else as compact, key-sorted JSON. One call, in this order:
 
-- ``slow=True``: in an ``async`` world the call returns ``{"handle": "h1", "status": "pending"}`` at once and
-  its result arrives later as a ``tool_result`` notification, after a latency the world draws
-  (:meth:`~envgym.timed.world.TimedWorld.latency_of`); in a ``sync`` world it answers in the same step;
-- ``duration``: the action itself takes time (walking to the stove, typing a report). The agent is busy: the
-  world runs for ``duration`` units (events fire meanwhile), then ``fn`` runs and the call is done. A
-  number, or a function of ``(world, args)``; the time counts as ``acting_s``, not waiting.
+1. the arguments are parsed (a bad argument is refused; no time passes);
+2. ``check(world, args)``, when given, runs *before any time passes*: a :class:`ToolFailure` there refuses
+   the call at no cost (the world is not touched). ``duration`` runs next and may refuse the same way (the
+   older spelling of a check; prefer ``check``);
+3. time passes, by one of:
 
-A tool refuses with :class:`ToolFailure` (shown to the agent, nothing changes); any other exception is the
-env's bug (an :class:`~envgym.errors.EnvError`). The wait tools (:func:`control_tools`) are the kernel's:
-``wait`` and ``wait_for_notification``, in seconds or, on a step clock, in steps::
+   - ``slow=True``: in an ``async`` world the call returns ``{"handle": "h1", "status": "pending"}`` at once
+     and its result arrives later as a ``tool_result`` notification from ``h1``, after a latency the world
+     draws (:meth:`~envgym.timed.world.TimedWorld.latency_of`); in a ``sync`` world it answers in the same step;
+   - ``duration``: the action itself takes time (walking to the stove, typing a report). The agent is busy:
+     the world runs for ``duration`` units (events fire meanwhile), then ``fn`` runs. A number, or a function
+     of ``(world, args)``; the time counts as ``acting_s``, not waiting;
+   - ``at_tick=True``: **check now, perform on the next tick**, the idiom of a turn-based engine whose
+     ``step(action)`` both acts and advances the game one turn: the agent is busy until the world's next
+     tick (acting time), and there ``fn`` runs as that tick's turn, *in place of* the world's ``on_tick``
+     (so the engine is stepped once, with the action). Not with ``slow`` or ``duration``;
+
+4. ``fn(world, args)`` runs: a :class:`ToolFailure` now refuses the call after its time was spent (shown to
+   the agent; the tool must leave the state as it was). Any other exception is the env's bug (an
+   :class:`~envgym.errors.EnvError`).
+
+A call is cut, with an error, when the episode's time runs out or the world says it is finished
+(:meth:`~envgym.timed.world.TimedWorld.finished`) before step 4. The wait tools (:func:`control_tools`) are
+the kernel's: ``wait`` and ``wait_for_notification``, in seconds or, on a step clock, in steps::
 
     class Stir(BaseModel):
         pot: str
 
     @tool("write", "Stir a pot (takes 1 step).", duration=1)
     def stir(world: MyWorld, args: Stir) -> dict: ...
+
+    @tool("write", "Move (one turn).", check=lambda world, args: world.refuse_unless_valid(args), at_tick=True)
+    def move(world: MyWorld, args: Move) -> str:
+        return world.engine.step(args.direction)[0]     # the engine's own turn, with the action
 """
 
 from __future__ import annotations
@@ -36,6 +55,7 @@ from envgym.tools.args import args_model_of, function_schema
 
 Kind = Literal["read", "write", "control"]
 Duration = float | Callable[[Any, Any], float] | None
+Check = Callable[[Any, Any], Any] | None
 
 
 class ToolFailure(ActionRefused):
@@ -52,10 +72,19 @@ class TimedTool:
     slow: bool = False
     duration: Duration = None
     """How long the action takes, in the world's unit (a number or ``fn(world, args)``); None: no time."""
+    check: Check = None
+    """``check(world, args)``, run before any time passes: raise :class:`ToolFailure` to refuse at no cost."""
+    at_tick: bool = False
+    """Performed at the world's next tick, as that tick's turn (in place of ``on_tick``)."""
+
+    def __post_init__(self) -> None:
+        if self.at_tick and (self.slow or self.duration is not None):
+            raise ValueError(f"tool {self.name}: at_tick takes the time to the next tick; not with slow or duration")
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema of this tool."""
-        tags = [self.kind, *(["slow"] if self.slow else []), *(["takes time"] if self.duration is not None else [])]
+        takes_time = self.duration is not None or self.at_tick
+        tags = [self.kind, *(["slow"] if self.slow else []), *(["takes time"] if takes_time else [])]
         return function_schema(self.name, f"[{', '.join(tags)}] {self.description}", self.args_model)
 
     def duration_of(self, world: Any, args: Any) -> float:
@@ -67,13 +96,13 @@ class TimedTool:
         return float(value)
 
 
-def tool(kind: Kind, description: str, *, slow: bool = False,
-         duration: Duration = None) -> Callable[[Callable[[Any, Any], Any]], TimedTool]:
+def tool(kind: Kind, description: str, *, slow: bool = False, duration: Duration = None, check: Check = None,
+         at_tick: bool = False) -> Callable[[Callable[[Any, Any], Any]], TimedTool]:
     """Decorator: the function's ``args`` parameter is annotated with the arguments model."""
 
     def wrap(fn: Callable[[Any, Any], Any]) -> TimedTool:
         return TimedTool(name=fn.__name__, kind=kind, description=description, args_model=args_model_of(fn), fn=fn,
-                         slow=slow, duration=duration)
+                         slow=slow, duration=duration, check=check, at_tick=at_tick)
 
     return wrap
 

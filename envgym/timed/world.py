@@ -15,19 +15,30 @@ The kernel owns time and bookkeeping; the subclass owns state. What the kernel k
 - an engine's own per-step work: while :meth:`ticking` says so, the kernel calls :meth:`on_tick` once per
   tick (a turn-based simulator's ``step()`` with its own delayed effects sits here). The env calls
   :meth:`wake` after every call, so an engine that starts ticking because of an action is ticked; a
-  scheduled event that sets the engine going calls it itself.
+  scheduled event that sets the engine going calls it itself. A tool declared ``at_tick=True`` is performed
+  *as* the next tick's turn, in place of :meth:`on_tick` for that tick (:mod:`envgym.timed.tools`).
 
 What a subclass provides: :meth:`snapshot` (the state as tables of rows with an ``id``, what
 ``final_state`` checks and state views read), optionally :meth:`value` (a faster ``table.id.field``
-lookup), :meth:`opportunity` (whether some useful action is available now, for ``opportunity_idle_s``;
-None when it cannot say), :meth:`latency_of` (a slow tool's latency), ``variant`` (``"async"``: slow tools
-answer later; ``"sync"``: at once), ``day_start_s`` and ``horizon`` (when the world ends).
+lookup), :meth:`describe` (text added to the first observation), :meth:`finished` (the engine says the
+episode is over: goal reached, game lost), :meth:`pending` (the engine's own delayed effects under way, for
+the idle measure), :meth:`opportunity` (whether some useful action is available now, for
+``opportunity_idle_s``; None when it cannot say), :meth:`latency_of` (a slow tool's latency), ``variant``
+(``"async"``: slow tools answer later; ``"sync"``: at once), ``day_start_s`` and ``horizon`` (when the world
+ends).
+
+**Finished sources.** ``notify(..., completes=True)`` marks the notification's ``source`` finished: a
+``wait_for_notification(source=...)`` issued later returns at once instead of waiting (so waiting for a
+handle whose result already arrived costs nothing). The mark stays until the world calls
+:meth:`reopen` (e.g. when the same pot goes back on the stove); the kernel sets it for every slow call's
+handle, which finishes once.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -106,6 +117,15 @@ class TimedWorld:
         self.finished_sources: set[str] = set()
         self.processes: dict[str, Process] = {}
         self._ticker: Event | None = None
+        self._turn: Callable[[], Any] | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "in_flight" in cls.__dict__:
+            warnings.warn(f"{cls.__qualname__} overrides TimedWorld.in_flight(): count the engine's own delayed "
+                          "effects in pending() instead (waiting while one is pending is not idle, and a final "
+                          "message does not wait for them); an in_flight() override still delays a final message "
+                          "until it is 0, until envgym 0.3", DeprecationWarning, stacklevel=2)
 
     # -- what a subclass provides --------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -118,6 +138,27 @@ class TimedWorld:
         row_id, _, column = rest.partition(".")
         row = next((r for r in self.snapshot().get(table, []) if str(r.get("id")) == row_id), None)
         return None if row is None else row.get(column)
+
+    def describe(self) -> str:
+        """Text added to the first observation, after the instruction (the engine's own opening view)."""
+        return ""
+
+    def finished(self) -> bool | str | None:
+        """Whether the engine says the episode is over (goal reached, game lost): a reason, or True; None or
+        False while it goes on.
+
+        The kernel asks after every call and every event (a tick is one), thinking, waits and durations
+        included; the first time it holds, the episode terminates there (not truncated): calls left in the
+        action are not run, a call taking time is cut, and the episode is graded as usual. The timeline
+        records ``ended_by="world"`` and the reason. Asked from the first action on, not at reset.
+        """
+        return None
+
+    def pending(self) -> int:
+        """The engine's own delayed effects under way (a dish cooking, a job running): waiting while one is
+        pending does not count as idle. A final message does not wait for them (only for the agent's calls
+        in flight: :meth:`in_flight`). The kernel's processes and events are not counted unless included."""
+        return 0
 
     def opportunity(self) -> bool | None:
         """Whether a useful action is available to the agent now; None when the world cannot say."""
@@ -150,7 +191,8 @@ class TimedWorld:
         return to_virtual(when, self.unit, self.day_start_s)
 
     def in_flight(self) -> int:
-        """The agent's tool calls still waiting for their results (waits themselves do not count)."""
+        """The agent's tool calls still waiting for their results (waits themselves do not count): a final
+        message waits until none is left. Not for the engine's own effects: those are :meth:`pending`."""
         return sum(1 for c in self.calls if c.in_flight and c.kind != "control")
 
     # -- notifications and events --------------------------------------------------------------------
@@ -162,6 +204,11 @@ class TimedWorld:
         if completes:
             self.finished_sources.add(source)
         return note
+
+    def reopen(self, source: str) -> None:
+        """``source`` is busy again (a pot back on the stove): ``wait_for_notification(source=...)`` waits for
+        its next notification instead of returning at once (see the module docstring)."""
+        self.finished_sources.discard(source)
 
     def record_event(self, event_id: str, *, seq: int | None = None, kind: str = "event") -> TimelineEvent:
         """Put a world event on the timeline (verifiers may say ``after: [event_id]``)."""
@@ -201,15 +248,30 @@ class TimedWorld:
         return [p for p in self.processes.values() if p.state in ("running", "paused")]
 
     def wake(self) -> None:
-        """Arm the next tick if a process is live or the engine is ticking (the env calls it after each call)."""
-        if self._ticker is not None or not (self._live() or self.ticking()):
+        """Arm the next tick if a turn is queued, a process is live or the engine is ticking (the env calls it
+        after each call)."""
+        if self._ticker is not None or not (self._turn is not None or self._live() or self.ticking()):
             return
         next_tick = (math.floor(self.now / self.tick + 1e-9) + 1) * self.tick
         self._ticker = self.scheduler.schedule(at=round(next_tick, 9), action=self._on_tick)
 
+    def _queue_turn(self, turn: Callable[[], Any]) -> None:
+        """Run ``turn`` at the next tick in place of :meth:`on_tick` (the env does this for ``at_tick`` tools)."""
+        if self._turn is not None:
+            raise RuntimeError("a turn is already queued for the next tick")
+        self._turn = turn
+        self.wake()
+
+    def _drop_turn(self) -> None:
+        """Forget a queued turn that will not be performed (the episode ended before its tick)."""
+        self._turn = None
+
     def _on_tick(self, _event: Event) -> None:
         self._ticker = None
-        if self.ticking():
+        turn, self._turn = self._turn, None
+        if turn is not None:
+            turn()
+        elif self.ticking():
             self.on_tick()
         for process in self._live():  # in start order: dicts keep insertion order
             if process.active is None or process.active():

@@ -117,7 +117,7 @@ async def test_an_action_with_a_duration_keeps_the_agent_busy_and_counts_as_acti
     await env.reset(task=oven_task(bake=2), seed=0)
     await env.step(call("bake"))
     obs, *_ = await env.step(call("knead"))  # the loaf bakes meanwhile
-    assert obs.time_s == 5 and obs.tool_results[0].content == '"kneaded"' and env.world.loaf == "baked"
+    assert obs.time_s == 5 and obs.tool_results[0].content == "kneaded" and env.world.loaf == "baked"
     step = env.timeline().steps[-1]
     assert step.acting_s == 3 and step.waiting_s == 0
     assert "[write, takes time]" in next(t for t in env.tool_schemas
