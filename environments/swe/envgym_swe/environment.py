@@ -374,8 +374,7 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
     resolver's error lines. The pins are the requirements, so commits with equal pins share one environment
     (:attr:`Environment.version`) and one image. Synchronous: call it from a thread in async code.
     """
-    from envgym_swe.metadata import read_metadata
-    from envgym_swe.resolve import fetch_pins, resolve
+    from envgym_swe import metadata, resolve
 
     static = infer_environment(repo, commit)
     if static.problem:
@@ -384,7 +383,7 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
     tests: list[str] = []
     python, own = static.python, None
     if static.install != NO_INSTALL:
-        meta = read_metadata(repo, commit, log=log)
+        meta = metadata.read_metadata(repo, commit, cache=metadata.CACHE, log=log)
         if meta.error and static.layout == "src":
             return replace(static, problem=f"the build backend gives no metadata: {meta.error}\nhint: the image's "
                                            "editable install runs the same backend; -v shows the fetch and build")
@@ -403,7 +402,7 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
         pass
     wanted = [*_valid([*runtime, *tests, *static.requirements], own), f"pytest=={IMAGE_PACKAGES['pytest']}"]
     date = commit_date(repo, commit)
-    res = resolve(wanted, date=date, python=IMAGE_PYTHON, check=fetch_pins)
+    res = resolve.resolve(wanted, date=date, python=IMAGE_PYTHON, cache=resolve.CACHE, check=resolve.fetch_pins)
     if res.error:
         return replace(static, python=python, problem=f"the requirements do not resolve as of {date} for Python "
                                                       f"{IMAGE_PYTHON}, the image's only one:\n{res.error}")

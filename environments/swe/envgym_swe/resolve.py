@@ -43,7 +43,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from envgym.plugin import SandboxError
-from envgym_swe.images import WHEEL_CACHE, cached_wheels, failed_build, fetch_wheels
+from envgym_swe import images
+from envgym_swe.images import failed_build
 
 CACHE = Path.home() / ".cache" / "envgym" / "swe" / "resolved"
 UNDATED = ("pytest", "pluggy", "iniconfig")
@@ -139,10 +140,10 @@ def resolve(requirements: list[str] | tuple[str, ...], *, date: str, python: str
 def fetch_pins(pins: tuple[str, ...]) -> None:
     """Build or fetch the wheel of every pin not yet in the wheel cache (``pip wheel --no-deps``, as the image
     build will): a pin that resolves but does not build for the image's Python is found before any image."""
-    have = cached_wheels()
-    missing = [p for p in pins if tuple(_split_pin(p)) not in have]
+    have = images.cached_wheels()
+    missing = [p for p in pins if _split_pin(p) not in have]
     if missing:
-        fetch_wheels(missing, WHEEL_CACHE, deps=False)
+        images.fetch_wheels(missing, images.WHEEL_CACHE, deps=False)
 
 
 def _split_pin(pin: str) -> tuple[str, str]:
