@@ -23,8 +23,8 @@ capped at ``disk_bytes`` (``RLIMIT_FSIZE``) and the folder is measured after eve
 server is stopped, the folder removed and the episode ends as the agent's failure (:class:`DiskBoundExceeded`).
 
 Grading reads the server's state out of the sandbox (``state``) and compares it with the state the reference
-solution leaves, replayed on a second server process started from the same initial state in the same sandbox
-(``expected_state``, cached per task; ``initial_state`` is the state as the server left it at start, before
+solution leaves, replayed on a second server in a second, fresh sandbox laid out as the first (``expected_state``,
+cached per task; ``initial_state`` is the state as the server left it at start, before
 any call, or replayed too when it is not there yet). Grading thus never runs where the agent could write: the
 agent only ever spoke to the server. A declared state that is missing after the episode is the env's failure
 (:class:`~envgym_mcp.spec.McpStateMissing`), never the agent's. A stateless server (``state: null``) is graded
@@ -120,7 +120,6 @@ class McpToolEnv(Env):
         self._tools: dict[str, str] = {}
         self._calls: list[CallRecord] = []
         self._final: str | None = None
-        self._replays = 0
         self.tool_schemas: list[dict[str, Any]] = []
 
     def _with_overrides(self, spec: McpServerSpec) -> McpServerSpec:
@@ -169,22 +168,17 @@ class McpToolEnv(Env):
             raise
         return sandbox
 
-    def _where(self, replay: int) -> str:
-        """The state's name in the work directory: the episode's, or replay ``replay``'s."""
-        assert self.server is not None
-        state = self.server.state
-        if state is None:
-            return ""
-        return state.path if replay == 0 else f"replay-{replay}-{state.path}"
-
-    async def _start_server(self, where: str, task: TaskSpec) -> McpClient:
+    async def _start_server(self, sandbox: Any, task: TaskSpec) -> McpClient:
+        """Write the task's initial state into ``sandbox``, prepare the server's state there, start the server."""
         server = self.server
         assert server is not None
+        await sandbox.write(f"{WORKDIR}/init.json", json.dumps(task.initial_state))
+        where = server.state.path if server.state is not None else ""
         if server.state is not None:
-            await server.state.prepare(self._sandbox, where, task.initial_state)
+            await server.state.prepare(sandbox, where, task.initial_state)
         argv = [part.replace("{state}", where).replace("{init}", "init.json") for part in server.command]
         if server.sandbox == "local":
-            transport: Any = await ProcessTransport.start(argv, cwd=str(self._sandbox.root / WORKDIR.lstrip("/")),
+            transport: Any = await ProcessTransport.start(argv, cwd=str(sandbox.root / WORKDIR.lstrip("/")),
                                                           env={**os.environ, **server.env} if server.env else None)
             if hasattr(resource, "prlimit"):  # Linux; elsewhere only the check after each call bounds the folder
                 with contextlib.suppress(ProcessLookupError):
@@ -192,8 +186,8 @@ class McpToolEnv(Env):
                     resource.prlimit(transport.process.pid, resource.RLIMIT_FSIZE, (limit, limit))
         else:
             bridge = (resources.files("envgym_mcp") / "bridge.py").read_bytes()
-            await self._sandbox.write(f"{WORKDIR}/.envgym_mcp_bridge.py", bridge)
-            channel = await self._sandbox.channel(["python3", f"{WORKDIR}/.envgym_mcp_bridge.py",
+            await sandbox.write(f"{WORKDIR}/.envgym_mcp_bridge.py", bridge)
+            channel = await sandbox.channel(["python3", f"{WORKDIR}/.envgym_mcp_bridge.py",
                                                    str(MAX_MESSAGE_BYTES), *argv], cwd=WORKDIR, env=server.env)
             transport = ChannelTransport(channel)
         client = McpClient(transport, timeout=server.timeout_s)
@@ -223,13 +217,11 @@ class McpToolEnv(Env):
         if self.server.package is not None:  # built when the rollout prepared the task: then one inspect
             await self.prepare(chosen)
         self._sandbox = await self._new_sandbox(self.server)
-        self._replays = 0
-        await self._sandbox.write(f"{WORKDIR}/init.json", json.dumps(chosen.initial_state))
-        self._client = await self._start_server(self._where(0), chosen)
-        initial = (self.server.name, chosen.hash, "initial")
-        if self.server.state is not None and initial not in self._states:  # before any call: read now
+        self._client = await self._start_server(self._sandbox, chosen)
+        state, initial = self.server.state, (self.server.name, chosen.hash, "initial")
+        if state is not None and initial not in self._states:  # before any call: read now
             with contextlib.suppress(McpStateMissing):  # not there yet: grading replays it
-                self._states[initial] = await self.server.state.read(self._sandbox, self._where(0))
+                self._states[initial] = await state.read(self._sandbox, state.path)
         tools = await self._client.list_tools()
         self._tools = dict(self.server.kinds(tools))
         self.tool_schemas = [{"type": "function", "function": {
@@ -302,22 +294,26 @@ class McpToolEnv(Env):
 
     # -- grading -----------------------------------------------------------------------------------------------
     async def _replayed(self, kind: str, actions: tuple[Action, ...]) -> Tables:
-        """The state a fresh server (same initial state, same sandbox) is left in by ``actions``."""
-        assert self.task is not None and self.server is not None and self.server.state is not None
-        key = (self.server.name, self.task.hash, kind)
+        """The state a fresh server in a fresh sandbox, started from the same initial state, is left in by
+        ``actions`` (every path the reference's calls name is where it was in the episode)."""
+        server, task = self.server, self.task
+        assert task is not None and server is not None and server.state is not None
+        key = (server.name, task.hash, kind)
         cached = self._states.get(key)
         if cached is None:
-            self._replays += 1
-            where = self._where(self._replays)
-            client = await self._start_server(where, self.task)
+            sandbox = await self._new_sandbox(server)
             try:
-                calls: list[CallRecord] = []
-                for action in actions:
-                    for call in action.tool_calls:
-                        await self._call(client, calls, call.name, call.arguments, call.id)
+                client = await self._start_server(sandbox, task)
+                try:
+                    calls: list[CallRecord] = []
+                    for action in actions:
+                        for call in action.tool_calls:
+                            await self._call(client, calls, call.name, call.arguments, call.id)
+                finally:
+                    await client.close()
+                cached = self._states[key] = await server.state.read(sandbox, server.state.path)
             finally:
-                await client.close()
-            cached = self._states[key] = await self.server.state.read(self._sandbox, where)
+                await sandbox.stop()
             while len(self._states) > 512:
                 self._states.popitem(last=False)
         return cached
@@ -327,7 +323,7 @@ class McpToolEnv(Env):
             raise EnvError("verify() without an open episode")
         if self.server.state is None:  # stateless: the answer and the call record are all there is
             return VerifyContext(calls=list(self._calls), final_answer=self._final, task=self.task)
-        tables, columns = await self.server.state.read(self._sandbox, self._where(0))
+        tables, columns = await self.server.state.read(self._sandbox, self.server.state.path)
         initial = await self._replayed("initial", ())
         expected = await self._replayed("expected", self.task.solution) if self.task.solution is not None else None
         return VerifyContext(calls=list(self._calls), final_answer=self._final, state=FrozenState(tables, columns),
