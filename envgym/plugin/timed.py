@@ -3,9 +3,10 @@
 
 Covered by Semantic Versioning like all of :mod:`envgym.plugin` (see ``CHANGELOG.md``).
 
-- the world: :class:`TimedWorld` (state, scheduled :class:`Event`\\ s, a call's :class:`CallDraft`),
-  its tools (the :func:`tool` decorator, :class:`TimedTool`, :class:`ToolFailure` for a refused call) and
-  their latencies (:func:`latency`, :data:`INSTANT`);
+- the world: :class:`TimedWorld` (state, scheduled :class:`Event`\\ s, a call's :class:`CallDraft`; the hooks
+  an engine fills in: ``snapshot``, ``describe``, ``finished``, ``pending``, ``ticking``/``on_tick``), its
+  tools (the :func:`tool` decorator with ``check=`` and ``at_tick=``, :class:`TimedTool`, :class:`ToolFailure`
+  for a refused call) and their latencies (:func:`latency`, :data:`INSTANT`);
 - the env: :class:`TimedWorldEnv` and its :class:`TimedObservation`; :class:`TaskCache` for what a task
   prepares once;
 - time: :class:`Timeline` (the verdict's evidence) and its calls (:class:`TimedCall`), :func:`parse_time_of_day`;

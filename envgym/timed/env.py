@@ -130,6 +130,9 @@ def _depth(value: Any) -> int:
 class TimedWorldEnv(Env):
     """Base of time-evolving envs; a plug-in supplies the world (see the module docstring)."""
 
+    # Over the ~600-line guide on purpose: one episode's state machine (thinking, calls, waits, the end) reads
+    # and writes one set of episode fields; split, each part would reach into the others' private state.
+
     time_evolving: ClassVar[bool] = True
     virtual_time: ClassVar[bool] = True
     has_write_actions: ClassVar[bool] = True

@@ -21,6 +21,7 @@ from envgym.cli import main
 from envgym.errors import EnvgymError
 from envgym.rollout import run_episode
 from envgym.task import load_suite
+from envgym.timed.replay import regrade
 from envgym.types import Action, Observation, ToolCall
 
 from fakes import installed_plugin
@@ -130,6 +131,7 @@ async def test_an_agent_that_would_undo_the_reached_goal_cannot(kitchen):
         trajectory = await run_episode(env, _Replay((*task.solution, undo)), task, seed=0)
         assert len(trajectory.steps) == len(task.solution)  # the undo was never asked for: the episode ended
         assert trajectory.verdict.passed and trajectory.outcome.value == "success"
+        assert (await regrade(task, trajectory)).passed  # the kernel's replay stops where the world ended it
         with pytest.raises(EnvgymError):
             await env.step(undo)
     # the same undo in the same action as the plating: not run, the goal stands
