@@ -91,12 +91,14 @@ def test_a_merged_pull_request_joins_the_statement_and_unusable_environments_are
     fix = commit(repo, {"r/__init__.py": "X = 2\n", "tests/test_r.py": "def test_x():\n    assert 1\n"}, "Set X to 2")
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--no-ff", "topic", "-m", "Merge pull request #7 from me/topic\n\nX must be 2: see #6.")
+    merge = git(repo, "rev-parse", "HEAD").strip()
     commit(repo, {"pyproject.toml": '[project]\nname = "r"\nrequires-python = "<3.10"\n'}, "pin old Pythons")
     old = commit(repo, {"r/__init__.py": "X = 3\n", "tests/test_r.py": "def test_x():\n    assert 2\n"}, "Set X to 3")
     report = mine_repository(repo, repo="me/r")
-    assert [c["fix_commit"] for c in report.candidates] == [fix]
-    assert report.candidates[0]["problem_statement"] == ("Set X to 2\n\nMerged as:\nMerge pull request #7 from "
-                                                        "me/topic\n\nX must be 2: see #6.")
+    # The pull request is the unit: the merge, based on its first parent, its commit not counted again.
+    assert [(c["fix_commit"], c["merged_commits"]) for c in report.candidates] == [(merge, [fix])]
+    assert report.candidates[0]["base_commit"] == git(repo, "rev-parse", merge + "^1").strip()
+    assert report.candidates[0]["problem_statement"] == "X must be 2: see #6.\n\nSet X to 2"
     parent = git(repo, "rev-parse", old + "^").strip()
     assert report.skipped == [(old, f"environment at {parent[:12]}: requires-python '<3.10' excludes the image's "
                                     "Python 3.11")]
