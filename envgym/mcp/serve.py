@@ -12,9 +12,13 @@ logged, policy-checked and graded exactly as an envgym agent's; a rejected call 
 Two transports: ``stdio`` (the client starts the server) and Streamable HTTP on 127.0.0.1 only, at a
 per-episode URL ``http://127.0.0.1:PORT/<token>/mcp`` whose token (32 random hex digits) is the
 credential: any other path is 404, and the SDK's DNS-rebinding protection refuses other hosts and
-origins. Grading is not a tool: :meth:`EpisodeServer.finish` (``POST /<token>/finish`` over HTTP, end of
-input on stdio, SIGINT or SIGTERM for the CLI) grades the episode once and returns the verdict; a step that
-raises ends the episode with a zero verdict blamed as the rollout would (:func:`failed_verdict`).
+origins. Grading is not a tool, but giving the final answer is: beside the env's tools the server lists
+``finish`` (``envgym_finish`` where the env has a tool of that name; :data:`FINISH_TOOL`), whose ``message``
+is the agent's final answer, as an envgym agent's last message is. It ends the episode and grades it, so an
+answer-graded task can be won over stdio too, where no other channel reaches the server; later calls are
+refused. :meth:`EpisodeServer.finish` is the same grading for the harness (``POST /<token>/finish`` over HTTP,
+end of input on stdio, SIGINT or SIGTERM for the CLI): it grades the episode once and returns the verdict; a
+step that raises ends the episode with a zero verdict blamed as the rollout would (:func:`failed_verdict`).
 
 Bad input never ends a session: a message over :data:`MAX_MESSAGE_BYTES` (a stdio line, an HTTP body), one
 nested deeper than the parser goes, or one that is not JSON-RPC is answered with a JSON-RPC error (over
@@ -51,10 +55,23 @@ if TYPE_CHECKING:
     from envgym.env import Env
     from envgym.task import TaskSpec
 
-__all__ = ["MAX_MESSAGE_BYTES", "EpisodeServer", "failed_verdict", "mcp_tool", "to_call_result"]
+__all__ = ["FINISH_TOOL", "MAX_MESSAGE_BYTES", "EpisodeServer", "failed_verdict", "mcp_tool", "to_call_result"]
 
 MAX_MESSAGE_BYTES = 64 << 20
 """The largest message either transport reads: a line on stdio, a request body over HTTP."""
+FINISH_TOOL = "finish"
+"""The final-answer tool's name (``envgym_finish`` when the env has a tool of this name)."""
+
+
+def _finish_tool(taken: set[str]) -> types.Tool:
+    name = FINISH_TOOL if FINISH_TOOL not in taken else f"envgym_{FINISH_TOOL}"
+    return types.Tool(name=name, description=(
+        "End the episode with your final answer to the task: call it once, when you are done (no tool works "
+        "after it). The message is graded as your answer, so put the answer the task asks for in it."),
+        input_schema={"type": "object", "properties": {"message": {
+            "type": "string", "description": "your final answer (what the task asks you to report, or a summary)"}},
+            "required": ["message"]},
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False))
 
 
 def mcp_tool(schema: dict[str, Any]) -> types.Tool:
@@ -107,8 +124,10 @@ class EpisodeServer:
         self._ids = count(1)
         self._lock = asyncio.Lock()
         self._tools: list[types.Tool] = []
+        self._finish = _finish_tool(set())
         self.finished = asyncio.Event()
-        """Set once ``POST /<token>/finish`` graded the episode (the CLI then stops serving)."""
+        """Set once ``POST /<token>/finish`` or the final-answer tool graded the episode (the CLI then stops
+        serving HTTP)."""
 
     async def start(self) -> None:
         """Make the env and reset it on the task (drawn with ``seed`` when none is named)."""
@@ -117,11 +136,20 @@ class EpisodeServer:
         obs, self.info = await self.env.reset(task=self.task, seed=self.seed)
         self.instruction = obs.text
         self._tools = [mcp_tool(schema) for schema in self.info.get("tools", [])]
+        self._finish = _finish_tool({tool.name for tool in self._tools})
+        self._tools.append(self._finish)
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         """One tool call through ``env.step``; calls are serialised (an episode is one sequence of steps)."""
         if self.env is None:
             raise EnvError("the episode server was not started")
+        if name == self._finish.name and self.verdict is None:
+            message = (arguments or {}).get("message")
+            await self.finish(message if isinstance(message, str) or message is None
+                              else json.dumps(message, ensure_ascii=False))
+            self.finished.set()
+            return types.CallToolResult(content=[types.TextContent(text="The episode is over: your answer was "
+                                                                        "recorded.")], is_error=False)
         async with self._lock:
             if self.verdict is not None:
                 return types.CallToolResult(content=[types.TextContent(text="the episode has been graded")],

@@ -30,7 +30,7 @@ async def test_http_serves_the_episode_tools_only_and_grades_the_calls_made() ->
         assert url.startswith("http://127.0.0.1:") and episode.token in url
         async with Client(url) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {s["function"]["name"] for s in episode.info["tools"]}
+            assert set(tools) == {s["function"]["name"] for s in episode.info["tools"]} | {"finish"}
             assert not {"reset", "step", "verify"} & set(tools)
             assert tools["list_plans"].annotations.read_only_hint
             assert not tools["change_plan"].annotations.read_only_hint
@@ -45,6 +45,48 @@ async def test_http_serves_the_episode_tools_only_and_grades_the_calls_made() ->
             verdict = (await http.post(finish, json={"message": "You are on Plus at $30.00 per month."})).json()
     assert verdict["passed"] and verdict["score"] == 1.0
     assert episode.steps == 3
+
+
+def test_over_stdio_the_finish_tool_gives_the_answer_and_an_answer_graded_task_scores_1(tmp_path: Path) -> None:
+    """The reference's calls, then its final answer through the final-answer tool: stdio has no /finish, and
+    before the tool a task graded on the answer scored 0 however right every call was."""
+    out = tmp_path / "verdict.json"
+    task = next(t for t in envgym.load_suite("tool-telecom") if t.id == TASK)
+    answer = task.solution[-1].text
+
+    async def run() -> tuple[list[str], str, bool]:
+        params = StdioServerParameters(command=sys.executable, args=[
+            "-m", "envgym.cli", "mcp", "serve", "tool/telecom-v1", "--task", TASK, "--transport", "stdio",
+            "--verdict", str(out)])
+        async with Client(params) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            for action in task.solution[:-1]:
+                for call in action.tool_calls:
+                    await client.call_tool(call.name, json.loads(call.arguments))
+            done = await client.call_tool("finish", {"message": answer})
+            late = await client.call_tool("list_plans", {})
+        return tools, done.content[0].text, late.is_error
+
+    tools, done, refused = asyncio.run(run())
+    assert "finish" in tools and "episode is over" in done and refused
+    for _ in range(100):  # the verdict file is written when the client has closed stdin
+        if out.exists():
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    verdict = json.loads(out.read_text())
+    assert answer and verdict["score"] == 1.0 and verdict["passed"], verdict
+
+
+async def test_the_finish_tool_gives_way_to_an_env_tool_of_that_name() -> None:
+    class FinishEnv(ScreenEnv):
+        async def reset(self, *, task: Any = None, seed: int | None = None, options: Any = None) -> Any:
+            obs, info = await super().reset(task=task, seed=seed, options=options)
+            info["tools"][0]["function"]["name"] = "finish"
+            return obs, info
+
+    async with EpisodeServer("test/finish-v1", env=FinishEnv()) as episode:
+        names = [t.name for t in episode._tools]
+    assert names == ["finish", "envgym_finish"]
 
 
 async def test_a_write_the_task_did_not_ask_for_fails_the_episode() -> None:
