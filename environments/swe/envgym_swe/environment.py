@@ -24,6 +24,10 @@ replaced by the image's pytest: such pytests do not run on the image's Python, n
 A repository whose history moves from a flat to a ``src/`` layout, or changes its pins, gets one image
 per environment, never one install shared by commits it does not fit (the install of an image runs at one
 of its commits).
+
+:func:`resolved_environment` goes further: the requirements as the build backend reports them
+(:mod:`envgym_swe.metadata`, in a sandbox) plus those read here, pinned as of the commit's date
+(:mod:`envgym_swe.resolve`); the pins become the requirements, so an era of equal pins is one environment.
 """
 
 from __future__ import annotations
