@@ -281,3 +281,20 @@ def test_masking_keeps_prose_the_tests_names_and_the_code_being_changed():
                                                    "Merge branch 'main' into x", "Fix it"], [])
     assert lines.text == "Fix it" and lines.linked_issues == ("#12", "#13") and lines.flags == ("one-line",)
     assert json.loads(json.dumps(lines.provenance()))["linked_issues"] == ["#12", "#13"]
+
+
+def test_mine_cli_takes_a_range_and_counts_what_the_pre_filter_dropped(history, tmp_path, capsys):
+    from envgym.cli import main
+
+    repo, c = history
+    out = tmp_path / "suite"
+    assert main(["swe", "mine", str(repo.path), "--suite", "swe-calc", "--out", str(out), "--no-label",
+                 "--since", "2020-02", "--until", c["squash"]]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert ("dropped as no fix (AST pre-filter, -v lists them): 3: 1 source: docstrings only, 1 source: type "
+            "annotations only, 1 source: formatting or comments only") in printed
+    rows = json.loads((out / "candidates.swebench.json").read_text())
+    assert [r["fix_commit"] for r in rows] == [c["squash"], c["pr"]]
+    assert main(["swe", "mine", str(repo.path), "--suite", "swe-calc", "--out", str(out), "--no-label",
+                 "--until", "last tuesday"]) == 2
+    assert "--until 'last tuesday': neither a commit" in " ".join(capsys.readouterr().err.split())

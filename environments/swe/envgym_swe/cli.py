@@ -1,6 +1,7 @@
 """``envgym swe``: mine and label a repository's history, import SWE-bench instances, build images, grade.
 
-    envgym swe mine REPO_PATH --suite NAME [--since DATE] [--limit N] [--runs 2] [--repo-name OWNER/NAME]
+    envgym swe mine REPO_PATH --suite NAME [--since COMMIT|DATE] [--until COMMIT|DATE] [--limit N] [--runs 2]
+                    [--repo-name OWNER/NAME]
     envgym swe label INSTANCES.jsonl --repo OWNER/NAME=PATH... [--runs 2] [--out LABELLED.jsonl]
     envgym swe import INSTANCES.jsonl --repo OWNER/NAME=PATH... [--suite NAME] [--out DIR] [--no-build]
     envgym swe forget SUITE [--delete]
@@ -109,10 +110,12 @@ def _cmd_label(args: argparse.Namespace) -> int:
 def _cmd_mine(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: `envgym --help` imports this module
     import time
+    from collections import Counter
 
     from envgym_swe.importer import import_instances, suites_dir, write_import
     from envgym_swe.label import label_instances, validate_tasks
     from envgym_swe.mine import mine_repository
+    from envgym_swe.statements import readme_section
 
     started = time.monotonic()
     log = out.print if args.verbose else lambda _: None
@@ -120,10 +123,14 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     if not _is_git(path):
         raise SpecError(f"{args.repo_path} is not a git repository")
     out_dir = output_dir(args.out) if args.out else suites_dir() / args.suite
-    mined = mine_repository(path, repo=args.repo_name, since=args.since, limit=args.limit, log=log)
+    mined = mine_repository(path, repo=args.repo_name, since=args.since, until=args.until, limit=args.limit, log=log)
     _write_jsonl(out_dir / CANDIDATES, mined.candidates)
     for commit, why in mined.skipped:
         out.print(f"[yellow]not a candidate[/] {commit[:12]}: {why}")
+    if mined.dropped:  # the pre-filter: no container was spent on these
+        reasons = Counter(why for _, why in mined.dropped)
+        out.print(f"dropped as no fix (AST pre-filter, -v lists them): {len(mined.dropped)}: "
+                  + ", ".join(f"{n} {why}" for why, n in reasons.most_common()))
     for r in mined.ranges:
         env = r.environment
         out.print(f"environment {r.version}: {r.count} candidate(s), base {r.first[:12]}..{r.last[:12]}; layout "
@@ -156,6 +163,11 @@ def _cmd_mine(args: argparse.Namespace) -> int:
         report.tasks = [t for t in report.tasks if t.metadata["instance_id"] not in invalid]
         report.skipped += [(iid, f"did not validate: {why}") for iid, why in invalid.items()]
         write_import(report, report.out_dir)
+    if report.out_dir is not None:  # where each task's statement came from, below the importer's README
+        kept = {t.metadata["instance_id"] for t in report.tasks}
+        readme = report.out_dir / "README.md"
+        readme.write_text(readme.read_text().rstrip("\n") + "\n\n" + readme_section(
+            [c for c in mined.candidates if c["instance_id"] in kept]))
     total = time.monotonic() - started
     summary = (f"suite {args.suite}: {len(report.tasks)} tasks (env {report.env_id}) -> {report.out_dir}; "
                f"{len(mined.candidates)} candidates, {len(labelled.rows)} labelled")
@@ -273,7 +285,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     m = sub.add_parser("mine", help="a repository's history -> candidates, labelled, imported, validated suite")
     m.add_argument("repo_path", help="a local git repository")
     m.add_argument("--suite", required=True, help="suite name")
-    m.add_argument("--since", help="only commits after this date (git's --since)")
+    m.add_argument("--since", metavar="COMMIT|DATE", help="history after this commit (excluded) or from this "
+                   "date (committer date; YYYY-MM, YYYY-MM-DD or ISO time, UTC unless an offset)")
+    m.add_argument("--until", metavar="COMMIT|DATE", help="history up to this commit (included) or through this "
+                   "date (a month or day is whole); default HEAD")
     m.add_argument("--limit", type=positive_int, help="at most this many candidates (newest first)")
     m.add_argument("--repo-name", help="OWNER/NAME recorded in the instances (default local/<folder name>)")
     m.add_argument("--out", help="suite folder (default: the user data directory, see `envgym swe forget`)")

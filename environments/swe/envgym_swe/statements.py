@@ -146,7 +146,7 @@ def readme_section(rows: Iterable[Mapping[str, Any]]) -> str:
              for key in ("pull request", "commit message", "squash-merged", "git notes")}
     masked = sum(1 for _, s in info if s.get("masked"))
     lines = ["## Problem statements", "",
-             f"Written by `envgym swe mine` from the history, never from the diff ({len(rows)} tasks): "
+             f"Written by `envgym swe mine` from the history, never from the diff ({len(rows)} task(s)): "
              f"{count['pull request']} from a merged pull request (merge message and its commits' messages), "
              f"{count['commit message'] + count['squash-merged']} from a single commit's message "
              f"({count['squash-merged']} squash-merged), {count['git notes']} with `git notes`. Trailers and "
