@@ -2,6 +2,7 @@
 
     envgym mcp serve tool/retail-v1 --task retail-003 --transport http      # prints {"url": ..., "finish": ...}
     envgym mcp serve tool/retail-v1 --transport stdio --verdict verdict.json
+    envgym mcp build mcp-sqlite my-suite.jsonl      # build the sandbox images the suites' MCP servers need
 
 Over HTTP the first stdout line is JSON with the per-episode MCP URL, the grading URL (``POST`` it, or press
 Ctrl-C, to end the episode) and the task id; the verdict is the last line. Over stdio, stdout is the
@@ -9,6 +10,13 @@ protocol (a pipe or a file), so the verdict goes to ``--verdict FILE`` (and a su
 client closes stdin. However a session ends (the client's end of input or ``/finish``, SIGINT or SIGTERM, the
 session breaking), the episode is graded and the verdict written; grading that itself fails writes a zero
 verdict whose evidence names the blame, and the command exits 1. See :mod:`envgym.mcp.serve`.
+
+``envgym mcp build`` prepares every ``mcp/*`` task of the named suites (or files) ahead of a run, through the
+env's own :meth:`~envgym.env.Env.prepare` (the kernel imports no family): for a server installed from a
+package, that builds its image once (cached by content hash; later runs find it). Each distinct server is then
+started once (an episode reset on its first task), so the tools its block names (``read_tools``) are checked
+against the ones it lists. A task whose server block is wrong stops it with the file, the line and the field
+(exit 2).
 """
 
 from __future__ import annotations
@@ -36,6 +44,43 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=0, help="HTTP port on 127.0.0.1 (default: a free one)")
     p.add_argument("--verdict", type=Path, help="write the episode's verdict (JSON) to this file when it ends")
     p.set_defaults(fn=_cmd_serve)
+    b = actions.add_parser("build", help="build the sandbox images of the MCP servers the tasks of suites name")
+    b.add_argument("suites", nargs="+", metavar="SUITE", help="a named suite, a folder or a JSONL task file")
+    b.set_defaults(fn=_cmd_build)
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_build(args.suites))
+
+
+async def _build(suites: list[str]) -> int:
+    from envgym.compose import make
+    from envgym.errors import SpecError
+    from envgym.registry import parse_id
+    from envgym.task import _read_numbered, suite_files
+
+    prepared, started = 0, set()
+    for suite in suites:
+        for path in suite_files(suite):
+            for line, task in _read_numbered(path):
+                if parse_id(task.env_id)[0] != "mcp":
+                    continue
+                server = json.dumps([task.env_id, task.metadata.get("server")], sort_keys=True)
+                async with make(task.env_id) as env:
+                    try:
+                        await env.prepare(task)
+                        if server not in started:
+                            await env.reset(task=task)
+                            started.add(server)
+                    except SpecError as exc:  # the server block: name the file and the line it is on
+                        message = str(exc).removesuffix(f" (field {exc.field!r})" if exc.field else "")
+                        raise SpecError(message, path=str(path), line=line, field=exc.field) from None
+                prepared += 1
+    print(f"envgym mcp build: {prepared} task(s) prepared, {len(started)} server(s) started and their tools "
+          "checked", file=sys.stderr)
+    return 0
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -223,7 +223,13 @@ class McpToolEnv(Env):
             with contextlib.suppress(McpStateMissing):  # not there yet: grading replays it
                 self._states[initial] = await state.read(self._sandbox, state.path)
         tools = await self._client.list_tools()
-        self._tools = dict(self.server.kinds(tools))
+        try:
+            self._tools = dict(self.server.kinds(tools))
+        except SpecError as exc:
+            if self._fixed is not None or not exc.field:
+                raise
+            message = str(exc).removesuffix(f" (field {exc.field!r})")  # the task's block: name it as it is there
+            raise SpecError(f"task {chosen.id!r}: {message}", field=f"metadata.server.{exc.field}") from None
         self.tool_schemas = [{"type": "function", "function": {
             "name": t["name"], "description": f"[{self._tools[t['name']]}] {t.get('description') or ''}".strip(),
             "parameters": t.get("inputSchema") or {"type": "object", "properties": {}}}} for t in tools]
