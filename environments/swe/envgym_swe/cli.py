@@ -33,6 +33,8 @@ from envgym.plugin.cli import LazyConsole, output_dir, output_file, positive_int
 out = LazyConsole(soft_wrap=True)  # rich loads when a command prints, not for envgym --help
 CANDIDATES, LABELLED = "candidates.swebench.json", "instances.swebench.json"
 """What ``mine`` writes beside the suite's ``tasks.jsonl`` (JSON lists: every ``*.jsonl`` of a suite is tasks)."""
+LABEL_RECORDS = "label"
+"""The suite folder's subfolder where ``mine`` records each candidate's labels as they come (resume)."""
 
 
 def _is_git(path: Path) -> bool:
@@ -78,29 +80,95 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+def _say(text: str) -> None:
+    """A progress line as it is (no rich markup: node ids and logs hold brackets)."""
+    out.print(text, markup=False, highlight=False)
+
+
 def _print_label(report) -> None:
-    for res in report.results:
-        if res.reason:
-            out.print(f"[yellow]skipped[/] {res.instance_id}: {res.reason}")
-        else:
-            out.print(f"[green]labelled[/] {res.instance_id}: {len(res.fail_to_pass)} FAIL_TO_PASS, "
-                      f"{len(res.pass_to_pass)} PASS_TO_PASS" + (f", flaky (left out): {', '.join(res.flaky)}"
-                                                                 if res.flaky else ""))
+    """What the progress lines did not say: the flaky tests of skipped instances."""
     for res in report.results:
         if res.reason and res.flaky:
-            out.print(f"  flaky in {res.instance_id} (left out): {', '.join(res.flaky)}")
+            out.print(f"  flaky in {res.instance_id} (left out): {', '.join(res.flaky)}", markup=False)
+
+
+class _Stopped(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _run_stoppable(coro):
+    """``asyncio.run(coro)``; Ctrl-C or SIGTERM cancels it (its containers are stopped in its ``finally`` blocks)
+    and raises :class:`_Stopped` with the shell's exit code for the signal (130, 143)."""
+    import asyncio
+    import contextlib
+    import signal
+
+    termed = []
+
+    async def main():
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def on_term() -> None:
+            termed.append(True)
+            task.cancel()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            loop.add_signal_handler(signal.SIGTERM, on_term)
+        try:
+            return await coro
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        _remove_own_containers()
+        raise _Stopped(130) from None
+    except asyncio.CancelledError:
+        if termed:
+            _remove_own_containers()
+            raise _Stopped(143) from None
+        raise
+
+
+def _remove_own_containers() -> None:
+    """Remove what this process started and an engine thread finished starting after the loop had stopped
+    waiting (the run's ``finally`` blocks stopped the rest); the process ends now, so all of them are leftovers."""
+    import contextlib
+    import os
+
+    from envgym.plugin.sandbox import connect
+
+    with contextlib.suppress(Exception):  # the engine may be what broke; the reaper sweeps later anyway
+        api = connect()
+        try:
+            for c in api.containers(all=True, filters={"label": f"envgym.owner_pid={os.getpid()}"}):
+                api.remove_container(c["Id"], force=True)
+        finally:
+            api.close()
+
+
+def _interrupted(code: int, where: Path) -> int:
+    out.print(f"[yellow]interrupted[/]: every candidate finished is recorded in {where}; run the same command "
+              "again to resume")
+    return code
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
-    import asyncio  # here, not at the top: `envgym --help` imports this module
-
     from envgym_swe.instances import read_jsonl
     from envgym_swe.label import label_instances
 
     path = output_file(args.out) if args.out else Path(args.instances).with_suffix(".labelled.jsonl")
-    report = asyncio.run(label_instances(read_jsonl(args.instances), _repos(args.repo), runs=args.runs,
-                                         concurrency=args.concurrency, test_timeout_s=args.test_timeout,
-                                         log=out.print if args.verbose else lambda _: None))
+    records = path.with_suffix(".label")  # rerun the same command to resume (as `envgym eval --out`)
+    try:
+        report = _run_stoppable(label_instances(
+            read_jsonl(args.instances), _repos(args.repo), runs=args.runs, concurrency=args.concurrency,
+            test_timeout_s=args.test_timeout, record_dir=records, progress=_say,
+            log=_say if args.verbose else lambda _: None))
+    except _Stopped as stop:
+        return _interrupted(stop.code, records)
     _print_label(report)
     _write_jsonl(path, report.rows)
     out.print(f"{len(report.rows)} of {len(report.results)} instances labelled ({args.runs} runs a side) -> {path}")
@@ -142,12 +210,19 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     if args.no_label or not mined.candidates:
         return 0 if mined.candidates else 1
     repos = {mined.repo: path}
-    labelled = asyncio.run(label_instances(mined.candidates, repos, runs=args.runs, concurrency=args.concurrency,
-                                           test_timeout_s=args.test_timeout, log=log))
+    try:  # results recorded as they come in out_dir/label/; the same command again resumes
+        labelled = _run_stoppable(label_instances(mined.candidates, repos, runs=args.runs,
+                                                  concurrency=args.concurrency, test_timeout_s=args.test_timeout,
+                                                  record_dir=out_dir / LABEL_RECORDS, progress=_say, log=log))
+    except _Stopped as stop:
+        return _interrupted(stop.code, out_dir / LABEL_RECORDS)
     _print_label(labelled)
     _write_jsonl(out_dir / LABELLED, labelled.rows)
     label_s = time.monotonic() - started - mine_s
-    out.print(f"{len(labelled.rows)} of {len(mined.candidates)} candidates labelled ({label_s:.1f}s)")
+    ran = [r.seconds for r in labelled.results if r.seconds and not r.recorded]
+    out.print(f"{len(labelled.rows)} of {len(mined.candidates)} candidates labelled ({label_s:.1f}s"
+              + (f"; {sum(ran) / len(ran):.1f}s of test runs per candidate, no queueing" if ran else "")
+              + (f"; {labelled.resumed} recorded before" if labelled.resumed else "") + ")")
     if not labelled.rows:
         return 1
     report = import_instances(labelled.rows, repos, args.suite, out_dir, test_timeout_s=args.test_timeout,

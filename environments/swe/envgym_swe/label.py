@@ -2,7 +2,8 @@
 
 ::
 
-    report = await label_instances(candidates, {"me/mylib": Path("~/src/mylib")}, runs=2)
+    report = await label_instances(candidates, {"me/mylib": Path("~/src/mylib")}, runs=2,
+                                   record_dir=Path("labelled.label"), progress=print)
     report.rows           # the usable instances, FAIL_TO_PASS / PASS_TO_PASS filled (plus "flaky")
     report.results        # a LabelResult per instance: the lists, the flaky tests, or why it was skipped
 
@@ -19,7 +20,22 @@ checkout, test patch, hijack protection and nonce-tagged runner that grade an ag
 * flaky: tests whose status changes between runs of the same side: reported, left out of both lists.
 
 An instance is skipped, with the reason, when no test goes from failing to passing, when the gold patch
-does not apply, or when a run with the gold patch did not end normally (timeout, killed interpreter).
+does not apply, or when a run with the gold patch did not end normally (timeout, killed interpreter); the
+reason carries the cause read from the run's log and a hint (:mod:`envgym_swe.causes`).
+
+**Following and stopping it.** Candidates are labelled one after another, each one's before and after runs
+together (``concurrency`` runs at once, the earliest candidate's first), so results come in order as they
+are made; ``progress`` gets a line per run and per candidate (with the ETA: the candidates left at this
+invocation's rate). A run whose container fails (not its tests) is started again, up to ``runs`` times a
+candidate. A candidate's ``seconds``
+is its runs' own time, no waiting for a slot included. With ``record_dir``, each candidate's result is
+appended to ``record_dir/records.jsonl`` (fsync'd) the moment it is known, under ``record_dir/run.json``'s
+configuration; calling again with the same ``record_dir`` resumes the way ``envgym eval`` does: candidates
+with a record are not run again, a torn last line is cut off, results whose containers kept failing
+(``infra``) are retried as a new attempt, and a folder holding another configuration (``runs``, the test
+timeout) is refused. Cancelling (Ctrl-C) stops the runs in flight, stops their containers and keeps every
+recorded result.
+
 :func:`validate_tasks` grades the gold patch and the empty patch of imported tasks through the verifier
 itself (:func:`envgym.plugin.tests.grade_patch`): gold must resolve, empty must not.
 """
@@ -27,16 +43,23 @@ itself (:func:`envgym.plugin.tests.grade_patch`): gold must resolve, empty must 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
-from envgym.plugin import EnvgymError, TaskSpec
+from pydantic import ValidationError
+
+from envgym.plugin import EnvgymError, FrozenModel, SandboxError, SpecError, TaskSpec, canonical_json
+from envgym.plugin.records import JsonlWriter, read_jsonl
 from envgym.plugin.tests import PASSING, TestRun, grade_patch, patch_paths, run_tests
 from envgym_swe import containers
+from envgym_swe.causes import cause, explain, hint
 from envgym_swe.env import task_image
 from envgym_swe.grade import tests_spec
 from envgym_swe.images import ImageSpec, ensure_image, image_tag
@@ -46,6 +69,26 @@ from envgym_swe.mine import is_test_path
 
 NOT_PASSING_BEFORE = frozenset({"FAILED", "ERROR", "MISSING"})
 """Statuses a FAIL_TO_PASS test may have before the fix (a skipped or timed-out test tells nothing)."""
+RECORDS, RUN = "records.jsonl", "run.json"
+"""The files of a ``record_dir`` (see the module docstring)."""
+_T = TypeVar("_T")
+
+
+class LabelRecord(FrozenModel):
+    """One line of ``records.jsonl``: a candidate's result, keyed by the content of what was labelled."""
+
+    schema_version: Literal[1] = 1
+    key: str
+    """:func:`instance_key` of the instance: an edited instance is labelled again."""
+    instance_id: str
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    flaky: tuple[str, ...] = ()
+    reason: str | None = None
+    infra: bool = False
+    """The containers kept failing (nothing the tests said): retried on resume."""
+    seconds: float = 0.0
+    attempt: int = 1
 
 
 @dataclass
@@ -57,6 +100,13 @@ class LabelResult:
     reason: str | None = None
     """Why the instance is not usable; None when it is."""
     seconds: float = 0.0
+    """The candidate's runs' own time (each run from taking its container to giving it back), no queueing."""
+    infra: bool = False
+    retries: int = 0
+    """Runs started again because their container failed."""
+    recorded: bool = False
+    """Taken from an earlier invocation's records (not run now)."""
+    attempt: int = 1
 
 
 @dataclass
@@ -66,6 +116,8 @@ class LabelReport:
     images: list[tuple[str, bool]] = field(default_factory=list)
     specs: dict[str, ImageSpec] = field(default_factory=dict)
     """instance_id -> the image it ran in (``import_instances(..., images=report.specs)`` builds no other)."""
+    resumed: int = 0
+    """Candidates whose result an earlier invocation recorded."""
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
@@ -99,82 +151,275 @@ def classify(before: Sequence[Mapping[str, str]], after: Sequence[Mapping[str, s
     return f2p, p2p, flaky
 
 
+def instance_key(inst: Instance) -> str:
+    """The content hash of what labelling an instance reads (every field of it, as given)."""
+    return hashlib.sha256(canonical_json(inst.model_dump(mode="json")).encode()).hexdigest()[:24]
+
+
+def open_records(record_dir: Path, config: Mapping[str, Any]) -> dict[str, LabelRecord]:
+    """The latest record per instance key in ``record_dir`` (made, with ``run.json``, when new); SpecError when
+    the folder holds another configuration or a line that is not a record (file and line named)."""
+    record_dir.mkdir(parents=True, exist_ok=True)
+    meta_path = record_dir / RUN
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_bytes())
+        except (ValueError, RecursionError) as exc:
+            raise SpecError(f"corrupt labelling metadata ({type(exc).__name__}); choose another --out or delete it",
+                            path=str(meta_path)) from None
+        if not isinstance(meta, dict) or meta.get("config") != dict(config):
+            found = meta.get("config") if isinstance(meta, dict) else None
+            raise SpecError(f"{record_dir} holds a labelling with another configuration ({found} != {dict(config)}); "
+                            "choose another --out or delete it", path=str(meta_path))
+    else:
+        tmp = meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"config": dict(config), "created_at": time.time()}, indent=2))
+        tmp.replace(meta_path)
+    rows, _ = read_jsonl(record_dir / RECORDS, repair=True) if (record_dir / RECORDS).exists() else ([], False)
+    found: dict[str, LabelRecord] = {}
+    for number, row in enumerate(rows, start=1):
+        try:
+            record = LabelRecord.model_validate(row)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "?"
+            raise SpecError(f"not a labelling record: field {where!r}: {first['msg']}", path=str(record_dir / RECORDS),
+                            line=number, field=where) from None
+        found[record.key] = record
+    return found
+
+
+async def _off_loop(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """``fn`` in a daemon thread: unlike ``asyncio.to_thread``, a Ctrl-C does not wait for it (an image build
+    can take minutes; the engine finishes or drops it on its own)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[_T] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)
+
+    def work() -> None:
+        try:
+            value, error = fn(*args, **kwargs), None
+        except BaseException as exc:  # handed to the awaiting task
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=work, name=f"envgym-{getattr(fn, '__name__', 'work')}", daemon=True).start()
+    return await done
+
+
+async def _together(coros: list[Any]) -> list[Any]:
+    """``gather``, except that the first error (or a cancellation) cancels the others and waits for them (their
+    containers given back) before it propagates: ``gather`` returns at its first cancelled child."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _counts(run: TestRun) -> str:
+    tally: dict[str, int] = {}
+    for status in run.statuses.values():
+        tally[status.lower()] = tally.get(status.lower(), 0) + 1
+    said = ", ".join(f"{n} {s}" for s, n in sorted(tally.items())) or "no test reported"
+    return said + (f"; {run.reason}" if run.reason else "")
+
+
+def _no_fix_detail(before: Sequence[TestRun], after: Sequence[TestRun], files: list[str]) -> str:
+    """Why no test goes from failing to passing, from what the runs saw."""
+    quiet = next((r for r in after if not r.statuses), None) or next((r for r in before if not r.statuses), None)
+    if quiet is not None:
+        side = "with" if quiet in after else "without"
+        found = cause(quiet.log_tail)
+        return f"no test was reported {side} the gold patch" + (f": {found}" if found else "")
+    failing = sorted({t for r in after for t, s in r.statuses.items() if s not in PASSING})
+    if failing:
+        found = cause(after[0].log_tail)
+        return (f"with the gold patch {len(failing)} test(s) still do not pass ({', '.join(failing[:3])}"
+                + (" ..." if len(failing) > 3 else "") + ")" + (f": {found}" if found else ""))
+    return (f"the tests of {', '.join(files)} pass before the gold patch too: the test patch does not show the bug")
+
+
+class _Progress:
+    """Candidates done and the ETA at this invocation's rate; lines go to ``say``."""
+
+    def __init__(self, total: int, say: Callable[[str], None]) -> None:
+        self.total, self.done, self.ran, self.say = total, 0, 0, say
+        self.started = time.monotonic()
+
+    def finished(self, res: LabelResult) -> None:
+        self.done += 1
+        self.ran += 1
+        left = self.total - self.done
+        eta = (time.monotonic() - self.started) / self.ran * left
+        tail = f"; ETA {eta / 60:.1f} min" if left else ""
+        self.say(f"[{self.done}/{self.total}] " + describe(res) + f" ({res.seconds:.0f}s of runs"
+                 + (f", {res.retries} container retr{'y' if res.retries == 1 else 'ies'}" if res.retries else "")
+                 + ")" + tail)
+
+
+def describe(res: LabelResult) -> str:
+    """One candidate's result in a line (``skipped ID: why`` or ``labelled ID: counts``)."""
+    if res.reason:
+        return f"skipped {res.instance_id}: {res.reason}"
+    return (f"labelled {res.instance_id}: {len(res.fail_to_pass)} FAIL_TO_PASS, {len(res.pass_to_pass)} PASS_TO_PASS"
+            + (f", flaky (left out): {', '.join(res.flaky)}" if res.flaky else ""))
+
+
 async def label_one(inst: Instance, image: str, *, runs: int, semaphore: asyncio.Semaphore,
-                    test_timeout_s: float) -> LabelResult:
-    started = time.monotonic()
+                    test_timeout_s: float, say: Callable[[str], None] = lambda _: None,
+                    log: Callable[[str], None] = lambda _: None) -> LabelResult:
+    """Label one instance in ``image`` (the module docstring); containers that keep failing make an ``infra``
+    result, a grading error is the instance's skip reason: neither stops the other candidates."""
     result = LabelResult(inst.instance_id)
     files = runnable_test_files(inst.test_patch)
     if not files:
         result.reason = "the test patch adds or changes no test file to run"
         return result
 
-    async def once(patch: str | None) -> TestRun:
-        async with semaphore, containers.leased(image) as sandbox:
-            return await run_tests(sandbox, base_commit=inst.base_commit, test_patch=inst.test_patch, files=files,
-                                   patch=patch, test_cmd=inst.test_cmd, timeout_s=test_timeout_s)
+    async def once(side: str, n: int, patch: str | None) -> TestRun:
+        while True:
+            async with semaphore:
+                started = time.monotonic()
+                try:
+                    async with containers.leased(image) as sandbox:
+                        run = await run_tests(sandbox, base_commit=inst.base_commit, test_patch=inst.test_patch,
+                                              files=files, patch=patch, test_cmd=inst.test_cmd,
+                                              timeout_s=test_timeout_s)
+                except SandboxError as exc:
+                    if result.retries >= runs:  # one retry per run on average; more means a broken engine
+                        raise
+                    result.retries += 1
+                    say(f"  {inst.instance_id} {side} {n}/{runs}: the container failed ({exc}); retrying")
+                    continue
+                finally:
+                    result.seconds += time.monotonic() - started
+            say(f"  {inst.instance_id} {side} {n}/{runs}: {_counts(run)} ({time.monotonic() - started:.1f}s)")
+            if run.reason or not run.statuses:
+                log(f"  {inst.instance_id} {side} {n}/{runs} log:\n{run.log_tail}")
+            return run
 
-    before = await asyncio.gather(*(once(None) for _ in range(runs)))
-    after = await asyncio.gather(*(once(inst.patch) for _ in range(runs)))
-    result.seconds = time.monotonic() - started
+    try:
+        done = await _together([*(once("before", n, None) for n in range(1, runs + 1)),
+                                *(once("after", n, inst.patch) for n in range(1, runs + 1))])
+    except SandboxError as exc:
+        result.reason, result.infra = f"the containers kept failing ({result.retries} retries): {exc}", True
+        return result
+    except EnvgymError as exc:
+        result.reason = f"{type(exc).__name__}: {exc}"
+        return result
+    before, after = done[:runs], done[runs:]
     bad = next((r for r in after if r.reason is not None), None)
     if bad is not None:
-        result.reason = f"with the gold patch: {bad.reason}"
+        result.reason = explain(f"with the gold patch: {bad.reason}", bad.log_tail)
         return result
     result.fail_to_pass, result.pass_to_pass, result.flaky = classify([r.statuses for r in before],
                                                                      [r.statuses for r in after])
     if not result.fail_to_pass:
         result.reason = (f"no test fails before the gold patch and passes after it in all {runs} runs"
-                         + (f" ({len(result.flaky)} flaky left out)" if result.flaky else ""))
+                         + (f" ({len(result.flaky)} flaky left out)" if result.flaky else "")
+                         + f": {_no_fix_detail(before, after, files)}; "
+                         + hint((after[0].log_tail if after else "") or (before[0].log_tail if before else "")))
     return result
 
 
 async def label_instances(instances: Iterable[Instance | dict[str, Any]], repos: Mapping[str, str | Path], *,
                           runs: int = 2, concurrency: int = 2, build: bool = True, test_timeout_s: float = 300.0,
-                          images: Mapping[str, ImageSpec] | None = None,
+                          images: Mapping[str, ImageSpec] | None = None, record_dir: str | Path | None = None,
+                          progress: Callable[[str], None] = lambda _: None,
                           log: Callable[[str], None] = lambda _: None) -> LabelReport:
     """Label every instance (see the module docstring); the rows keep every field they came with. ``images``:
-    instance_id -> the image spec to run it in (e.g. a bundled task's), as ``import_instances`` takes it."""
+    instance_id -> the image spec to run it in (e.g. a bundled task's), as ``import_instances`` takes it.
+    ``record_dir``: where results are recorded as they come and resumed from. ``progress``: a line per run and
+    per candidate; ``log``: image builds and the logs of runs that told nothing."""
     if runs < 1:
         raise EnvgymError("runs must be at least 1")
     rows = list(instances)
     originals = {str(r.get("instance_id")): dict(r) for r in rows if isinstance(r, dict)}
+    config = {"runs": runs, "test_timeout_s": float(test_timeout_s)}
+    recorded = await asyncio.to_thread(open_records, Path(record_dir), config) if record_dir is not None else {}
 
-    def prepare() -> tuple[dict[str, Path], list[Instance], list[tuple[str, str]], list[Any]]:
+    def prepare() -> tuple[dict[str, Path], dict[str, str], list[Instance], list[tuple[str, str]], list[Any]]:
         parsed, skipped = sort_instances(rows)
+        keys = {i.instance_id: instance_key(i) for i in parsed}
         paths = {name: Path(p).expanduser().resolve() for name, p in repos.items()}
         accepted, problems = check_instances(parsed, paths, need_labels=False)
-        return paths, accepted, skipped + problems, image_groups(accepted, paths, given=images)
+        return paths, keys, accepted, skipped + problems, image_groups(accepted, paths, given=images)
 
-    paths, accepted, unusable, groups = await asyncio.to_thread(prepare)  # git on the host: off the loop
+    paths, keys, accepted, unusable, groups = await asyncio.to_thread(prepare)  # git on the host: off the loop
     report = LabelReport(results=[LabelResult(i, reason=why) for i, why in unusable])
+    for res in report.results:
+        progress(describe(res))
+    earlier = {i.instance_id: recorded[keys[i.instance_id]] for i in accepted
+               if keys[i.instance_id] in recorded and not recorded[keys[i.instance_id]].infra}
+    for rec in earlier.values():
+        report.results.append(LabelResult(rec.instance_id, list(rec.fail_to_pass), list(rec.pass_to_pass),
+                                          list(rec.flaky), rec.reason, rec.seconds, recorded=True,
+                                          attempt=rec.attempt))
+    report.resumed = len(earlier)
+    if earlier:
+        progress(f"resuming: {len(earlier)} of {len(accepted)} candidates already labelled in {record_dir}")
     jobs: list[tuple[Instance, str]] = []
     for spec, members in groups:
+        report.specs.update((inst.instance_id, spec) for inst in members)
+        todo = [inst for inst in members if inst.instance_id not in earlier]
+        if not todo:
+            continue
         if build:
             try:
-                built = await asyncio.to_thread(ensure_image, spec, paths[spec.repo], log=log)
+                built = await _off_loop(ensure_image, spec, paths[spec.repo], log=log)
             except EnvgymError as exc:
-                report.results += [LabelResult(i.instance_id, reason=f"image build failed: {exc}") for i in members]
+                for inst in todo:
+                    res = LabelResult(inst.instance_id, reason=f"image build failed: {exc}; hint: rerun with -v "
+                                                               "to see the build's output")
+                    report.results.append(res)
+                    progress(describe(res))
                 continue
             report.images.append(built)
         tag = image_tag(spec)
-        jobs += [(inst, tag) for inst in members]
-        report.specs.update((inst.instance_id, spec) for inst in members)
+        jobs += [(inst, tag) for inst in todo]
     semaphore = asyncio.Semaphore(max(1, concurrency))
+    # a candidate's 2 x runs runs go together; one more candidate than fills the slots keeps them busy at its end
+    admitted = asyncio.Semaphore(-(-max(1, concurrency) // (2 * runs)) + 1)
+    tracker = _Progress(len(jobs), progress)
+    writer = JsonlWriter(Path(record_dir) / RECORDS) if record_dir is not None else None
 
     async def one(inst: Instance, image: str) -> LabelResult:
-        res = await label_one(inst, image, runs=runs, semaphore=semaphore, test_timeout_s=test_timeout_s)
-        log(f"{inst.instance_id}: " + (f"skipped: {res.reason}" if res.reason else
-            f"{len(res.fail_to_pass)} FAIL_TO_PASS, {len(res.pass_to_pass)} PASS_TO_PASS, "
-            f"{len(res.flaky)} flaky") + f" ({res.seconds:.0f}s)")
+        async with admitted:
+            res = await label_one(inst, image, runs=runs, semaphore=semaphore, test_timeout_s=test_timeout_s,
+                                  say=progress, log=log)
+        old = recorded.get(keys[inst.instance_id])
+        res.attempt = old.attempt + 1 if old is not None else 1
+        if writer is not None:  # durable before it is reported
+            await writer.append(LabelRecord(key=keys[inst.instance_id], instance_id=res.instance_id,
+                                            fail_to_pass=tuple(res.fail_to_pass), pass_to_pass=tuple(res.pass_to_pass),
+                                            flaky=tuple(res.flaky), reason=res.reason, infra=res.infra,
+                                            seconds=round(res.seconds, 3), attempt=res.attempt))
+        tracker.finished(res)
         return res
 
     done: list[LabelResult] = []
-    for image in dict.fromkeys(tag for _, tag in jobs):  # one image's pool warm at a time: no idle spares
-        await containers.hold(image)
-        try:
-            done += await asyncio.gather(*(one(inst, tag) for inst, tag in jobs if tag == image))
-        finally:
-            await containers.unhold(image)
+    try:
+        for image in dict.fromkeys(tag for _, tag in jobs):  # one image's pool warm at a time: no idle spares
+            await containers.hold(image)
+            try:
+                done += await _together([one(inst, tag) for inst, tag in jobs if tag == image])
+            finally:
+                await containers.unhold(image)
+    finally:
+        if writer is not None:
+            writer.close()
     report.results += done
     order = {str(r.get("instance_id") if isinstance(r, dict) else r.instance_id): n for n, r in enumerate(rows)}
     report.results.sort(key=lambda r: order.get(r.instance_id, len(order)))
