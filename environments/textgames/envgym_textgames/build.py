@@ -7,6 +7,11 @@ left out and reported). TextWorld: ``--games`` seeds per challenge family, each 
 replayed to prove it wins. Both print one line per task type / family: tasks, gold score, seconds.
 ``textworld-games`` generates the games of a TextWorld suite into the cache (a setup step, so that the
 first episodes of each game do not pay for it).
+
+ScienceWorld's step limit (:mod:`envgym_textgames.scienceworld`): ``scienceworld-gold`` replays a suite's
+gold paths under each ``--step-limit`` (default: none, then the package's own) and prints which finish;
+``scienceworld-limit`` writes a copy of a suite whose tasks carry ``step_limit`` (new task hashes: a
+leaderboard keeps their runs apart from the unlimited suite's), for ``envgym eval --suite FILE``.
 """
 
 from __future__ import annotations
@@ -56,6 +61,55 @@ def build_scienceworld(per_split: int, only: list[str] | None = None, rotate: bo
     return tasks
 
 
+def _step_limit(text: str) -> int | str | None:
+    """An argparse type: ``none``, ``package`` or a whole number of moves >= 1."""
+    if text in ("none", "package"):
+        return None if text == "none" else text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected none, package or a number of moves, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a step limit must be at least 1 move, got {value}")
+    return value
+
+
+def gold_under_limits(tasks: list[TaskSpec], limits: list[int | str | None]) -> int:
+    """Replay each task's gold path under each step limit, one line per task; return 1 if a gold path did
+    not win with no limit (the suite is broken), else 0."""
+    import json
+
+    from envgym_textgames.scienceworld import ScienceWorldEnv, resolve_step_limit
+
+    names = [f"{'none' if v is None else v}" + (f" ({resolve_step_limit(v, 'step_limit')})" if v == "package" else "")
+             for v in limits]
+    won = dict.fromkeys(names, 0)
+    broken = 0
+    env = ScienceWorldEnv()
+    try:
+        width = max((len(t.id) for t in tasks), default=4)
+        print(f"{'task':{width}s} {'commands':>8s}  " + "  ".join(f"{n:>18s}" for n in names), flush=True)
+        for task in tasks:
+            commands = [json.loads(c.arguments or "{}").get("command", "") for a in task.solution or ()
+                        for c in a.tool_calls]
+            cells = []
+            for name, limit in zip(names, limits, strict=True):
+                env._start(task.model_copy(update={"initial_state": {**task.initial_state, "step_limit": limit}}))
+                for command in commands:
+                    if env._command(command)[1]:
+                        break
+                row = env._state().row
+                won[name] += row["won"]
+                broken += limit is None and not row["won"]
+                cells.append(f"{'won' if row['won'] else 'NOT won'} {row['score']:3d}, {row['moves']:3d} moves")
+            print(f"{task.id:{width}s} {len(commands):8d}  " + "  ".join(f"{c:>18s}" for c in cells), flush=True)
+    finally:
+        if env._sim is not None:
+            env._sim.close()
+    print("gold paths that win: " + ", ".join(f"step limit {n}: {won[n]}/{len(tasks)}" for n in names))
+    return 1 if broken else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m envgym_textgames.build", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="game", required=True)
@@ -70,7 +124,28 @@ def main(argv: list[str] | None = None) -> int:
     tw.add_argument("--out", type=Path, required=True, help="the tasks.jsonl to write")
     games = sub.add_parser("textworld-games", help="generate a TextWorld suite's games into the cache")
     games.add_argument("--suite", default="text-textworld", help="the suite (name or folder)")
+    gold = sub.add_parser("scienceworld-gold", help="replay a suite's gold paths under ScienceWorld step limits")
+    gold.add_argument("--suite", default="text-scienceworld", help="the suite (name or folder)")
+    gold.add_argument("--step-limit", type=_step_limit, action="append", metavar="none|package|N",
+                      help="a step limit to replay under (repeatable; default: none, then package)")
+    limited = sub.add_parser("scienceworld-limit", help="a copy of a ScienceWorld suite played under a step limit")
+    limited.add_argument("--suite", default="text-scienceworld", help="the suite (name or folder)")
+    limited.add_argument("--step-limit", type=_step_limit, required=True, metavar="none|package|N",
+                         help="the step_limit every task carries (package: the scienceworld package's default)")
+    limited.add_argument("--out", type=Path, required=True, help="the tasks.jsonl to write")
     args = parser.parse_args(argv)
+    if args.game in ("scienceworld-gold", "scienceworld-limit"):
+        from envgym.plugin import load_suite
+
+        tasks = load_suite(args.suite)
+        if args.game == "scienceworld-gold":
+            return gold_under_limits(tasks, args.step_limit or [None, "package"])
+        tasks = [t.model_copy(update={"initial_state": {**t.initial_state, "step_limit": args.step_limit}})
+                 for t in tasks]
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_tasks(args.out, tasks)
+        print(f"wrote {len(tasks)} tasks (step_limit {args.step_limit or 'none'}) to {args.out}")
+        return 0
     if args.game == "textworld-games":
         from envgym.plugin import load_suite
         from envgym_textgames.textworld import game_file

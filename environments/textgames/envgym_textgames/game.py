@@ -55,10 +55,12 @@ MAX_COMMAND = 500
 
 
 class GameState:
-    """The engine's verdict on the episode as a one-row table ``game``: score, max_score, won, lost, moves."""
+    """The engine's verdict on the episode as a one-row table ``game``: score, max_score, won, lost, moves,
+    and what else the engine names (ScienceWorld: ``step_limit``, ``out_of_moves``)."""
 
-    def __init__(self, *, score: float, max_score: float, won: bool, lost: bool, moves: int) -> None:
-        self.row = {"score": score, "max_score": max_score, "won": bool(won), "lost": bool(lost), "moves": moves}
+    def __init__(self, *, score: float, max_score: float, won: bool, lost: bool, moves: int, **more: Any) -> None:
+        self.row = {"score": score, "max_score": max_score, "won": bool(won), "lost": bool(lost), "moves": moves,
+                    **more}
 
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:
         return {"game": [dict(self.row)]}
@@ -84,6 +86,10 @@ async def check_game_score(spec: GameScoreSpec, ctx: VerifyContext) -> Verdict:
     score = 1.0 if won else (fraction if spec.partial_credit else 0.0)
     detail = f"{spec.game} score {row['score']:g}/{row['max_score']:g}, " + \
              ("won" if won else "lost" if row["lost"] else "not won") + f" after {row['moves']} moves"
+    if "step_limit" in row:  # an engine that can cut the game at a number of moves says under which
+        limit = row["step_limit"]
+        detail += " with no step limit" if limit is None else f" under a step limit of {limit}" + \
+            (" (reached)" if row.get("out_of_moves") else "")
     return Verdict(score=score, passed=won, criteria=(CriterionResult(
         name=f"{spec.game} score", score=1.0 if won else fraction, passed=won, detail=detail),),
         evidence={spec.game: dict(row)})
