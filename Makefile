@@ -100,18 +100,14 @@ $(MCP_VENV)/.installed: pyproject.toml
 	$(MCP_VENV)/bin/pip install -q -e ".[mcp,docker]" "pytest>=8" "pytest-asyncio>=0.24"
 	touch $@
 
-# BFCL (the bfcl extra) pins numpy==1.26.4 and pulls sentence-transformers, so torch and CUDA (6.3 GB, 6 min):
-# its tests run in a venv with bfcl-eval --no-deps beside the dependencies its checker and loaders import
-# (578 MB; about 1 min of CPU, 2:10 at load 30 -> 11). tests/bfcl: a sampled parity test and envgym check.
+# BFCL: tests/bfcl (a sampled parity test and envgym check) run in a venv built with the documented install,
+# `pip install '.[bfcl]'` then `envgym bfcl setup` (bfcl-eval --no-deps: its own pins would pull torch and CUDA
+# and replace numpy; environments/bfcl/envgym_bfcl/install.py).
 BFCL_VENV := .venv-bfcl
-BFCL_DEPS := soundfile requests tqdm numpy==1.26.4 pandas "pydantic>=2.8.2" "python-dotenv>=1.0.1" \
-  tree_sitter==0.21.3 tree-sitter-java==0.21.0 tree-sitter-javascript==0.21.4 "openai>=1.86.0" mistralai==1.7.0 \
-  "anthropic>=0.75.0" cohere==5.18.0 datamodel-code-generator==0.25.7 "google-genai>=1.52.0" qwen-agent \
-  mpmath==1.3.0 "tenacity>=8.5.0" "writer-sdk>=2.1.0" overrides boto3 filelock==3.20.0
 $(BFCL_VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(BFCL_VENV)
-	$(BFCL_VENV)/bin/pip install -q --no-compile -e . "pytest>=8" "pytest-asyncio>=0.24" $(BFCL_DEPS)
-	$(BFCL_VENV)/bin/pip install -q --no-compile --no-deps bfcl-eval==2026.3.23
+	$(BFCL_VENV)/bin/pip install -q --no-compile -e ".[bfcl]" "pytest>=8" "pytest-asyncio>=0.24"
+	$(BFCL_VENV)/bin/envgym bfcl setup
 	touch $@
 
 test: setup lint docs check validate-swe $(MCP_VENV)/.installed $(BFCL_VENV)/.installed

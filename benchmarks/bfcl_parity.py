@@ -4,9 +4,8 @@ For every entry of every included category (or ``--limit`` per category) this ru
 
   envgym    the answer as an agent's actions through ``envgym.make("bfcl/...")`` (reset, steps, the kernel's
             grading with the ``bfcl`` verifier)
-  bfcl      BFCL's own per-entry evaluation (``eval_runner._evaluate_single_ast_entry`` /
-            ``_evaluate_single_relevance_entry`` / ``_evaluate_single_multi_turn_entry``) with BFCL's
-            handler for the same function-calling model, on the same answer in BFCL's result format
+  bfcl      BFCL's own evaluation, ``bfcl evaluate --partial-eval`` (``eval_runner.main``) for the same
+            function-calling model, on the same answers in BFCL's result file format
 
 on the gold answer (the task's reference solution) and on perturbed answers: for AST categories the first
 call's first argument changed (a string reversed and suffixed, a number + 1, a boolean flipped), the call's
@@ -14,7 +13,8 @@ name changed, or the call dropped; for relevance categories a call where none is
 multi-turn the last call of the last turn dropped. Prints per category: entries, gold score (envgym),
 agreement with BFCL on gold and on perturbed answers, the disagreements' ids, and oracle episodes/s.
 The comparison is :mod:`envgym_bfcl.parity` (CI runs it on a sample: ``tests/bfcl/test_parity.py``).
-Needs the ``bfcl`` extra. Usage: ``python benchmarks/bfcl_parity.py [--limit N] [--category C ...]``.
+Needs bfcl-eval (``pip install 'envgym[bfcl]' && envgym bfcl setup``).
+Usage: ``python benchmarks/bfcl_parity.py [--limit N] [--category C ...]``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ import envgym
 from envgym.task import load_suite
 from envgym_bfcl import data
 from envgym_bfcl.build import suite_name
-from envgym_bfcl.parity import bfcl_handler, compare, envgym_score
+from envgym_bfcl.parity import compare, envgym_score
 
 
 async def run(categories: list[str], limit: int | None) -> None:
-    handler = bfcl_handler()
     print(f"bfcl-eval {data.version()}, checker model config {data.MODEL_NAME}, load average {os.getloadavg()}")
     print(f"{'category':<24} {'entries':>7} {'gold':>6} {'agree gold':>10} {'agree perturbed':>16} "
           f"{'oracle eps/s':>12}")
@@ -43,7 +42,7 @@ async def run(categories: list[str], limit: int | None) -> None:
             for task in tasks:
                 await envgym_score(env, task, task.solution)
             seconds = time.perf_counter() - started
-            parity = await compare(env, handler, tasks)
+            parity = await compare(env, tasks)
         print(f"{category:<24} {len(tasks):>7} {parity.gold / len(tasks):>6.3f} {parity.agree_gold}/{len(tasks):<8} "
               f"{parity.agree_perturbed}/{parity.perturbed:<14} {len(tasks) / seconds:>12.1f}")
         if parity.gold_failed:

@@ -12,18 +12,18 @@ from envgym.check import check, tamper_sample
 from envgym.task import load_suite
 from envgym_bfcl import data
 from envgym_bfcl.build import suite_name
-from envgym_bfcl.parity import bfcl_handler, compare
+from envgym_bfcl.parity import compare
 
 PER_CATEGORY = {"multi_turn_base": 3, "multi_turn_long_context": 2}
 """Entries sampled per category (spread over the suite); 10 where not named (multi-turn grading is slower)."""
 
 
 async def test_envgym_and_bfcl_agree_on_a_sample_of_gold_and_perturbed_answers() -> None:
-    handler, cases, disagreements, gold_failed = bfcl_handler(), 0, [], []
+    cases, disagreements, gold_failed = 0, [], []
     for category in data.CATEGORIES:
         tasks = tamper_sample(load_suite(suite_name(category)), PER_CATEGORY.get(category, 10))
         async with envgym.make(tasks[0].env_id) as env:
-            parity = await compare(env, handler, tasks)
+            parity = await compare(env, tasks)
         cases += parity.entries + parity.perturbed
         disagreements += parity.disagreements
         gold_failed += parity.gold_failed

@@ -2,8 +2,9 @@
 
 One env id per included category (``bfcl/<category>-v1``, :class:`envgym_bfcl.env.BfclEnv`), one suite each
 (``tasks/bfcl-<category>/``, written by ``python -m envgym_bfcl.build``), and the ``bfcl`` verifier kind
-(:mod:`envgym_bfcl.verify`: BFCL's own checker). Data and checker come from the PyPI package ``bfcl-eval``
-(the ``bfcl`` extra); without it the ids are registered but building one says which extra is missing.
+(:mod:`envgym_bfcl.verify`: BFCL's own checker). Data and checker come from the PyPI package ``bfcl-eval``,
+installed by ``pip install 'envgym[bfcl]' && envgym bfcl setup`` (:mod:`envgym_bfcl.install`); without it the ids
+are registered, and using one says exactly what to run.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from envgym.plugin import ExtraMissing, SpecError
-from envgym_bfcl import CATEGORIES, MULTI_TURN, SINGLE_TURN
+from envgym.plugin import SpecError
+from envgym_bfcl import CATEGORIES, MULTI_TURN, SINGLE_TURN, install
 
 __all__ = ["CATEGORIES", "MODEL_NAME", "MULTI_TURN", "SINGLE_TURN", "answers", "entries", "entry", "tools_of",
            "version"]
@@ -23,18 +23,14 @@ MODEL_NAME = "gpt-4o-2024-11-20-FC"
 """The BFCL model config whose conventions envgym's agents follow: OpenAI function calling, ``.`` -> ``_``."""
 
 
+@functools.cache
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("bfcl-eval")
-    except PackageNotFoundError:
-        raise ExtraMissing("the bfcl envs need the bfcl extra: pip install 'envgym[bfcl]' (bfcl-eval)") from None
+    """The installed bfcl-eval's version, once it imports; :class:`ExtraMissing` names the command to run."""
+    return install.require()
 
 
 def _utils() -> Any:
-    version()  # a clear error when the extra is missing
+    version()  # a clear error, naming the command to run, when bfcl-eval is missing or broken
     from bfcl_eval import utils
 
     return utils

@@ -1,31 +1,45 @@
 """Parity of envgym's BFCL grading with BFCL's own evaluation, answer by answer.
 
-:func:`compare` runs each task's reference answer and :func:`perturbations` of it (for AST categories the
+:func:`compare` grades each task's reference answer and :func:`perturbations` of it (for AST categories the
 first call's first argument changed, the call renamed, or a call dropped; for relevance categories a call
-where none is wanted and the reverse; for multi-turn the last call dropped) two ways, side by side:
+where none is wanted and the reverse; for multi-turn the last call dropped) two ways:
 
 - **envgym**: the answer as an agent's actions through an env made by ``envgym.make`` (reset, steps, the
   kernel's grading with the ``bfcl`` verifier);
-- **bfcl**: BFCL's own per-entry evaluation (``eval_runner._evaluate_single_*_entry``, with BFCL's handler
-  for :data:`~envgym_bfcl.data.MODEL_NAME`) on the same answer in BFCL's result format.
+- **bfcl**: BFCL's own evaluation through its public functions, as ``bfcl evaluate --partial-eval`` runs
+  it: a result file written as BFCL's generation step writes it for :data:`~envgym_bfcl.data.MODEL_NAME`,
+  read by BFCL's ``load_file`` and evaluated by ``eval_runner.evaluate_task`` with ``get_handler``'s handler;
+  the entries its score file lists are the invalid ones (:func:`bfcl_evaluate`). ``bfcl evaluate``'s
+  ``runner`` does exactly this per result file and then rebuilds its leaderboard tables from every
+  category's data (4-6 s a call, nothing parity reads), so parity calls ``evaluate_task`` itself. A result
+  file holds an entry id once, so the answers go in rounds: every task's gold answer, then every task's
+  first perturbation, and so on.
 
-and counts agreement. Used by ``benchmarks/bfcl_parity.py`` (every entry, with speed) and by CI's sampled
-parity test (``tests/bfcl/test_parity.py``). Needs the ``bfcl`` extra.
+and counts agreement. No private function of bfcl-eval is used (until bfcl-eval 2026.3.23's
+``eval_runner._evaluate_single_*_entry`` were called per answer); the one reach below its surface is
+:func:`envgym_bfcl.env.drop_instances`, which forgets the API-simulator instances BFCL's executor keeps in its
+module globals, so that a later round starts from fresh simulators. Used by ``benchmarks/bfcl_parity.py``
+(every entry, with speed) and by CI's sampled parity test (``tests/bfcl/test_parity.py``). Needs bfcl-eval
+(``pip install 'envgym[bfcl]' && envgym bfcl setup``).
 """
 
 from __future__ import annotations
 
-import copy
+import asyncio
+import contextlib
+import io
 import json
 import os
-import time
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from envgym.plugin import Action, Env, TaskSpec, ToolCall
-from envgym_bfcl import data
+from envgym_bfcl import data, install
+from envgym_bfcl.env import drop_instances
 
-__all__ = ["Parity", "bfcl_handler", "bfcl_result", "bfcl_valid", "compare", "envgym_score", "perturbations"]
+__all__ = ["Parity", "bfcl_evaluate", "bfcl_result", "compare", "envgym_score", "perturbations"]
 
 
 def perturbations(task: TaskSpec) -> list[tuple[str, tuple[Action, ...]]]:
@@ -82,33 +96,27 @@ def bfcl_result(task: TaskSpec, actions: tuple[Action, ...]) -> Any:
     return [{c.name: c.arguments} for c in first.tool_calls] if first.tool_calls else (first.text or "")
 
 
-def bfcl_handler() -> Any:
-    """BFCL's handler for :data:`~envgym_bfcl.data.MODEL_NAME` (built, never called: no key is needed)."""
-    from bfcl_eval.eval_checker.eval_runner import get_handler
+def bfcl_evaluate(category: str, results: dict[str, Any]) -> set[str]:
+    """The ids of ``results`` (entry id -> answer in BFCL's result format) that BFCL's own evaluation marks
+    invalid: the result file read and evaluated as ``bfcl evaluate --partial-eval`` does, in a temporary folder."""
+    from bfcl_eval.eval_checker.eval_runner import evaluate_task, get_handler
+    from bfcl_eval.utils import get_directory_structure_by_category, get_file_name_by_category, load_file
 
-    os.environ.setdefault("OPENAI_API_KEY", "unused")
-    return get_handler(data.MODEL_NAME)
-
-
-def bfcl_valid(handler: Any, task: TaskSpec, result: Any) -> bool:
-    """BFCL's own per-entry evaluation of ``result`` (BFCL's result format)."""
-    from bfcl_eval.constants.enums import Language, ReturnFormat
-    from bfcl_eval.eval_checker import eval_runner
-
-    category, entry_id = task.metadata["bfcl_category"], task.metadata["bfcl_id"]
-    prompt = copy.deepcopy(data.entry(category, entry_id))
-    if category in data.MULTI_TURN:
-        truth = data.answers(category)[entry_id]["ground_truth"]
-        out = eval_runner._evaluate_single_multi_turn_entry(handler, entry_id, result, truth, prompt,
-                                                            f"parity_{os.getpid()}_{time.monotonic_ns()}", category)
-    elif "relevance" in category:
-        out = eval_runner._evaluate_single_relevance_entry(handler, entry_id, result, prompt, data.MODEL_NAME,
-                                                           category)
-    else:
-        answer = data.answers(category)[entry_id]["ground_truth"]
-        out = eval_runner._evaluate_single_ast_entry(handler, entry_id, result, answer, prompt, data.MODEL_NAME,
-                                                     category, Language.PYTHON, ReturnFormat.PYTHON)
-    return bool(out["valid"])
+    os.environ.setdefault("OPENAI_API_KEY", "unused")  # BFCL builds the model's handler (never called: no key needed)
+    with tempfile.TemporaryDirectory(prefix="envgym-bfcl-parity-") as tmp:
+        folder = Path(tmp, "result", data.MODEL_NAME, get_directory_structure_by_category(category))
+        folder.mkdir(parents=True)
+        result_file = folder / get_file_name_by_category(category, is_result_file=True)
+        result_file.write_text("".join(json.dumps({"id": e, "result": r}) + "\n" for e, r in results.items()))
+        with contextlib.redirect_stdout(io.StringIO()):  # its progress lines
+            evaluate_task(category, Path(tmp, "result"), Path(tmp, "score"), load_file(result_file, sort_by_id=True),
+                          data.MODEL_NAME, get_handler(data.MODEL_NAME), {}, allow_missing=True)
+        [score] = Path(tmp, "score").rglob(get_file_name_by_category(category, is_score_file=True))
+        header, *failed = (json.loads(line) for line in score.read_text().splitlines())
+    drop_instances(data.MODEL_NAME)  # its simulators, kept per entry id: the next round starts afresh
+    if header["total_count"] != len(results):
+        raise RuntimeError(f"BFCL evaluated {header['total_count']} of {len(results)} {category} answers")
+    return {row["id"] for row in failed}
 
 
 @dataclass
@@ -124,21 +132,33 @@ class Parity:
     """``<bfcl id>:<gold or perturbation label>`` where envgym and BFCL disagree."""
 
 
-async def compare(env: Env, handler: Any, tasks: list[TaskSpec]) -> Parity:
-    """Every task's reference and perturbed answers graded by envgym (on ``env``) and by BFCL."""
+async def compare(env: Env, tasks: list[TaskSpec]) -> Parity:
+    """Every task's reference and perturbed answers graded by envgym (on ``env``) and by BFCL (one category)."""
+    install.require(runner=True)
+    [category] = {task.metadata["bfcl_category"] for task in tasks}
+    answers = {task.metadata["bfcl_id"]: [("gold", task.solution or ()), *perturbations(task)] for task in tasks}
+    ours = {}
+    by_id = {task.metadata["bfcl_id"]: task for task in tasks}
+    for entry_id, variants in answers.items():
+        for label, actions in variants:
+            ours[entry_id, label] = await envgym_score(env, by_id[entry_id], actions) == 1.0
+    theirs = {}
+    for index in range(max(len(variants) for variants in answers.values())):
+        batch = {entry_id: variants[index] for entry_id, variants in answers.items() if index < len(variants)}
+        invalid = await asyncio.to_thread(
+            bfcl_evaluate, category, {e: bfcl_result(by_id[e], actions) for e, (_, actions) in batch.items()})
+        theirs.update({(e, label): e not in invalid for e, (label, _) in batch.items()})
     parity = Parity(entries=len(tasks))
-    for task in tasks:
-        for label, actions in (("gold", task.solution or ()), *perturbations(task)):
-            ours = await envgym_score(env, task, actions) == 1.0
-            theirs = bfcl_valid(handler, task, bfcl_result(task, actions))
-            if label == "gold":
-                parity.gold += ours
-                if not ours:
-                    parity.gold_failed.append(task.metadata["bfcl_id"])
-                parity.agree_gold += ours == theirs
-            else:
-                parity.perturbed += 1
-                parity.agree_perturbed += ours == theirs
-            if ours != theirs:
-                parity.disagreements.append(f"{task.metadata['bfcl_id']}:{label}")
+    for (entry_id, label), passed in ours.items():
+        agree = passed == theirs[entry_id, label]
+        if label == "gold":
+            parity.gold += passed
+            parity.agree_gold += agree
+            if not passed:
+                parity.gold_failed.append(entry_id)
+        else:
+            parity.perturbed += 1
+            parity.agree_perturbed += agree
+        if not agree:
+            parity.disagreements.append(f"{entry_id}:{label}")
     return parity
