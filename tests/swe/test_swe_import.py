@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 
@@ -87,3 +88,49 @@ def test_cli_skips_bad_instances_with_each_field_named_and_exits_1_when_none_is_
     text = " ".join((err.out + err.err).split())
     assert "skipped x-1: field 'base_commit'" in text and "field 'FAIL_TO_PASS'" in text
     assert not (tmp_path / "o").exists()
+
+
+def _with_cmds(instances, cmds):
+    return [{**instances[0], "instance_id": f"cmd-{n}", "test_cmd": cmd} for n, cmd in enumerate(cmds)]
+
+
+def test_import_skips_a_test_cmd_grading_would_refuse_and_moves_a_shell_step_into_the_image(tmp_path):
+    repo, instances = make_demo(tmp_path)
+    rows = _with_cmds(instances, ["pip install -e . && python3 -m pytest -rA -p no:cacheprovider",  # a build step
+                                  "cd tests && pytest -x", "export LANG=C; pytest", "FOO=1 pytest", "make test",
+                                  "python3 -m pytest -q 'unclosed", "pytest -q"])
+    report = importer.import_instances(rows, {REPO: repo}, "swe-cmds", None, build=False, remember=False)
+    skipped = dict(report.skipped)
+    assert sorted(skipped) == ["cmd-1", "cmd-2", "cmd-3", "cmd-4", "cmd-5"]
+    assert all(why.startswith("field 'test_cmd': grading runs pytest alone") for why in skipped.values())
+    assert "starts with `cd tests`" in skipped["cmd-1"] and "starts with `export LANG=C`" in skipped["cmd-2"]
+    assert "no pytest command at its end" in skipped["cmd-4"]
+    tasks = {t.metadata["instance_id"]: t for t in report.tasks}
+    assert sorted(tasks) == ["cmd-0", "cmd-6"]
+    moved = tasks["cmd-0"]
+    assert moved.verifiers[0].test_cmd == "python3 -m pytest -rA -p no:cacheprovider"
+    assert moved.initial_state["image"]["install"].endswith(" && pip install -e .")
+    assert report.adjusted == [("cmd-0", "test_cmd's shell step `pip install -e .` runs at image build (after "
+                                         "`install`); grading runs `python3 -m pytest -rA -p no:cacheprovider`")]
+    assert tasks["cmd-6"].verifiers[0].test_cmd == "pytest -q"
+
+
+@pytest.mark.docker
+def test_an_instance_whose_test_cmd_had_a_shell_step_grades_gold_resolved(tmp_path, no_leftover_containers):
+    from envgym_swe import containers, grade
+    from envgym_swe.env import task_image
+    from envgym_swe.label import gold_patch
+    from envgym_verifiers.tests import grade_patch
+
+    repo, instances = make_demo(tmp_path)
+    rows = _with_cmds(instances, ["python3 -c 'import calc' && python3 -m pytest -rA"])
+    report = importer.import_instances(rows, {REPO: repo}, "swe-cmds", None, remember=False)
+    assert not report.skipped and len(report.tasks) == 1
+    task = report.tasks[0]
+
+    async def gold():  # import builds the image with asyncio.run of its own: the grading gets its own loop
+        async with containers.leased(task_image(task)) as sandbox:
+            return await grade_patch(grade.tests_spec(task), sandbox, gold_patch(task))
+
+    verdict = asyncio.run(gold())
+    assert verdict.passed, verdict.evidence.get("reason")

@@ -67,6 +67,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
         out.print(f"image {tag}  {'[green]built[/]' if built else 'up to date'}")
     for iid, why in report.skipped:
         out.print(f"[yellow]skipped[/] {iid}: {why}")
+    for iid, note in report.adjusted:
+        out.print(f"[yellow]adjusted[/] {iid}: {note}")
     where = f" -> {report.out_dir}" if report.out_dir else ""
     out.print(f"suite {suite}: {len(report.tasks)} tasks (env {report.env_id}), {len(report.skipped)} skipped{where}")
     return 0 if report.tasks else 1

@@ -7,7 +7,9 @@
     report.tasks, report.skipped, report.images          # TaskSpecs, (instance_id, reason), (tag, built?)
 
 An instance that cannot be used is skipped with its reason and the rest import: fields that do not validate
-(:func:`sort_instances` names each field), an empty FAIL_TO_PASS (nothing tells the fix from the bug:
+(:func:`sort_instances` names each field), a ``test_cmd`` grading would refuse (:func:`grading_test_cmd`: shell
+steps before pytest become image build steps, noted in ``report.adjusted``; steps that change the tests'
+environment are refused, the field named), an empty FAIL_TO_PASS (nothing tells the fix from the bug:
 ``envgym swe label`` finds the tests), a repository not given or lacking the base commit, a gold or test
 patch that does not apply there (:func:`check_instances`: checked against the base tree in a private index,
 the work tree is never touched), an image that does not build. One image is built per (repo, version,
@@ -55,6 +57,8 @@ class ImportReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     images: list[tuple[str, bool]] = field(default_factory=list)
     out_dir: Path | None = None
+    adjusted: list[tuple[str, str]] = field(default_factory=list)
+    """(instance_id, what changed) for instances imported in a form grading can run (:func:`grading_test_cmd`)."""
 
 
 def env_id_for(suite: str) -> str:
@@ -186,13 +190,62 @@ def sort_instances(rows: Iterable[Instance | dict[str, Any]]) -> tuple[list[Inst
     return parsed, skipped
 
 
+_SHELL_STEP = re.compile(r"\s*(?:&&|;|\n)\s*")
+_ENV_CHANGING = re.compile(r"(?:^|&&|;|\n)\s*(?:export|cd|pushd|source|\.|set|unset|ulimit|umask|alias)\b"
+                           r"|(?:^|&&|;|\n)\s*[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def grading_test_cmd(inst: Instance) -> tuple[Instance, str | None]:
+    """``inst`` as grading can run it, and a note when it had to change; SpecError naming the field when it cannot.
+
+    Grading runs pytest alone through its own runner (:func:`envgym.plugin.tests.pytest_args`), never a shell the
+    agent's work could reach. A ``test_cmd`` that is shell steps and then pytest (``pip install -e . && pytest
+    tests``) keeps the pytest command; the steps before it join the image's install command, run once at build.
+    Steps that change the tests' environment (``export``, ``cd``, ``source``, ``VAR=...``) cannot become a build
+    step: such an instance is refused, as is a ``test_cmd`` with no pytest command at its end."""
+    from envgym.plugin.tests import TestsSpec, pytest_args
+
+    def runs(cmd: str) -> bool:
+        try:
+            pytest_args(TestsSpec(base_commit=inst.base_commit, fail_to_pass=("-",), test_cmd=cmd))
+        except (EnvgymError, ValueError):  # VerifierError, or shlex's "No closing quotation"
+            return False
+        return True
+
+    if inst.test_cmd is None or runs(inst.test_cmd):
+        return inst, None
+    steps = [m.end() for m in _SHELL_STEP.finditer(inst.test_cmd)]
+    cut = next((end for end in reversed(steps) if runs(inst.test_cmd[end:])), None)
+    why = ("grading runs pytest alone (`python3 -m pytest ARGS` or `pytest ARGS`), never a shell step: "
+           f"{inst.test_cmd!r}")
+    if cut is None:
+        raise SpecError(f"{why} has no pytest command at its end", field="test_cmd")
+    prefix = inst.test_cmd[:cut].rstrip().removesuffix("&&").removesuffix(";").strip()
+    if _ENV_CHANGING.search(prefix):
+        raise SpecError(f"{why} starts with `{prefix}`, which changes the tests' environment and cannot run at "
+                        "image build", field="test_cmd")
+    fixed = inst.model_copy(update={"test_cmd": inst.test_cmd[cut:].strip(),
+                                    "install": f"{inst.install} && {prefix}"})
+    return fixed, (f"test_cmd's shell step `{prefix}` runs at image build (after `install`); grading runs "
+                   f"`{fixed.test_cmd}`")
+
+
 def check_instances(parsed: Iterable[Instance], paths: Mapping[str, Path], *, need_labels: bool = True,
-                    ) -> tuple[list[Instance], list[tuple[str, str]]]:
-    """Host-side checks: a repository given, holding the base commit, gold and test patch applying there (and,
-    with ``need_labels``, a non-empty FAIL_TO_PASS). Returns (usable instances with full commit ids, skipped)."""
+                    notes: list[tuple[str, str]] | None = None) -> tuple[list[Instance], list[tuple[str, str]]]:
+    """Host-side checks: a ``test_cmd`` grading can run (:func:`grading_test_cmd`, whose notes go to ``notes``), a
+    repository given, holding the base commit, gold and test patch applying there (and, with ``need_labels``, a
+    non-empty FAIL_TO_PASS). Returns (usable instances with full commit ids, skipped)."""
     accepted: list[Instance] = []
     skipped: list[tuple[str, str]] = []
     for inst in parsed:
+        try:
+            inst, note = grading_test_cmd(inst)
+        except SpecError as exc:
+            suffix = " (field 'test_cmd')"
+            skipped.append((inst.instance_id, "field 'test_cmd': " + str(exc).removesuffix(suffix)))
+            continue
+        if note and notes is not None:
+            notes.append((inst.instance_id, note))
         repo = paths.get(inst.repo)
         if need_labels and not inst.FAIL_TO_PASS:
             skipped.append((inst.instance_id, "FAIL_TO_PASS is empty: no test tells the fix from the bug "
@@ -259,7 +312,7 @@ def import_instances(instances: Iterable[Instance | dict[str, Any]] | str | Path
     parsed, skipped = sort_instances(rows)
     report = ImportReport(suite=suite, env_id=env_id_for(suite), skipped=skipped)
     paths = {name: Path(p).expanduser().resolve() for name, p in repos.items()}
-    accepted, problems = check_instances(parsed, paths)
+    accepted, problems = check_instances(parsed, paths, notes=report.adjusted)
     report.skipped += problems
     for spec, members in image_groups(accepted, paths, given=images):
         if build:
@@ -292,6 +345,8 @@ def write_import(report: ImportReport, out_dir: Path, *, remember: bool = True) 
              f"    envgym check {report.env_id}", ""]
     if report.skipped:
         lines += ["Skipped at import:", ""] + [f"- `{i}`: {why}" for i, why in report.skipped] + [""]
+    if report.adjusted:
+        lines += ["Adjusted at import:", ""] + [f"- `{i}`: {note}" for i, note in report.adjusted] + [""]
     _write_suite(report.suite, report.tasks, readme="\n".join(lines), folder=out_dir, log=None)
     try:
         inside = out_dir.resolve().parent == suites_root().resolve()
