@@ -10,7 +10,8 @@ record as a :class:`RecordLine`: the summary and progress count its suite and ou
 back into a :class:`~envgym.record.ResultRecord` only for what reads the whole record (``on_record``, an
 exporter, an infra error's cause): parsing was a third of the writing process's time per episode with
 ``--workers``. The exporters get a trajectory parsed back from its line only if they read it.
-:class:`EvalSummary` is what the recorder counts (:mod:`envgym.eval` returns it and re-exports it).
+:class:`EvalSummary` is what the recorder counts (:mod:`envgym.eval` returns it and re-exports it): outcomes, and
+beside them whose error ended each episode that ended in one (:func:`blame_of`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ class EvalSummary:
     infra_causes: Counter[str] = field(default_factory=Counter)
     """This invocation's infra errors by message (:func:`envgym._progress.cause_of`). Earlier infra errors
     are always retried, so these are all the run's."""
+    blames: Counter[str] = field(default_factory=Counter)
+    """This invocation's episodes that ended in an error, by whose it was (``agent``, ``env``, ``verifier``,
+    ``infra``; :mod:`envgym.rollout`): a failure the verifier caused is not the agent's."""
 
     @property
     def ran(self) -> int:
@@ -80,6 +84,19 @@ class RecordLine:
 
 
 Recorded = ResultRecord | RecordLine
+
+_NO_ERROR = b'"error_type":null,"blame":null'
+"""How a record line without an error reads (the fields are adjacent, in the model's order)."""
+
+
+def blame_of(entry: Recorded) -> str | None:
+    """Whose error ended the episode (:attr:`ResultRecord.blame`), or None. A worker's line is parsed only when it
+    holds an error: a success never does, and an error-free record's line says so in two adjacent fields."""
+    if isinstance(entry, RecordLine):
+        if entry.outcome is Outcome.SUCCESS or _NO_ERROR in entry.line:
+            return None
+        entry = entry.record
+    return entry.blame.value if entry.blame is not None else None
 
 
 def _whole(entry: Recorded) -> ResultRecord:
@@ -138,6 +155,9 @@ class Recorder:
         for entry, _ in items:
             outcome = entry.outcome
             summary.outcomes[outcome.value] += 1
+            blame = blame_of(entry)
+            if blame is not None:
+                summary.blames[blame] += 1
             cause = None
             if outcome is Outcome.INFRA_ERROR:
                 cause = cause_of(_whole(entry))

@@ -283,7 +283,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if summary.torn_repaired:
         console.print("[yellow]repaired a torn last record line left by an earlier crash[/]")
     out.print(f"run {summary.run_id} in {summary.run_dir}: ran {summary.ran}, skipped {summary.skipped} "
-              f"of {summary.planned}; " + ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())))
+              f"of {summary.planned}; " + ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))
+              + ("; errors by blame: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.blames.items()))
+                 if summary.blames else ""))
     infra = summary.outcomes["infra_error"]
     if summary.planned and (infra == summary.planned or infra / summary.planned > args.max_infra_errors):
         share = "every episode" if infra == summary.planned else f"{infra} of {summary.planned} episodes"
