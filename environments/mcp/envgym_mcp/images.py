@@ -125,7 +125,7 @@ def ensure_image(spec: McpServerSpec, *, log: Callable[[str], None] | None = Non
                 raise ImageBuildFailed(f"the sandbox base image {base} is missing: run sandboxes/host-setup.sh "
                                        "(or `envgym sandbox build python`)")
             started = time.monotonic()
-            say(f"envgym mcp: building {tag} for {' '.join(_requirements(spec))} (first use; about a minute)")
+            say(f"envgym mcp: building {tag} for {' '.join(_requirements(spec))} (first use: 15-40 s)")
             wheels = _wheels(spec, folder, say)
             _build(api, spec, tag, base, wheels)
             size = api.inspect_image(tag)["Size"]
