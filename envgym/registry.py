@@ -94,6 +94,9 @@ class SuiteSpec(FrozenModel):
     name: str
     path: str
     description: str = ""
+    user: bool = False
+    """Made on this machine by its user (``envgym swe import`` / ``mine``), not shipped by envgym or a plug-in
+    package: what the project's own checks leave out."""
 
 
 @dataclass(frozen=True)
@@ -213,8 +216,10 @@ def load_entry_point(entry_point: str) -> Callable[..., Any]:
 
 # --- named suites -----------------------------------------------------------------------------------------
 
-def register_suite(name: str, path: str | Path, *, description: str = "", override: bool = False) -> SuiteSpec:
-    """Name a suite: ``envgym eval --suite NAME``, ``load_suite(NAME)`` and ``envgym list`` find it."""
+def register_suite(name: str, path: str | Path, *, description: str = "", override: bool = False,
+                   user: bool = False) -> SuiteSpec:
+    """Name a suite: ``envgym eval --suite NAME``, ``load_suite(NAME)`` and ``envgym list`` find it. ``user``: a
+    suite the user made (an import), not one a package ships (:attr:`SuiteSpec.user`)."""
     if not SUITE_NAME_RE.match(name):
         raise RegistryError(f"malformed suite name {name!r}: lowercase letters, digits, '_', '.', '-'")
     where = Path(path)
@@ -224,7 +229,7 @@ def register_suite(name: str, path: str | Path, *, description: str = "", overri
     old = _suites.get(name)
     if old is not None and old.path != resolved and not override:
         raise RegistryError(f"suite {name!r} is already registered at {old.path} (pass override=True to replace it)")
-    suite = SuiteSpec(name=name, path=resolved, description=description)
+    suite = SuiteSpec(name=name, path=resolved, description=description, user=user)
     _suites[name] = suite
     return suite
 

@@ -25,7 +25,8 @@ def register_all() -> None:
     names = [p.name for p in sorted(suites_root().glob("swe-*")) if p.is_dir() and any(p.glob("*.jsonl"))]
     for name, folder in imported_suites().items():
         if name not in names and Path(folder).is_dir():
-            register_suite(name, folder, description="imported with envgym swe import", override=True)
+            register_suite(name, folder, description="imported with envgym swe import", override=True,
+                           user=True)
             names.append(name)
     for name in sorted(names):
         register(env_id_for(name), "envgym_swe.env:SweEnv", suites=(name,), max_episode_steps=50, override=True,

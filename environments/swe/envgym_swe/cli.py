@@ -264,13 +264,24 @@ def _cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
-def _repo_for(name: str, tasks: list, given: dict[str, Path]) -> Path | None:
-    """The local repository of ``name``: given, last imported from, or rebuilt from its pinned sdist."""
+def _suite_folder(suite: str) -> Path:
+    """The folder of ``suite`` (a path to one, an imported suite's name, or a bundled one's)."""
+    from envgym.plugin import suites_root
+    from envgym_swe.importer import imported_suites
+
+    if Path(suite).is_dir():
+        return Path(suite)
+    return Path(imported_suites().get(suite) or suites_root() / suite)
+
+
+def _repo_for(name: str, tasks: list, given: dict[str, Path], folder: Path | None = None) -> Path | None:
+    """The local repository of ``name``: given, the one the suite in ``folder`` was imported from, or rebuilt from
+    its pinned sdist."""
     from envgym_swe import images, importer
 
     if name in given:
         return given[name]
-    known = importer.known_repo(name)
+    known = importer.known_repo(name, folder)
     commits = {str(t.initial_state["base_commit"]) for t in tasks}
     if known is not None and all(images.has_commit(known, c) for c in commits):
         return known
@@ -297,18 +308,20 @@ def build_suites(suites: list[str], repos: dict[str, Path], *, force: bool = Fal
     from envgym_swe.images import ImageSpec, ensure_image, exists, image_tag
 
     groups: dict[str, tuple[ImageSpec, list]] = {}
+    folders: dict[str, Path] = {}
     for suite in suites:
         for task in load_suite(suite):
             spec = ImageSpec.model_validate(task.initial_state["image"])
             groups.setdefault(spec.model_dump_json(), (spec, []))[1].append(task)
+            folders.setdefault(spec.model_dump_json(), _suite_folder(suite))
     done = []
-    for spec, tasks in groups.values():
+    for key, (spec, tasks) in groups.items():
         api = connect()
         try:
             present = exists(api, image_tag(spec)) and not force
         finally:
             api.close()
-        repo = None if present else _repo_for(spec.repo, tasks, repos)
+        repo = None if present else _repo_for(spec.repo, tasks, repos, folders[key])
         done.append(ensure_image(spec, repo, force=force, log=log))
     return done
 

@@ -18,8 +18,10 @@ install, requirements) and per environment inferred at the base commits (:func:`
 README; their env id is :func:`env_id_for` the suite. The test patch and the FAIL_TO_PASS / PASS_TO_PASS
 lists live only in the ``tests`` verifier spec; the reference solution applies the gold patch through the
 tools. User suites go to :func:`suites_dir` by default (never into envgym's source tree); suites written
-outside ``tasks/`` are remembered in ``~/.cache/envgym/swe/suites.json`` so their env ids register, until
-:func:`forget_suite` (``envgym swe forget SUITE``).
+outside ``tasks/`` are remembered in ``~/.cache/envgym/swe/suites.json`` so their env ids register (as user
+suites: ``SuiteSpec.user``, which the project's own checks leave out), until :func:`forget_suite` (``envgym swe
+forget SUITE``). The repositories a suite came from are recorded in its own folder (:data:`SOURCE`), never in
+state shared by every import of the user: two imports at once cannot re-point each other's repository.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ from envgym_swe.instances import Instance, InstanceError, parse_instances, read_
 STATE_DIR = Path.home() / ".cache" / "envgym" / "swe"
 SUITES_INDEX = STATE_DIR / "suites.json"
 REPOS_INDEX = STATE_DIR / "repos.json"
+"""Deprecated (until 0.3): the one repository path per name every import of a user shared; read only when a
+suite folder has no :data:`SOURCE`, never written."""
+SOURCE = "source.json"
+"""In each imported suite's folder: what made it and the local repositories it came from (:func:`suite_source`)."""
 GOLD_PATH = "/tmp/gold.patch"
 
 
@@ -58,6 +64,8 @@ class ImportReport:
     images: list[tuple[str, bool]] = field(default_factory=list)
     out_dir: Path | None = None
     adjusted: list[tuple[str, str]] = field(default_factory=list)
+    repos: dict[str, str] = field(default_factory=dict)
+    """Repository name -> the local path the tasks' images were built from (written to the suite's :data:`SOURCE`)."""
     """(instance_id, what changed) for instances imported in a form grading can run (:func:`grading_test_cmd`)."""
 
 
@@ -159,9 +167,27 @@ def imported_suites() -> dict[str, str]:
     return {name: folder for name, folder in _load_index(SUITES_INDEX).items() if Path(folder).is_dir()}
 
 
-def known_repo(repo: str) -> Path | None:
-    """The local repository ``repo`` was last imported from, if it still exists."""
-    path = _load_index(REPOS_INDEX).get(repo)
+def suite_source(folder: str | Path) -> dict[str, Any] | None:
+    """What the suite folder's :data:`SOURCE` says (``made_by``, ``suite``, ``env_id``, ``repos``), or None."""
+    try:
+        data = json.loads((Path(folder) / SOURCE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def known_repo(repo: str, folder: str | Path | None = None) -> Path | None:
+    """The local repository of ``repo`` that the suite in ``folder`` was imported from (its :data:`SOURCE`), if it
+    still exists. A folder without one (imported before 0.2) falls back to the user-wide index, which warns."""
+    source = suite_source(folder) if folder is not None else None
+    if source is not None:
+        path = (source.get("repos") or {}).get(repo)
+    else:
+        path = _load_index(REPOS_INDEX).get(repo)
+        if path:
+            warnings.warn(f"{REPOS_INDEX} (one repository path per name for every import of this user) is "
+                          f"deprecated since 0.2 and goes in 0.3: import the suite again to record {repo}'s "
+                          f"repository in its folder's {SOURCE}", DeprecationWarning, stacklevel=2)
     return Path(path) if path and Path(path).is_dir() else None
 
 
@@ -321,8 +347,7 @@ def import_instances(instances: Iterable[Instance | dict[str, Any]] | str | Path
             except EnvgymError as exc:
                 report.skipped.extend((i.instance_id, f"image build failed: {exc}") for i in members)
                 continue
-        if remember:
-            _remember(REPOS_INDEX, spec.repo, str(paths[spec.repo]))
+        report.repos[spec.repo] = str(paths[spec.repo])
         report.tasks.extend(build_task(i, report.env_id, spec, split=split, test_timeout_s=test_timeout_s)
                             for i in members)
     order = {i.instance_id: n for n, i in enumerate(parsed)}
@@ -348,6 +373,12 @@ def write_import(report: ImportReport, out_dir: Path, *, remember: bool = True) 
     if report.adjusted:
         lines += ["Adjusted at import:", ""] + [f"- `{i}`: {note}" for i, note in report.adjusted] + [""]
     _write_suite(report.suite, report.tasks, readme="\n".join(lines), folder=out_dir, log=None)
+    # per suite, never per user: two imports at once each point only their own suite at their repositories
+    source = {"made_by": "envgym swe import", "suite": report.suite, "env_id": report.env_id,
+              "repos": dict(sorted(report.repos.items()))}
+    tmp = out_dir / f".{SOURCE}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(source, indent=2) + "\n")
+    tmp.replace(out_dir / SOURCE)
     try:
         inside = out_dir.resolve().parent == suites_root().resolve()
     except OSError:
