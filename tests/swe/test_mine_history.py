@@ -227,6 +227,10 @@ def test_a_formatting_merge_is_dropped_and_a_real_change_beside_a_formatting_one
     assert [x["problem_statement"] for x in mine_repository(repo.path, repo="me/calc").candidates] == ["Real change"]
 
 
+KLASS = ("import os\n\n\nclass A:\n    x: int\n\n    def f(self):\n        return os.sep\n\n"
+         '    @property\n    def g(self):\n        """Doc."""\n        return 2\n\n\nZ = A()\n')
+
+
 @pytest.mark.parametrize(("before", "after", "level"), [
     ("x = [1,2]\n", "x = [\n    1,\n    2,\n]  # two\n", 0),
     ("s = 'a' 'b'\n", 's = "ab"\n', 0),
@@ -245,6 +249,15 @@ def test_a_formatting_merge_is_dropped_and_a_real_change_beside_a_formatting_one
     ("import os\nimport sys\nos.x()\n", "import sys\nos.x()\nimport os\n", None),  # moved past code
     ("print 'py2'\n", "print('py2')\n", None),  # does not parse: kept
     (None, '"""Only a docstring."""\n', 1),
+    # Only what the change touched is compared; what it sits in still counts.
+    (KLASS, KLASS.replace("Doc.", "Docs."), 1),
+    (KLASS, KLASS.replace("return 2", "return 3"), None),
+    (KLASS, KLASS.replace("    x: int\n", "    x: 'int'\n"), 2),
+    (KLASS, KLASS.replace("    x: int\n", ""), None),
+    (KLASS, KLASS.replace("class A:", "class A(B):"), None),
+    ("a = 1\nb = 2\nc = 3\n", "b = 2\na = 1\nc = 3\n", None),  # moved past an unchanged statement
+    ("def f():\n    a = g()\n    b = 2\n    return a\n", "def f():\n    b = 2\n    a = g()\n    return a\n", None),
+    ("import c\nimport b\nimport a\nx = 1\n", "import a\nimport b\nimport c\nx = 1\n", 0),
 ])
 def test_python_levels(before, after, level):
     enc = [None if s is None else s.encode() for s in (before, after)]

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import ast
 import configparser
+import copy
+import difflib
 import re
 import tomllib
 from collections.abc import Iterable
@@ -145,26 +147,71 @@ class _StripTypes(ast.NodeTransformer):
         return node
 
 
+def _text(stmt: ast.stmt, lines: list[bytes]) -> bytes:
+    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+    return b"\n".join(lines[first - 1:stmt.end_lineno])
+
+
+def _blocks(a: list[ast.stmt], b: list[ast.stmt], lines: tuple[list[bytes], list[bytes]]
+            ) -> list[tuple[list[ast.stmt], list[ast.stmt]]]:
+    """The parts of two bodies that differ, as pairs of statement lists, each compared on its own: the two
+    bodies aligned on their statements' text (difflib), and a class or function changed on both sides
+    entered (its header one pair, each changed part of its body another, kept inside a copy of it, so its
+    scope still counts). Imports never align, so a run of adjacent imports stays whole inside one pair."""
+    keys = [[object() if isinstance(s, ast.Import | ast.ImportFrom) else _text(s, side) for s in body]
+            for body, side in ((a, lines[0]), (b, lines[1]))]
+    out: list[tuple[list[ast.stmt], list[ast.stmt]]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, *keys, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        one, two = a[i1:i2], b[j1:j2]
+        if (len(one) == len(two) == 1 and type(one[0]) is type(two[0])
+                and isinstance(one[0], ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                and one[0].name == two[0].name):
+            out.append(([_shell(one[0], [])], [_shell(two[0], [])]))
+            out += [([_shell(one[0], x)], [_shell(two[0], y)]) for x, y in _blocks(one[0].body, two[0].body, lines)]
+        else:
+            out.append((one, two))
+    return out
+
+
+def _shell(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.stmt]) -> ast.stmt:
+    shell = copy.copy(node)
+    shell.body = body
+    return shell
+
+
+def _pairs(before: bytes | None, after: bytes | None) -> list[tuple[ast.Module, ast.Module]]:
+    trees = [ast.parse(side or b"") for side in (before, after)]
+    lines = ((before or b"").splitlines(), (after or b"").splitlines())
+    return [(ast.Module(body=x, type_ignores=[]), ast.Module(body=y, type_ignores=[]))
+            for x, y in _blocks(trees[0].body, trees[1].body, lines)]
+
+
 def python_level(before: bytes | None, after: bytes | None) -> int | None:
     """The first level of :data:`LEVELS` at which the two sides of a ``.py`` file compare equal (a missing
-    side is an empty module), or None: the code changed, or a side does not parse."""
+    side is an empty module), or None: the code changed, or a side does not parse. Only what differs is
+    normalised and compared (:func:`_blocks`)."""
     if before == after:
         return 0
     steps = (_sort_imports, _strip_docs, lambda t: _StripTypes().visit(t))
     try:
-        trees = [ast.parse(side or b"") for side in (before, after)]
+        pairs = _pairs(before, after)
     except (SyntaxError, ValueError):
         return None
-    for step in steps:  # the most lenient comparison first: most changes differ there, and one dump decides
-        trees = [step(t) for t in trees]
-    if ast.dump(trees[0]) != ast.dump(trees[1]):
-        return None
-    trees = [ast.parse(side or b"") for side in (before, after)]
-    for level, step in enumerate(steps):
-        trees = [step(t) for t in trees]
-        if ast.dump(trees[0]) == ast.dump(trees[1]):
-            return level
-    return len(steps) - 1
+    for pair in pairs:  # the most lenient comparison first: most changes differ there, and one dump decides
+        for step in steps:
+            pair = (step(pair[0]), step(pair[1]))
+        if ast.dump(pair[0]) != ast.dump(pair[1]):
+            return None
+    worst = 0
+    for pair in _pairs(before, after):  # equal: which level made them so
+        for level, step in enumerate(steps):
+            pair = (step(pair[0]), step(pair[1]))
+            if ast.dump(pair[0]) == ast.dump(pair[1]):
+                worst = max(worst, level)
+                break
+    return worst
 
 
 def _config_equal(name: str, before: bytes | None, after: bytes | None) -> bool:
