@@ -14,7 +14,10 @@ then with type annotations stripped too (argument and return annotations; ``x: T
 and a bare ``x: T`` goes, except in a class body, where it declares a field and only its type goes;
 ``if TYPE_CHECKING:`` bodies, imports from ``typing`` / ``typing_extensions``, ``from __future__ import
 annotations`` and ``cast(T, v)`` -> ``v``). The first level at which every file compares equal names the
-reason: ``formatting or comments only``, ``docstrings only``, ``type annotations only``.
+reason: ``formatting or comments only``, ``docstrings only``, ``type annotations only``. Only what differs
+is normalised and compared: the two sides' statements are aligned on their text and each differing part
+compared on its own, inside the class or function it sits in (:func:`_blocks`), so a one-line change in a
+large module costs two parses, not a normalisation of the whole file.
 
 When in doubt the change is kept (a kept non-fix costs a labelling; a dropped fix is lost): a file that does
 not parse on either side, a ``pyproject.toml`` or ``setup.cfg`` change outside linters' own tables
