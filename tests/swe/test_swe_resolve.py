@@ -238,3 +238,17 @@ def test_an_image_of_a_pinned_era_imports_its_package_and_a_broken_one_says_why(
     message = str(caught.value)
     assert "No matching distribution found for envgym-fake-gamma" in message
     assert "last lines of the build log" in message and "hint: no wheel of envgym-fake-gamma was fetched" in message
+
+
+def test_a_stale_tests_require_gives_way_to_the_requirement_files(tmp_path):
+    """requests' 2022 setup.py: ``tests_require`` (a variable) pins pytest-httpbin==0.0.7, requirements-dev.txt
+    ==1.0.0; both at once can never resolve."""
+    from envgym_swe.environment import infer_environment
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    c = commit(repo, {"setup.py": "from setuptools import setup\n\ntest_requirements = ['pytest-httpbin==0.0.7', "
+                                  "'pytest-mock']\nsetup(name='r', tests_require=test_requirements)\n",
+                      "requirements-dev.txt": "pytest-httpbin==1.0.0\n", "r/__init__.py": ""}, "2022-03-01T00:00:00Z")
+    assert infer_environment(repo, c).requirements == ("pytest-httpbin==1.0.0", "pytest-mock")

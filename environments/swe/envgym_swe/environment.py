@@ -244,6 +244,7 @@ def infer_environment(repo: Path, commit: str) -> Environment:
     src = [n for n in _names(repo, commit, "src") if n != "src/"] if "src" in top else []
     layout = "src" if src else "flat"
     python, runtime, tests = "", [], []
+    weak: list[str] = []  # setup(tests_require=...): the files CI installs from name the same packages better
     own = None
     packaged = any(n in top for n in ("pyproject.toml", "setup.py", "setup.cfg"))
     pyproject = _show(repo, commit, "pyproject.toml") if "pyproject.toml" in top else None
@@ -296,7 +297,7 @@ def infer_environment(repo: Path, commit: str) -> Environment:
         python = python or (kw["python_requires"] if isinstance(kw.get("python_requires"), str) else "")
         for key in ("install_requires", "tests_require"):
             if isinstance(kw.get(key), list | tuple):
-                (runtime if key == "install_requires" else tests).extend(str(r) for r in kw[key])
+                (runtime if key == "install_requires" else weak).extend(str(r) for r in kw[key])
         extras = kw.get("extras_require")
         if isinstance(extras, dict):
             for name in TEST_EXTRAS:
@@ -309,6 +310,8 @@ def infer_environment(repo: Path, commit: str) -> Environment:
             tests += _requirement_lines(repo, commit, path, seen)
     if "tox.ini" in top:
         tests += _tox_deps(repo, commit, seen)
+    named = {_name(r.strip()) for r in runtime + tests}
+    tests += [r for r in weak if _name(r.strip()) not in named]  # a stale tests_require gives way (see below)
     requirements = tuple(sorted(set(_valid([r.strip() for r in runtime + tests if r.strip()], own))))
     problem = None
     if python:
@@ -341,6 +344,13 @@ def commit_date(repo: Path, commit: str) -> str:
     return datetime.fromtimestamp(int(proc.stdout.strip() or 0), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _name(requirement: str) -> str:
+    try:
+        return canonicalize_name(Requirement(requirement).name)
+    except InvalidRequirement:
+        return requirement
+
+
 def _marker_env(extra: str) -> dict[str, str]:
     return {"python_version": IMAGE_PYTHON, "python_full_version": IMAGE_PYTHON + ".0", "extra": extra}
 
@@ -370,7 +380,10 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
     The runtime requirements and the test extras come from the backend's own metadata
     (:func:`envgym_swe.metadata.read_metadata`: a sandbox with no network), plus ``setup(tests_require=…)``
     and everything :func:`infer_environment` finds (requirement files, dependency groups, Poetry and Hatch
-    dev dependencies, ``tox.ini`` deps). All of them, with the image's pytest, are pinned by
+    dev dependencies, ``tox.ini`` deps). A test extra or ``tests_require`` naming a package those already name
+    is dropped: the files a project's CI installs from are kept up to date, ``tests_require`` often is not
+    (requests' 2022 ``setup.py`` pins ``pytest-httpbin==0.0.7``, its ``requirements-dev.txt`` ``==1.0.0``).
+    All of them, with the image's pytest, are pinned by
     :func:`envgym_swe.resolve.resolve` with nothing newer than the commit's committer date, for the image's
     one Python (:data:`IMAGE_PYTHON`). :attr:`Environment.problem` says when the era cannot be built: the
     backend's error (a ``src/`` layout needs its install; a flat one falls back to the files read here, the
@@ -404,7 +417,9 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
                                                           f"Python, {IMAGE_PYTHON} (Debian bookworm's python3)")
     except InvalidSpecifier:
         pass
-    wanted = [*_valid([*runtime, *tests, *static.requirements], own), f"pytest=={IMAGE_PACKAGES['pytest']}"]
+    named = {_name(r) for r in [*runtime, *static.requirements]}
+    tests = [r for r in tests if _name(r) not in named]  # the files CI installs from win over a stale tests_require
+    wanted = [*_valid([*runtime, *static.requirements, *tests], own), f"pytest=={IMAGE_PACKAGES['pytest']}"]
     date = commit_date(repo, commit)
     res = resolve.resolve(wanted, date=date, python=IMAGE_PYTHON, cache=resolve.CACHE, check=resolve.fetch_pins)
     if res.error:
