@@ -460,7 +460,7 @@ async def validate_tasks(tasks: Iterable[TaskSpec], *, concurrency: int = 2) -> 
             return await grade_patch(tests_spec(task), sandbox, patch)
 
     async def one(task: TaskSpec) -> TaskValidation:
-        gold, empty = await asyncio.gather(grade(task, gold_patch(task)), grade(task, ""))
+        gold, empty = await _together([grade(task, gold_patch(task)), grade(task, "")])
         detail = "; ".join([f"gold: {c.name} {c.detail}" for c in gold.criteria if not c.passed]
                            + (["the empty patch resolves it"] if empty.passed else []))
         return TaskValidation(str(task.metadata.get("instance_id", task.id)), gold.passed, empty.passed, detail)
@@ -470,7 +470,7 @@ async def validate_tasks(tasks: Iterable[TaskSpec], *, concurrency: int = 2) -> 
         await containers.hold(image)
         try:
             mine = [t for t in tasks if task_image(t) == image]
-            done.update((t.id, v) for t, v in zip(mine, await asyncio.gather(*map(one, mine)), strict=True))
+            done.update((t.id, v) for t, v in zip(mine, await _together([one(t) for t in mine]), strict=True))
         finally:
             await containers.unhold(image)
     return [done[t.id] for t in tasks]
