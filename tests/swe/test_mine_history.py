@@ -311,3 +311,12 @@ def test_mine_cli_takes_a_range_and_counts_what_the_pre_filter_dropped(history, 
     assert main(["swe", "mine", str(repo.path), "--suite", "swe-calc", "--out", str(out), "--no-label",
                  "--until", "last tuesday"]) == 2
     assert "--until 'last tuesday': neither a commit" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_latin_1_diff_is_skipped_with_the_reason_not_a_crash(tmp_path):
+    repo = calc_repo(tmp_path)
+    (repo.path / "calc/__init__.py").write_bytes(CALC.encode() + b"\nNAME = 'caf\xe9'\n")
+    fix = repo.commit({"tests/test_name.py": "def test_name():\n    from calc import NAME\n    assert NAME\n"},
+                      "Add NAME", "2020-02-01T00:00:00Z")
+    report = mine_repository(repo.path, repo="me/calc")
+    assert report.candidates == [] and report.skipped == [(fix, "the diff is not UTF-8 text")]

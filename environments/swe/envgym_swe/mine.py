@@ -90,7 +90,8 @@ def is_test_path(path: str) -> bool:
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), "-c", "core.quotepath=off", *args], capture_output=True, text=True)
+    proc = subprocess.run(["git", "-C", str(repo), "-c", "core.quotepath=off", *args], capture_output=True, text=True,
+                          errors="surrogateescape")  # old history holds Latin-1 files: kept, then refused below
     if proc.returncode != 0:
         raise SpecError(f"git {' '.join(args[:2])} in {repo} failed: {proc.stderr.strip()[-500:]}")
     return proc.stdout
@@ -268,6 +269,11 @@ def mine_repository(path: str | Path, *, repo: str | None = None, since: str | N
                           "--", *tests)
         if "GIT binary patch" in patch + test_patch:
             report.skipped.append((commit, "binary files changed"))
+            continue
+        try:
+            (patch + test_patch).encode()
+        except UnicodeEncodeError:
+            report.skipped.append((commit, "the diff is not UTF-8 text"))
             continue
         if parent not in envs:
             envs[parent] = environment(path, parent)
