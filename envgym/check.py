@@ -52,24 +52,27 @@ import asyncio
 import contextlib
 import inspect
 import json
+import os
 import random
 import shutil
+import sys
 import tempfile
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envgym import generate
 from envgym.agent import Agent
 from envgym.agents import OracleConfig
 from envgym.agents.baseline import NullAgent, OracleAgent
 from envgym.compose import make
 from envgym.env import Env, NullAccepted
-from envgym.errors import EnvClosed, ResetNeeded
+from envgym.errors import EnvClosed, ResetNeeded, SpecError
 from envgym.eval import EvalConfig, evaluate
 from envgym.record import ResultRecord, latest, read_records
-from envgym.registry import load_entry_point, spec
+from envgym.registry import generator_spec, load_entry_point, spec
 from envgym.rollout import run_episode
 from envgym.tamper import tamper_agents_for
 from envgym.task import TaskSpec, load_suite, write_tasks
@@ -120,7 +123,7 @@ def env_tasks(env_id: str) -> list[TaskSpec]:
     return [t for suite in spec(env_id).suites for t in load_suite(suite) if t.env_id == env_id]
 
 
-def choose_tasks(tasks: list[TaskSpec], *, limit: int | None = None, sample: int | None = None,
+def choose_tasks(tasks: Sequence[TaskSpec], *, limit: int | None = None, sample: int | None = None,
                  seed: int = 0) -> tuple[list[TaskSpec], str]:
     """The tasks ``check`` runs on, and how they were chosen: the first ``limit``, or ``sample`` drawn at
     random with ``seed`` (the same seed, the same tasks; kept in suite order), or all (``""``).
@@ -530,7 +533,7 @@ def _why(trajectory) -> str:
 
 async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True,
                 concurrency: int = 8, tamper: int = 2, all_tasks: bool = False, limit: int | None = None,
-                sample: int | None = None, seed: int = 0) -> CheckReport:
+                sample: int | None = None, seed: int = 0, tasks: Sequence[TaskSpec] | None = None) -> CheckReport:
     """Contract checks, then (``gates``) the admission gates and the hack-probe gate on ``tamper`` tasks.
 
     An env class whose episodes each cost a container's seconds may set ``gate_sample`` (an int): the
@@ -541,17 +544,24 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
     episodes to those tasks (:func:`choose_tasks`; ``report.checked`` and ``report.selection`` say which), so
     a plug-in with many slow tasks can be checked on a few; the gates then run on all of them, whatever
     ``gate_sample`` says. Whether every task ships a reference solution is still read from all of them.
-    Neither goes with ``all_tasks``."""
+    Neither goes with ``all_tasks``.
+
+    ``tasks`` (default: the env's suites) is where the tasks come from instead: a generator's lazy suite
+    (:func:`check_generator`), whose tasks are made only where chosen (so the reference-solution check reads
+    the chosen ones)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     if all_tasks and (limit is not None or sample is not None):
         raise ValueError("all_tasks gates every task: it excludes limit and sample")
     report = CheckReport(env_id=env_id)
-    every = env_tasks(env_id)
+    every = env_tasks(env_id) if tasks is None else tasks
     report.tasks = len(every)
-    report.expect("the env ships tasks with reference solutions",
-                  bool(every) and all(t.solution is not None for t in every), f"{len(every)} tasks")
-    tasks, report.selection = choose_tasks(every, limit=limit, sample=sample, seed=seed)
+    chosen, report.selection = choose_tasks(every, limit=limit, sample=sample, seed=seed)
+    solved = every if tasks is None else chosen
+    report.expect("the env ships tasks with reference solutions" if tasks is None
+                  else "the chosen tasks carry reference solutions",
+                  bool(solved) and all(t.solution is not None for t in solved), f"{len(solved)} tasks")
+    tasks = chosen
     report.checked = len(tasks)
     if not tasks:
         return report
@@ -580,3 +590,67 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
                 report.passed.append("hack probes on tasks that accept the null answer: only an infra_error fails")
             await _tamper_gate(env_id, tamper_sample(probed, tamper), accepted, report, concurrency)
     return report
+
+
+GENERATOR_SAMPLE = 200
+"""Tasks ``envgym check NAME`` samples from a generator unless told otherwise (``--generator-sample``)."""
+DETERMINISM_SAMPLE = 20
+"""Of those, how many are made again in two other processes (different ``PYTHONHASHSEED``) and compared."""
+
+
+async def check_generator(ref: str, *, sample: int | None = GENERATOR_SAMPLE, seed: int = 0, limit: int | None = None,
+                          **kwargs: Any) -> CheckReport:
+    """Admit a task generator: :func:`check` on a seeded sample of its suite (``ref``: ``NAME`` or
+    ``NAME@START:STOP[:level=L][:split=S]``; every split, levels mixed, by default), and two checks of the
+    generator's own: its tasks are made alike in two fresh processes with different ``PYTHONHASHSEED`` (same
+    hashes), and the sample's train and test tasks share no template family (:mod:`envgym.generate`)."""
+    parsed = generate.parse_ref(ref)
+    if parsed is None:
+        raise SpecError(f"{ref!r} names no task generator (envgym tasks generate --list names them)")
+    found = generator_spec(parsed.name)
+    if found is None:  # parse_ref found it a moment ago
+        raise SpecError(f"unknown generator {parsed.name!r}")
+    every = generate.GeneratedTasks(parsed)
+    sample = None if limit is not None else sample
+    report = await check(found.env_id, tasks=every, sample=sample, seed=seed, limit=limit, **kwargs)
+    report.env_id = f"{parsed} (generator of {found.env_id})"
+    chosen, _ = choose_tasks(every, limit=limit, sample=sample, seed=seed)
+    seen: dict[str, set[str]] = {}
+    for task in chosen:
+        seen.setdefault(task.split, set()).update(task.metadata.get("templates", ()))
+    shared = set.intersection(*seen.values()) if len(seen) > 1 else set()
+    report.expect(f"train and test share no template family ({len(chosen)} tasks: "
+                  + "; ".join(f"{split} {', '.join(sorted(t))}" for split, t in sorted(seen.items())) + ")",
+                  not shared, f"shared: {', '.join(sorted(shared))}")
+    probe = list(chosen[:DETERMINISM_SAMPLE])
+    mine = [t.hash for t in probe]
+    seeds = ("0", "4242")
+    theirs = await asyncio.gather(*(_hashes_elsewhere([t.id for t in probe], hash_seed) for hash_seed in seeds))
+    differ = [f"{t.id} (PYTHONHASHSEED={hs})" for hs, hashes in zip(seeds, theirs, strict=True)
+              for t, h, other in zip(probe, mine, hashes, strict=False) if h != other]
+    report.expect(f"deterministic: {len(probe)} tasks made alike in two other processes (PYTHONHASHSEED 0, 4242)",
+                  not differ and all(len(h) == len(probe) for h in theirs),
+                  "differ: " + ", ".join(differ[:5]) if differ else "a process made fewer tasks")
+    return report
+
+
+_HASHES = """\
+import sys
+from envgym.generate import generate, parse_task_id
+for line in sys.stdin.read().split():
+    name, split, level, seed = parse_task_id(line)
+    print(generate(name, seed, level=level, split=split).hash, flush=True)
+"""
+
+
+async def _hashes_elsewhere(ids: list[str], hash_seed: str) -> list[str]:
+    """The hashes another Python process (``PYTHONHASHSEED=hash_seed``) makes for these generated task ids."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _HASHES, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONHASHSEED": hash_seed})
+    out, err = await process.communicate("\n".join(ids).encode())
+    if process.returncode != 0:
+        lines = err.decode(errors="replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit {process.returncode}"
+        raise SpecError(f"making the tasks again in another process failed: {why}")
+    return out.decode().split()

@@ -1,4 +1,5 @@
-"""The registry: environments, named suites and verifier kinds, from any installed package, one way.
+"""The registry: environments, named suites, task generators and verifier kinds, from any installed package,
+one way.
 
 There is one registration mechanism. A package (this repository's families included, exactly like a
 third-party one) declares a callable in the entry-point group ``envgym.environments``, named after its
@@ -9,6 +10,9 @@ family; the callable registers what the package brings::
         envgym.register("mine/shop-v1", "my_pkg.env:ShopEnv", suites=("mine-shop",), max_episode_steps=20)
         envgym.register_suite("mine-shop", Path(__file__).parent / "tasks")       # a folder or a .jsonl file
         envgym.register_verifier("shop_total", ShopTotalSpec, check_total)        # an open verifier kind
+        envgym.plugin.register_generator("mine-shop-gen", "my_pkg.gen:shop", family="mine",  # seeded tasks
+                                         env_id="mine/shop-v1", levels=(1, 2),
+                                         templates={"buy": "train", "sell": "test"})
 
 A hook is loaded the first time an id of its family is asked for, or when anything needs every
 registration (``list_envs``, ``list_suites``, an unknown suite or verifier type); a hook that fails raises
@@ -254,6 +258,101 @@ def suite_name_for(path: str | Path) -> str | None:
     return next((s.name for s in _suites.values() if s.path == resolved), None)
 
 
+# --- task generators --------------------------------------------------------------------------------------
+
+class GeneratorSpec(FrozenModel):
+    """A registered task generator: how to build task ``seed`` of a level and split (see :mod:`envgym.generate`)."""
+
+    name: str
+    entry_point: str | None = None
+    """``module:attribute`` of the generator function (None: registered as a callable, :attr:`fn`)."""
+    family: str
+    env_id: str
+    """The env every task it makes is for."""
+    levels: tuple[int, ...]
+    """Its difficulty levels, easiest first; a seed range without ``level=`` mixes them (seed ``s`` gets
+    ``levels[s % len(levels)]``)."""
+    templates: dict[str, str]
+    """Template family -> the split it belongs to: a task of split S is made only from S's families, so train
+    and test share no template family."""
+    size: int = 10_000
+    """The seeds its bare name means as a suite (``NAME`` is ``NAME@0:size``)."""
+    description: str = ""
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        """The splits it makes tasks of, in the order ``train``, ``test``, ``dev``."""
+        return tuple(s for s in ("train", "test", "dev") if s in self.templates.values())
+
+    def templates_of(self, split: str) -> tuple[str, ...]:
+        """The template families of ``split``, in registration order."""
+        return tuple(t for t, s in self.templates.items() if s == split)
+
+
+_generators: dict[str, GeneratorSpec] = {}
+_generator_fns: dict[str, Callable[..., Any]] = {}
+
+
+def register_generator(name: str, fn: Callable[..., Any] | str, *, family: str, env_id: str,
+                       levels: tuple[int, ...] | list[int], templates: dict[str, str], size: int = 10_000,
+                       description: str = "", override: bool = False) -> GeneratorSpec:
+    """Name a task generator: ``NAME@START:STOP`` is then a suite wherever one is accepted, ``envgym tasks generate
+    NAME`` writes its tasks and ``envgym check NAME`` admits it (:mod:`envgym.generate` has the contract).
+
+    ``fn`` is ``(GenerationRequest) -> TaskSpec`` or a reference ``"package.module:ATTR"`` to one (imported when
+    the first task is made). ``family`` is ``env_id``'s family; ``levels`` distinct non-negative integers,
+    easiest first; ``templates`` maps each template family to its split (``train``, ``test`` or ``dev``).
+    """
+    if not SUITE_NAME_RE.match(name) or "@" in name:
+        raise RegistryError(f"malformed generator name {name!r}: lowercase letters, digits, '_', '.', '-'")
+    if parse_id(env_id)[0] != family:
+        raise RegistryError(f"generator {name!r}: env id {env_id!r} is not of family {family!r}")
+    if isinstance(fn, str) and not re.fullmatch(r"[\w.]+:[\w.]+", fn):
+        raise RegistryError(f"generator {name!r}: {fn!r} is not a reference 'package.module:ATTR'")
+    levels = tuple(levels)
+    if not levels or len(set(levels)) != len(levels) or any(not isinstance(x, int) or x < 0 for x in levels):
+        raise RegistryError(f"generator {name!r}: levels must be distinct integers >= 0, got {levels!r}")
+    bad = {t: s for t, s in templates.items() if s not in ("train", "test", "dev")}
+    if not templates or bad:
+        raise RegistryError(f"generator {name!r}: templates must map each template family to train, test or dev"
+                            + (f" (got {bad})" if bad else ""))
+    if size < 1:
+        raise RegistryError(f"generator {name!r}: size must be at least 1, got {size}")
+    if name in _generators and not override:
+        raise RegistryError(f"generator {name!r} is already registered (pass override=True to replace it)")
+    spec_ = GeneratorSpec(name=name, entry_point=fn if isinstance(fn, str) else None, family=family,
+                          env_id=env_id, levels=levels, templates=dict(templates), size=size,
+                          description=description)
+    _generators[name] = spec_
+    _generator_fns.pop(name, None)
+    if not isinstance(fn, str):
+        _generator_fns[name] = fn
+    return spec_
+
+
+def generator_spec(name: str) -> GeneratorSpec | None:
+    """The registration of generator ``name``, or None (loads every plug-in before saying None)."""
+    if name not in _generators:
+        _load_plugins()
+    return _generators.get(name)
+
+
+def generator_fn(name: str) -> Callable[..., Any]:
+    """The function of registered generator ``name`` (imported on first use if registered by reference)."""
+    found = generator_spec(name)
+    if found is None:
+        raise RegistryError(f"unknown generator {name!r}")
+    if name not in _generator_fns:
+        _generator_fns[name] = load_entry_point(found.entry_point or "")
+    return _generator_fns[name]
+
+
+def list_generators() -> list[str]:
+    """Every registered generator name (loading all plug-ins)."""
+    _load_plugins()
+    return sorted(_generators)
+
+
 # --- verifier kinds ---------------------------------------------------------------------------------------
 
 def register_verifier(type_name: str, model: type | str, fn: Callable[..., Any] | str, *,
@@ -368,19 +467,22 @@ def list_verifier_kinds() -> list[str]:
 
 @contextlib.contextmanager
 def isolated(*, plugins: bool = False) -> Iterator[None]:
-    """A fresh, empty registry of envs, suites and plug-in verifier kinds until the block ends (then the old one).
+    """A fresh, empty registry of envs, suites, generators and plug-in verifier kinds until the block ends (then
+    the old one).
 
     Built-in verifier kinds stay. With ``plugins=False`` (the default) no entry-point hook loads inside, so
     only what the block registers exists; ``plugins=True`` lets the installed plug-ins load afresh.
     """
-    global _registry, _suites, _verifiers, _loaded, _plugins_enabled, _verifiers_generation
-    saved = (_registry, _suites, _verifiers, _loaded, _plugins_enabled)
+    global _registry, _suites, _verifiers, _loaded, _plugins_enabled, _verifiers_generation, _generators
+    global _generator_fns
+    saved = (_registry, _suites, _verifiers, _loaded, _plugins_enabled, _generators, _generator_fns)
     _registry, _suites, _verifiers, _loaded, _plugins_enabled = {}, {}, {}, set(), plugins
+    _generators, _generator_fns = {}, {}
     _verifiers_generation += 1
     try:
         yield
     finally:
-        _registry, _suites, _verifiers, _loaded, _plugins_enabled = saved
+        _registry, _suites, _verifiers, _loaded, _plugins_enabled, _generators, _generator_fns = saved
         _verifiers_generation += 1
         for listener in _listeners:  # one added inside the block (Gymnasium's) learned only the block's ids
             for spec_ in _registry.values():

@@ -7,7 +7,8 @@ line (not UTF-8, not JSON, nested deeper than :data:`MAX_DEPTH`, not a valid tas
 verifier) raises :class:`SpecError` naming the file, the line and the field. A task id appears once in a
 suite, across all its files. A suite is a registered name (:func:`envgym.register_suite`; the bundled
 folders of the ``envgym_tasks`` data package register themselves through the same entry-point hook a
-plug-in uses, :func:`register_bundled_suites`), a folder of ``*.jsonl`` files, or one such file.
+plug-in uses, :func:`register_bundled_suites`), a folder of ``*.jsonl`` files, or one such file; or a task
+generator's seed range, ``NAME@START:STOP`` (:mod:`envgym.generate`), whose tasks are made as they are read.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from envgym import registry
+from envgym import generate, registry
 from envgym._jsonl import LineError, decode_line, depth, split_lines
 from envgym.errors import EnvError, SpecError, TaskMismatch
 from envgym.types import TASK_SCHEMA_VERSION, Action, FrozenModel, Limits, content_hash
@@ -192,7 +193,11 @@ SPLITS: tuple[str, ...] = ("train", "test", "dev")
 
 
 def suite_files(name: str | Path) -> list[Path]:
-    """The task files of a registered suite name, a folder, or one JSONL file (SpecError if none)."""
+    """The task files of a registered suite name, a folder, or one JSONL file (SpecError if none: a generator's
+    suite has no files)."""
+    if isinstance(name, str) and generate.parse_ref(name) is not None:
+        raise SpecError(f"suite {name!r} is a task generator's: it has no task files (envgym tasks generate "
+                        f"{name.partition('@')[0]} --out FILE writes some)")
     registered = registry.suite_spec(str(name)) if isinstance(name, str) and "/" not in name else None
     candidate = Path(registered.path) if registered is not None else Path(name)
     if candidate.suffix == ".jsonl" or candidate.is_dir():
@@ -207,10 +212,15 @@ def suite_files(name: str | Path) -> list[Path]:
     return files
 
 
-def load_suite(name: str | Path, *, split: str | None = None) -> list[TaskSpec]:
-    """Tasks of a registered suite, a folder, or one JSONL file; optionally one split only (train, test, dev)."""
+def load_suite(name: str | Path, *, split: str | None = None) -> Sequence[TaskSpec]:
+    """Tasks of a registered suite, a folder, or one JSONL file (a list); or of a generator's seed range,
+    ``NAME@START:STOP[:level=L][:split=S]`` (a :class:`~envgym.generate.GeneratedTasks`, whose tasks are made
+    as they are read); optionally one split only (train, test, dev)."""
     if split is not None and split not in SPLITS:
         raise SpecError(f"unknown split {split!r}; the splits are {', '.join(SPLITS)}")
+    ref = generate.parse_ref(name) if isinstance(name, str) else None
+    if ref is not None:
+        return generate.GeneratedTasks(ref, split=split)
     tasks: list[TaskSpec] = []
     first: dict[str, tuple[Path, int]] = {}  # task id -> where it was first seen
     for file in suite_files(name):
@@ -291,6 +301,8 @@ class SuiteTasks:
             return self._admitted(task)
         if task is not None and not isinstance(task, str):
             raise TypeError(f"{label}: reset(task=...) takes a TaskSpec or a task id, not {type(task).__name__}")
+        if isinstance(task, str) and (made := self._generated(task)) is not None:
+            return self._admitted(made)
         pool = self.tasks
         if not pool:
             raise EnvError(f"{label}: reset() needs a task (no suite is registered for it)")
@@ -309,6 +321,22 @@ class SuiteTasks:
             if not pool:
                 raise EnvError(f"{label}: its suites have no {split} tasks")
         return rng.choice(pool)
+
+
+    def _generated(self, task_id: str) -> TaskSpec | None:
+        """The task a generator's id names (``NAME.SPLIT.lLEVEL.sSEED``), made now, if a generator of that name
+        makes tasks for this env; else None."""
+        parsed = generate.parse_task_id(task_id)
+        if parsed is None:
+            return None
+        name, split, level, seed = parsed
+        found = registry.generator_spec(name)
+        if found is None or (self.env_id is not None and found.env_id != self.env_id):
+            return None
+        try:
+            return generate.generate(name, seed, level=level, split=split)
+        except SpecError as exc:
+            raise EnvError(f"task {task_id!r}: {exc}") from exc
 
 
 def _sql_check(specs: Iterable[Any], where: str) -> str | None:

@@ -194,10 +194,12 @@ CORE_ORDER = (
     "envgym.verify.matching", "envgym.verify.state", "envgym.verify.context", "envgym.verify.spec",
     "envgym.verify.answer", "envgym.verify.rubric",
     "envgym.verify.write_action", "envgym.verify._grade", "envgym.verify",
-    "envgym.task", "envgym.env", "envgym.wrappers", "envgym.compose", "envgym.gym",
+    "envgym.generate", "envgym.task", "envgym.env", "envgym.wrappers", "envgym.compose", "envgym.gym",
 )
 """The kernel's core, bottom first: the tables, the generic verifier kinds, the tasks, the env contract, its
-wrappers, ``make``, the Gymnasium facade. (``envgym.verify``'s kinds sit below ``task``: a task file names them.
+wrappers, ``make``, the Gymnasium facade. (A task generator's seed range is a suite, so ``envgym.generate``
+sits just below ``task``, knowing a task only by its fields. ``envgym.verify``'s kinds sit below ``task``: a task
+file names them.
 The other kinds are plug-in packages under ``verifiers/``, outside the kernel; ``envgym.verify.tests`` and
 ``envgym.verify.timed`` are deprecated aliases that import nothing of envgym but ``_deprecation``.)"""
 

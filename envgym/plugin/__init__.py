@@ -19,6 +19,9 @@ subcommand hook) loads none of them; and the core itself loads no Docker client 
 - the errors a family raises or catches, from the root :class:`EnvgymError` down;
 - registration: :func:`register`, :func:`register_suite`, :func:`register_verifier`, :class:`EnvSpec` (an
   authoring script that runs its own env uses the user's ``envgym.make``, the one root name a family may import);
+- task generators: :func:`register_generator` (a seeded generator served as a suite, ``NAME@START:STOP``),
+  the :class:`GenerationRequest` its function takes, :class:`GeneratorSpec`, and :func:`distinct` (counts
+  distinct tasks, :class:`Distinct`);
 - grading: :class:`VerifyContext` and the state / evidence types, :func:`grade`, the matcher-holding field
   types a verifier kind's spec declares (:data:`Matchable`, :data:`MatchArgs`), the verifier spec types
   a family builds (rubric, answer, write action, combinators) and the helpers that write them;
@@ -58,7 +61,8 @@ if _typing.TYPE_CHECKING:
         TaskMismatch,
         VerifierError,
     )
-    from envgym.registry import EnvSpec, register, register_suite, register_verifier
+    from envgym.generate import Distinct, GenerationRequest, distinct
+    from envgym.registry import EnvSpec, GeneratorSpec, register, register_generator, register_suite, register_verifier
     from envgym.tamper import ForwardInstruction, TamperAgent
     from envgym.task import Split, TaskSpec, list_suites, load_suite, load_tasks, suites_root, write_suite, write_tasks
     from envgym.tools.args import (
@@ -107,7 +111,9 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "envgym.errors": ("ActionRefused", "AgentFault", "EnvClosed", "EnvError", "EnvgymError", "ExtraMissing",
                       "JudgeUnavailable", "PluginError", "RegistryError", "ResetNeeded", "SandboxError", "SpecError",
                       "StepTimeout", "TaskMismatch", "VerifierError"),
-    "envgym.registry": ("EnvSpec", "register", "register_suite", "register_verifier"),
+    "envgym.generate": ("Distinct", "GenerationRequest", "distinct"),
+    "envgym.registry": ("EnvSpec", "GeneratorSpec", "register", "register_generator", "register_suite",
+                        "register_verifier"),
     "envgym.tamper": ("ForwardInstruction", "TamperAgent"),
     "envgym.task": ("Split", "TaskSpec", "list_suites", "load_suite", "load_tasks", "suites_root", "write_suite",
                     "write_tasks"),
@@ -137,6 +143,7 @@ __all__ = [
     "Clock",
     "Criterion",
     "CriterionResult",
+    "Distinct",
     "Env",
     "EnvClosed",
     "EnvError",
@@ -146,6 +153,8 @@ __all__ = [
     "ExtraMissing",
     "ForwardInstruction",
     "FrozenModel",
+    "GenerationRequest",
+    "GeneratorSpec",
     "JudgeConfig",
     "JudgeUnavailable",
     "LLMJudgeCheck",
@@ -190,6 +199,7 @@ __all__ = [
     "args_model_of",
     "canonical_json",
     "decode_arguments",
+    "distinct",
     "function_schema",
     "grade",
     "list_suites",
@@ -200,6 +210,7 @@ __all__ = [
     "refuse_quote",
     "refuse_quotes",
     "register",
+    "register_generator",
     "register_suite",
     "register_verifier",
     "suites_root",
