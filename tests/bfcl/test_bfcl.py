@@ -1,4 +1,5 @@
-"""BFCL through envgym: BFCL's data and checker from the installed bfcl-eval (the bfcl extra)."""
+"""BFCL through envgym: BFCL's data and checker from the installed bfcl-eval
+(``pip install 'envgym[bfcl]' && envgym bfcl setup``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 import pytest
 
-pytest.importorskip("bfcl_eval", reason="needs the bfcl extra (bfcl-eval)")
+pytest.importorskip("bfcl_eval", reason="needs bfcl-eval: pip install 'envgym[bfcl]' && envgym bfcl setup")
 
 import envgym
 from envgym.agents.baseline import OracleAgent

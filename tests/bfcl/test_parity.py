@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("bfcl_eval", reason="needs the bfcl extra (bfcl-eval)")
+pytest.importorskip("bfcl_eval", reason="needs bfcl-eval: pip install 'envgym[bfcl]' && envgym bfcl setup")
 
 import envgym
 from envgym.check import check, tamper_sample
