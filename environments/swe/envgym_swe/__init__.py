@@ -18,11 +18,15 @@ __all__ = ["register_all"]
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
     from envgym.plugin import register, register_suite, suites_root
-    from envgym_swe.importer import env_id_for, imported_suites
+    from envgym_swe.importer import env_id_for, imported_suites, suite_source
 
     # The bundled swe-* folders are named suites already (envgym_tasks registers its folders); imported ones
     # are named here, from where ``envgym swe import`` wrote them.
     names = [p.name for p in sorted(suites_root().glob("swe-*")) if p.is_dir() and any(p.glob("*.jsonl"))]
+    for name in names:  # one imported into tasks/ (``--out tasks/NAME``) is the user's all the same
+        if suite_source(suites_root() / name) is not None:
+            register_suite(name, suites_root() / name, description="imported with envgym swe import",
+                           override=True, user=True)
     for name, folder in imported_suites().items():
         if name not in names and Path(folder).is_dir():
             register_suite(name, folder, description="imported with envgym swe import", override=True,
