@@ -3,6 +3,7 @@
     envgym list                                  environments and bundled suites
     envgym check ENV_ID... | --all               contract checks and admission gates (oracle 1, null 0)
     envgym tasks validate FILE...                validate task files (errors name file, line and field)
+    envgym tasks generate NAME --n N --out F     write a task generator's tasks (JSONL or a datasets folder)
     envgym eval --suite S --agent A --out DIR    evaluate (resumable: rerun the same command)
     envgym leaderboard build RUN_DIR... --out DIR
     envgym sandbox build [NAME...|--all] | gc    container images and the reaper (envgym/sandbox/cli.py)
@@ -87,6 +88,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def nonnegative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def workers_count(text: str) -> int | str:
     """An argparse type: ``auto`` or an integer >= 1 (``envgym eval --workers``)."""
     return "auto" if text == "auto" else positive_int(text)
@@ -147,12 +159,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     import asyncio
 
-    from envgym.check import check
-    from envgym.registry import list_envs
+    from envgym.registry import list_envs, list_generators
 
-    ids = list_envs() if args.all else args.env_ids
+    ids = [*list_envs(), *list_generators()] if args.all else args.env_ids
     if not ids:
-        raise EnvgymError("name an env id or pass --all")
+        raise EnvgymError("name an env id (or a task generator) or pass --all")
     if args.seed is not None and args.sample is None:
         raise EnvgymError("--seed S seeds --sample N: give --sample N with it (or --limit N for the first N tasks)")
     if args.all_tasks and (args.limit or args.sample):
@@ -161,9 +172,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     failed: list[str] = []
     for env_id in ids:
         try:
-            report = asyncio.run(check(env_id, gates=not args.no_gates, concurrency=args.concurrency,
-                                       tamper=args.tamper_sample, all_tasks=args.all_tasks, limit=args.limit,
-                                       sample=args.sample, seed=args.seed or 0))
+            report = asyncio.run(_check_one(env_id, args))
         except ExtraMissing as exc:
             if not args.all:
                 raise
@@ -202,6 +211,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+async def _check_one(name: str, args: argparse.Namespace) -> Any:
+    """``envgym check``'s report on an env id, or on a task generator (a name without ``/``: a seeded sample of
+    ``--sample`` or ``--generator-sample`` tasks)."""
+    from envgym.check import check, check_generator
+
+    common = {"gates": not args.no_gates, "concurrency": args.concurrency, "tamper": args.tamper_sample,
+              "limit": args.limit, "seed": args.seed or 0}
+    if "/" not in name:
+        return await check_generator(name, sample=args.sample or args.generator_sample, **common)
+    return await check(name, all_tasks=args.all_tasks, sample=args.sample, **common)
+
+
 def _cmd_tasks_validate(args: argparse.Namespace) -> int:
     from envgym.registry import spec
     from envgym.task import load_tasks
@@ -217,6 +238,55 @@ def _cmd_tasks_validate(args: argparse.Namespace) -> int:
         total += len(tasks)
         out.print(f"{path}: {len(tasks)} tasks ok")
     out.print(f"{total} tasks valid")
+    return 0
+
+
+def _cmd_tasks_generate(args: argparse.Namespace) -> int:
+    import time
+
+    from envgym.generate import GeneratedTasks, SuiteRef, distinct, find
+    from envgym.registry import list_generators
+
+    if args.list:
+        for name in list_generators():
+            g = find(name)
+            splits = "; ".join(f"{split}: {', '.join(g.templates_of(split))}" for split in g.splits)
+            out.print(f"{g.family}/{name}\tlevels {','.join(map(str, g.levels))}\t{splits}\t{g.description}",
+                      markup=False, highlight=False)
+        return 0
+    if not args.name or not args.out or args.n is None:
+        raise EnvgymError("envgym tasks generate NAME --n N --out FILE.jsonl|DIR (or --list)")
+    if "@" in args.name:
+        raise EnvgymError(f"NAME: {args.name!r}: give the generator's name; --seed, --n, --level and --split choose "
+                          "its tasks")
+    spec_ = find(args.name)  # an unknown name: a SpecError with a did-you-mean
+    if args.level is not None and args.level not in spec_.levels:
+        raise EnvgymError(f"--level {args.level}: generator {args.name!r} has levels "
+                          f"{', '.join(map(str, spec_.levels))}")
+    if args.split is not None and args.split not in spec_.splits:
+        raise EnvgymError(f"--split {args.split}: generator {args.name!r} makes {', '.join(spec_.splits)} tasks")
+    ref = SuiteRef(args.name, args.seed, args.seed + args.n, args.level, args.split)
+    started = time.perf_counter()
+    tasks = list(GeneratedTasks(ref)[: args.n])
+    seconds = time.perf_counter() - started
+    target = Path(args.out)
+    if args.format == "hf":
+        import importlib.util
+
+        if importlib.util.find_spec("datasets") is None:
+            raise ExtraMissing("--format hf needs the datasets package: pip install 'envgym[train]'")
+        from envgym.datasets import save_to_disk
+
+        path = output_dir(target)
+        save_to_disk(tasks, path)
+    else:
+        from envgym.task import write_tasks
+
+        path = output_file(target if target.suffix == ".jsonl" else output_dir(target) / "tasks.jsonl")
+        write_tasks(path, tasks)
+    counted = distinct(tasks)
+    out.print(f"wrote {len(tasks)} tasks of {ref} to {path} ({counted.distinct} distinct by content and reference "
+              f"solution; {len(tasks) / max(seconds, 1e-9):.0f} tasks/s)", markup=False, highlight=False)
     return 0
 
 
@@ -417,8 +487,9 @@ def add_list(sub: argparse._SubParsersAction) -> None:
 def add_check(sub: argparse._SubParsersAction) -> None:
     """The ``check`` subcommand (entry point ``envgym.cli: check``)."""
     p = sub.add_parser("check", help="contract checks and admission gates")
-    p.add_argument("env_ids", nargs="*", metavar="ENV_ID", help="environment ids to check (family/name-vN)")
-    p.add_argument("--all", action="store_true", help="check every registered env")
+    p.add_argument("env_ids", nargs="*", metavar="ENV_ID",
+                   help="environment ids to check (family/name-vN), or task generators (NAME, NAME@START:STOP...)")
+    p.add_argument("--all", action="store_true", help="check every registered env and task generator")
     p.add_argument("--no-gates", action="store_true", help="skip the oracle/null gates and the hack probes")
     p.add_argument("--all-tasks", action="store_true",
                    help="gate every task, also of envs that gate a sample (Env.gate_sample: desktop containers)")
@@ -431,6 +502,8 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     few.add_argument("--sample", type=positive_int, metavar="N",
                      help="check on N tasks drawn at random with --seed (the same seed, the same tasks)")
     p.add_argument("--seed", type=int, metavar="S", help="seed of --sample (default 0)")
+    p.add_argument("--generator-sample", type=positive_int, default=200, metavar="N",
+                   help="tasks sampled (with --seed) from each task generator checked, unless --sample or --limit")
     p.set_defaults(fn=_cmd_check)
 
 
@@ -441,6 +514,21 @@ def add_tasks(sub: argparse._SubParsersAction) -> None:
     v = tasks_sub.add_parser("validate", help="validate JSONL task files")
     v.add_argument("files", nargs="+", metavar="FILE", help="JSONL task files (errors name file, line and field)")
     v.set_defaults(fn=_cmd_tasks_validate)
+    g = tasks_sub.add_parser("generate", help="write a task generator's tasks (JSONL, or a datasets folder)",
+                             description="Write tasks of a registered generator: seeds --seed .. --seed+N-1 (every "
+                                         "split the generator has, interleaved, unless --split; levels mixed by "
+                                         "seed unless --level). The same arguments write the same tasks.")
+    g.add_argument("name", nargs="?", metavar="NAME", help="a registered generator (--list names them)")
+    g.add_argument("--list", action="store_true", help="name every registered generator, one a line, family first")
+    g.add_argument("--n", type=positive_int, metavar="N", help="how many tasks")
+    g.add_argument("--seed", type=nonnegative_int, default=0, metavar="S", help="the first seed")
+    g.add_argument("--level", type=nonnegative_int, metavar="L", help="one difficulty level (default: mixed)")
+    g.add_argument("--split", choices=SPLITS, help="one split (default: every split the generator has)")
+    g.add_argument("--format", choices=("jsonl", "hf"), default="jsonl",
+                   help="jsonl: a task file (FILE.jsonl, or DIR/tasks.jsonl); hf: a Hugging Face datasets folder "
+                        "(save_to_disk; envgym.datasets.load_from_disk reads it back, same hashes)")
+    g.add_argument("--out", metavar="FILE.jsonl|DIR", help="where to write")
+    g.set_defaults(fn=_cmd_tasks_generate)
 
 
 def add_eval(sub: argparse._SubParsersAction) -> None:

@@ -48,7 +48,7 @@ from envgym.types import FrozenModel, content_hash
 if TYPE_CHECKING:
     from envgym.task import TaskSpec
 
-__all__ = ["Distinct", "GeneratedTasks", "GenerationRequest", "SuiteRef", "content_key", "distinct", "generate",
+__all__ = ["Distinct", "GeneratedTasks", "GenerationRequest", "SuiteRef", "content_key", "distinct", "find", "generate",
            "parse_ref", "parse_task_id", "solution_key", "task_id"]
 
 SPLITS = ("train", "test", "dev")
@@ -93,7 +93,8 @@ class GenerationRequest:
         return random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:16], "big"))
 
 
-def _spec(name: str) -> registry.GeneratorSpec:
+def find(name: str) -> registry.GeneratorSpec:
+    """The registration of generator ``name``; unknown: a :class:`SpecError` with a did-you-mean."""
     found = registry.generator_spec(name)
     if found is None:
         import difflib
@@ -110,7 +111,7 @@ def generate(name: str, seed: int, *, level: int | None = None, split: str | Non
     """Task ``seed`` of generator ``name`` (``level`` None: the seed's level of the mix; ``split`` None: the
     generator's first split), checked against the contract in the module docstring (:class:`SpecError` naming
     the generator and what it got wrong)."""
-    spec_ = _spec(name)
+    spec_ = find(name)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise SpecError(f"generator {name!r}: seed must be an integer in [0, 2**63), got {seed!r}", field="seed")
     level = spec_.levels[seed % len(spec_.levels)] if level is None else level
@@ -178,7 +179,7 @@ def parse_ref(text: str) -> SuiteRef | None:
             return None
         found = registry.generator_spec(text)
         return None if found is None else SuiteRef(text, 0, found.size)
-    spec_ = _spec(name)
+    spec_ = find(name)
     fields = rest.split(":") if rest else []
     start, stop = 0, spec_.size
     if len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit():
@@ -207,7 +208,7 @@ class GeneratedTasks(Sequence["TaskSpec"]):
     """A generator's seed range as a sequence of tasks, each made when it is asked for (not kept)."""
 
     def __init__(self, ref: SuiteRef, *, split: str | None = None) -> None:
-        spec_ = _spec(ref.name)
+        spec_ = find(ref.name)
         if split is not None and ref.split is not None and split != ref.split:
             self.splits: tuple[str, ...] = ()  # the suite names one split, the caller asks for another
         elif split is not None or ref.split is not None:
