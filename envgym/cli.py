@@ -156,12 +156,28 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shipped(env_ids: list[str]) -> list[str]:
+    """``check --all`` checks what envgym and the installed plug-ins ship: an env whose every suite the user made on
+    this machine (``SuiteSpec.user``, e.g. ``envgym swe import``) is left out, and the run says which."""
+    from envgym.registry import spec, suite_spec
+
+    kept: list[str] = []
+    mine: list[str] = []
+    for env_id in env_ids:
+        suites = [suite_spec(name) for name in spec(env_id).suites]
+        (mine if suites and all(s is not None and s.user for s in suites) else kept).append(env_id)
+    if mine:
+        out.print(f"--all: left out {len(mine)} env(s) whose suites were imported or mined on this machine "
+                  f"(check them by id): {', '.join(mine)}", markup=False)
+    return kept
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     import asyncio
 
     from envgym.registry import list_envs, list_generators
 
-    ids = [*list_envs(), *list_generators()] if args.all else args.env_ids
+    ids = [*_shipped(list_envs()), *list_generators()] if args.all else args.env_ids
     if not ids:
         raise EnvgymError("name an env id (or a task generator) or pass --all")
     if args.seed is not None and args.sample is None:
