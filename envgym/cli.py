@@ -267,7 +267,7 @@ def _cmd_tasks_generate(args: argparse.Namespace) -> int:
         for name in list_generators():
             g = find(name)
             splits = "; ".join(f"{split}: {', '.join(g.templates_of(split))}" for split in g.splits)
-            out.print(f"{g.family}/{name}\tlevels {','.join(map(str, g.levels))}\t{splits}\t{g.description}",
+            out.print(f"{g.family}/{name}  levels {','.join(map(str, g.levels))}  {splits}  {g.description}",
                       markup=False, highlight=False)
         return 0
     if not args.name or not args.out or args.n is None:
