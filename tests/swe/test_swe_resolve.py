@@ -171,7 +171,8 @@ setup(name="lib", version="0.1", packages=["lib"], install_requires=requires)
 
 @pytest.fixture
 def history(tmp_path):
-    """``lib``: a setup.py whose install_requires is computed from a file, committed in 2021, 2021 and 2023."""
+    """``lib``: a setup.py whose install_requires is computed from a file, committed in 2021; a source change in
+    2021 (the same era); a new setup.py in 2023 (a new era)."""
     repo = tmp_path / "lib"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -180,7 +181,7 @@ def history(tmp_path):
              "tests/test_lib.py": "import lib\n\n\ndef test_alpha():\n    assert lib.ALPHA\n"}
     first = commit(repo, files, "2021-03-01T12:00:00+00:00")
     second = commit(repo, {"lib/util.py": "X = 1\n"}, "2021-04-01T12:00:00+00:00")
-    third = commit(repo, {"lib/util.py": "X = 2\n"}, "2023-04-01T12:00:00+00:00")
+    third = commit(repo, {"setup.py": SETUP + "# 2023\n"}, "2023-04-01T12:00:00+00:00")
     return repo, first, second, third
 
 
@@ -190,11 +191,12 @@ def test_each_era_gets_the_releases_of_its_date_and_an_era_shares_one_environmen
     envs = [resolved_environment(repo, c) for c in (first, second, third)]
     assert [e.problem for e in envs] == [None, None, None]
     assert envs[0].requirements == ("envgym-fake-alpha==1.0",)  # a variable computed from a file: read by the backend
-    assert envs[0].pinned_at == "2021-03-01T12:00:00Z"
+    assert envs[0].pinned_at == envs[1].pinned_at == "2021-03-01T12:00:00Z"  # the era began when setup.py did
     assert envs[0].version == envs[1].version  # the same pins: one environment, one image
     assert envs[2].requirements == ("envgym-fake-alpha==2.0", "envgym-fake-beta==2.0")
     assert envs[2].version != envs[0].version
-    assert len(list(metadata.CACHE.glob("*.json"))) == 1  # the packaging files never changed: read once
+    assert envs[2].pinned_at == "2023-04-01T12:00:00Z"
+    assert len(list(metadata.CACHE.glob("*.json"))) == 2  # read once per state of the packaging files
 
 
 @pytest.mark.docker

@@ -26,7 +26,7 @@ per environment, never one install shared by commits it does not fit (the instal
 of its commits).
 
 :func:`resolved_environment` goes further: the requirements as the build backend reports them
-(:mod:`envgym_swe.metadata`, in a sandbox) plus those read here, pinned as of the commit's date
+(:mod:`envgym_swe.metadata`, in a sandbox) plus those read here, pinned as of the era's date
 (:mod:`envgym_swe.resolve`); the pins become the requirements, so an era of equal pins is one environment.
 """
 
@@ -337,11 +337,22 @@ def infer_environment(repo: Path, commit: str) -> Environment:
 
 
 
-def commit_date(repo: Path, commit: str) -> str:
-    """The committer date of ``commit`` in UTC, as RFC 3339 (``2021-03-01T12:00:00Z``)."""
-    proc = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%ct", commit], capture_output=True,
-                          text=True)
-    return datetime.fromtimestamp(int(proc.stdout.strip() or 0), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+ERA_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile", "requirements",
+             *(p for p in REQUIREMENT_FILES if "/" not in p))
+"""The files a commit's requirements come from: while none of them changes, the commits are one era."""
+
+
+def era_date(repo: Path, commit: str) -> str:
+    """When the requirements of ``commit`` took their form: the committer date (UTC, RFC 3339) of the last commit
+    at or before it that changed one of :data:`ERA_FILES` (``commit``'s own date when none did). Pinning as of
+    this date never takes a release newer than ``commit``, and every commit of an era pins the same."""
+    proc = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%ct", commit, "--", *ERA_FILES],
+                          capture_output=True, text=True)
+    stamp = proc.stdout.strip()
+    if not stamp:
+        stamp = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%ct", commit], capture_output=True,
+                               text=True).stdout.strip()
+    return datetime.fromtimestamp(int(stamp or 0), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _name(requirement: str) -> str:
@@ -375,7 +386,7 @@ def split_requires_dist(requires_dist: tuple[str, ...] | list[str]) -> tuple[lis
 
 def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] = lambda _: None) -> Environment:
     """:func:`infer_environment`'s layout, install and test command, with requirements read the way the build
-    backend reads them and pinned as of the commit's date.
+    backend reads them and pinned as of the date the commit's era began (never after the commit).
 
     The runtime requirements and the test extras come from the backend's own metadata
     (:func:`envgym_swe.metadata.read_metadata`: a sandbox with no network), plus ``setup(tests_require=…)``
@@ -384,7 +395,8 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
     is dropped: the files a project's CI installs from are kept up to date, ``tests_require`` often is not
     (requests' 2022 ``setup.py`` pins ``pytest-httpbin==0.0.7``, its ``requirements-dev.txt`` ``==1.0.0``).
     All of them, with the image's pytest, are pinned by
-    :func:`envgym_swe.resolve.resolve` with nothing newer than the commit's committer date, for the image's
+    :func:`envgym_swe.resolve.resolve` with nothing newer than the era's date (:func:`era_date`: when the
+    packaging files last changed, at or before the commit), for the image's
     one Python (:data:`IMAGE_PYTHON`). :attr:`Environment.problem` says when the era cannot be built: the
     backend's error (a ``src/`` layout needs its install; a flat one falls back to the files read here, the
     tests importing from ``/testbed``), a ``requires-python`` that excludes the image's Python, or the
@@ -420,7 +432,7 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
     named = {_name(r) for r in [*runtime, *static.requirements]}
     tests = [r for r in tests if _name(r) not in named]  # the files CI installs from win over a stale tests_require
     wanted = [*_valid([*runtime, *static.requirements, *tests], own), f"pytest=={IMAGE_PACKAGES['pytest']}"]
-    date = commit_date(repo, commit)
+    date = era_date(repo, commit)
     res = resolve.resolve(wanted, date=date, python=IMAGE_PYTHON, cache=resolve.CACHE, check=resolve.fetch_pins)
     if res.error:
         return replace(static, python=python, problem=f"the requirements do not resolve as of {date} for Python "
