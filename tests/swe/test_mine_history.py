@@ -188,18 +188,32 @@ def test_a_big_merge_is_a_branch_walked_unit_by_unit(tmp_path):
     repo = calc_repo(tmp_path)
     repo.git("checkout", "-q", "-b", "develop")
     fixes = []
-    for n in range(3):
-        fixes.append(repo.commit({"calc/__init__.py": CALC + f"\n\nLIMIT_{n} = {n}\n",
-                                  f"tests/test_limit_{n}.py": f"from calc import LIMIT_{n}\n\n\ndef test_l():\n"
-                                  f"    assert LIMIT_{n} == {n}\n"}, f"Add LIMIT_{n}", f"2020-02-0{n + 1}T00:00:00Z"))
+
+    def limit(n: int, date: str) -> None:
+        fixes.append(repo.commit({"calc/__init__.py": (repo.path / "calc/__init__.py").read_text()
+                                  + f"\n\nLIMIT_{n} = {n}\n", f"tests/test_limit_{n}.py": f"from calc import LIMIT_{n}"
+                                  f"\n\n\ndef test_l():\n    assert LIMIT_{n} == {n}\n"}, f"Add LIMIT_{n}", date))
+
+    limit(0, "2020-02-01T00:00:00Z")
+    repo.git("checkout", "-q", "main")
+    on_main = repo.commit({"calc/extra.py": "E = 1\n", "tests/test_extra.py": "def test_e():\n    assert 1\n"},
+                          "Add E", "2020-02-02T00:00:00Z")
+    repo.git("checkout", "-q", "develop")
+    sync = repo.merge("main", "Merge branch 'main' into develop", "2020-02-03T00:00:00Z")
+    limit(1, "2020-02-04T00:00:00Z")
+    limit(2, "2020-02-05T00:00:00Z")
     repo.git("checkout", "-q", "main")
     merge = repo.merge("develop", "Merge branch 'develop'", "2020-03-01T00:00:00Z")
     as_pr = mine_repository(repo.path, repo="me/calc")
-    assert [(x["fix_commit"], x["merged_commits"]) for x in as_pr.candidates] == [(merge, fixes)]
+    assert [(x["fix_commit"], x.get("merged_commits")) for x in as_pr.candidates] == [
+        (merge, [fixes[0], sync, fixes[1], fixes[2]]), (on_main, None)]
+    assert as_pr.candidates[0]["problem_statement"] == "Add LIMIT_0\n\nAdd LIMIT_1\n\nAdd LIMIT_2"
+    # More than max_pr_commits: a branch, its own line walked; its merge of main brings in nothing new (the
+    # main line has it), so main's fix is mined once, from the main line.
     as_branch = mine_repository(repo.path, repo="me/calc", max_pr_commits=2)
-    assert [x["fix_commit"] for x in as_branch.candidates] == fixes[::-1]
+    assert [x["fix_commit"] for x in as_branch.candidates] == [*fixes[::-1], on_main]
     assert all(x["base_commit"] == repo.rev(x["fix_commit"] + "^") for x in as_branch.candidates)
-    assert as_branch.commits_seen == 5 and as_branch.merges == 0  # the merge's own line: start and the merge
+    assert as_branch.commits_seen == 7 and as_branch.merges == 0  # all 7 commits, each once
 
 
 def test_a_formatting_merge_is_dropped_and_a_real_change_beside_a_formatting_one_is_kept(tmp_path):

@@ -161,8 +161,11 @@ def _walk(repo: Path, tip: str, stop: list[str], since_ts: float, until_ts: floa
         elif len(parents) == 1:
             yield Unit(commit, parents[0]), 1
         else:
-            merged = tuple(_git(repo, "rev-list", "--reverse", *parents[1:], f"^{parents[0]}").split())
-            if len(merged) <= max_pr_commits:
+            merged = tuple(_git(repo, "rev-list", "--reverse", *parents[1:], f"^{parents[0]}",
+                                *(f"^{s}" for s in stop)).split())  # on a branch: nothing the line has
+            if not merged:  # a merge of what the line already has (a branch syncing with main)
+                yield None, 1
+            elif len(merged) <= max_pr_commits:
                 yield Unit(commit, parents[0], merged), 1 + len(merged)
             else:  # a branch, not a pull request: its own line, unit by unit
                 yield None, 1
