@@ -8,7 +8,7 @@ in pairs of ``sync`` and ``async`` variants of the same goals. Seeded task gener
 
 from __future__ import annotations
 
-__all__ = ["BACKOFFICE_TEMPLATES", "SCENARIOS", "register_all"]
+__all__ = ["BACKOFFICE_TEMPLATES", "KITCHEN_TEMPLATES", "SCENARIOS", "register_all"]
 
 SCENARIOS = {
     "assistant": "A personal assistant whose inbox, messages and calendar change during the day.",
@@ -22,6 +22,13 @@ BACKOFFICE_TEMPLATES = {
 }
 """``timed-backoffice-gen``'s template families and the split of each (:mod:`envgym_timed.authoring.backoffice_gen`)."""
 
+KITCHEN_TEMPLATES = {
+    "pasta": "train", "roast": "train", "breakfast": "train", "stir-fry": "train", "bakery": "train",
+    "curry": "test", "soup": "test", "grill": "test", "dessert": "test",
+}
+"""``timed-kitchen-gen``'s template families (cuisines) and the split of each
+(:mod:`envgym_timed.authoring.kitchen_gen`)."""
+
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
@@ -34,3 +41,7 @@ def register_all() -> None:
                        env_id="timed/backoffice-v1", levels=(1, 2, 3), templates=BACKOFFICE_TEMPLATES,
                        description="Seeded back-office errands behind slow lookups, gated on scheduled approvals, "
                                    "with a deadline.")
+    register_generator("timed-kitchen-gen", "envgym_timed.authoring.kitchen_gen:generate", family="timed",
+                       env_id="timed/kitchen-v1", levels=(1, 2, 3), templates=KITCHEN_TEMPLATES,
+                       description="Seeded menus whose cooking jobs take time and burn if left, with a deadline "
+                                   "and decoy jobs.")
