@@ -138,7 +138,7 @@ def fraction(text: str) -> float:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from envgym.registry import list_envs, spec, suite_spec
+    from envgym.registry import generator_spec, list_envs, list_generators, spec, suite_spec
     from envgym.task import list_suites, load_suite
 
     table = _table("environments", "id", "suites", "description")
@@ -153,6 +153,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
         suites.add_row(name, str(len(tasks)), str(sum(t.split == "train" for t in tasks)),
                        str(sum(t.split == "test" for t in tasks)), registered.description if registered else "")
     out.print(suites)
+    gens = _table("task generators (a suite by name, NAME@START:STOP[:level=L][:split=S])", "generator", "env",
+                  "levels", "splits", "description")
+    for name in list_generators():  # made on demand, never read from disk: `envgym tasks generate --list`
+        g = generator_spec(name)
+        if g is not None and (args.family is None or g.family == args.family):
+            gens.add_row(name, g.env_id, ", ".join(map(str, g.levels)), ", ".join(g.splits), g.description)
+    out.print(gens)
     return 0
 
 

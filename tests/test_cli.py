@@ -11,6 +11,7 @@ def test_list_shows_envs_and_suites(screen):
     assert cli.main(["list"]) == 0
     stdout, _ = screen()
     assert "tool/retail-v1" in stdout and "tool/assistant-v1" in stdout
+    assert "task generators" in stdout and "tool-retail-gen" in stdout  # generators have no file to list
 
 
 def test_eval_then_resume_then_leaderboard(screen, tmp_path):
