@@ -1,13 +1,15 @@
 """The ``envgym`` command line.
 
-    envgym list                                  environments and bundled suites
-    envgym check ENV_ID... | --all               contract checks and admission gates (oracle 1, null 0)
+    envgym list                                  environments, bundled suites and task generators
+    envgym check ENV_ID|GENERATOR... | --all     contract checks and admission gates (oracle 1, null 0)
     envgym tasks validate FILE...                validate task files (errors name file, line and field)
     envgym tasks generate NAME --n N --out F     write a task generator's tasks (JSONL or a datasets folder)
     envgym eval --suite S --agent A --out DIR    evaluate (resumable: rerun the same command)
     envgym leaderboard build RUN_DIR... --out DIR
     envgym sandbox build [NAME...|--all] | gc    container images and the reaper (envgym/sandbox/cli.py)
-    envgym swe import | build | grade            SWE-bench instances, repository images, predictions (envgym_swe/cli.py)
+    envgym swe import | build | grade | mine     SWE-bench instances, repository images, predictions (envgym_swe/cli.py)
+    envgym mcp serve ENV_ID | build SUITE...     an env's tools as an MCP server; MCP server images (envgym/mcp/cli.py)
+    envgym bfcl setup [--check]                  add bfcl-eval without its pins (envgym_bfcl/cli.py)
     envgym train --recipe R --mode M --out DIR   the bundled async GRPO trainer (envgym/rl/train/cli.py)
 
 Every subcommand comes in one way: an entry point in the group ``envgym.cli`` names a callable
