@@ -51,6 +51,7 @@ setup: $(VENV)/.installed
 	$(BIN)/envgym swe build --all
 	$(BIN)/envgym sandbox build python
 	$(BIN)/envgym sandbox build desktop
+	$(BIN)/envgym mcp build mcp-sqlite mcp-time mcp-git
 	$(BIN)/python -m envgym_textgames.build textworld-games
 
 # Budget of `make demo` after setup, measured before the 4 GUI suites joined (their 64 oracle/null/random
@@ -83,8 +84,9 @@ lint: setup
 docs: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict -q -d build/docs
 
+# Every shipped env, and every task generator on a seeded sample of 20 (`envgym check NAME` alone samples 200).
 check: setup
-	$(BIN)/envgym check --all
+	$(BIN)/envgym check --all --generator-sample 20
 
 # The bundled SWE suites stay valid: 2 sampled tasks per suite rebuilt from the sdist and re-run in containers
 # (the bug's FAIL_TO_PASS fail, the gold patch makes them pass, PASS_TO_PASS pass both ways).
