@@ -58,6 +58,8 @@ WHEEL_CACHE = Path.home() / ".cache" / "envgym" / "wheels"
 PARENT = "swe-python"
 EXCLUDES = ("*.egg-info/", "__pycache__/", "*.pyc", ".pytest_cache/")
 _BUILTIN_BACKEND = {"setuptools", "wheel"}
+_IMAGE_PYTEST = "8.3.5"
+"""swe-python's pytest (``sandboxes/swe-python/requirements.txt``; envgym_swe.environment.IMAGE_PACKAGES)."""
 
 
 class ImageSpec(FrozenModel):
@@ -176,13 +178,13 @@ def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False
                     lines.extend(chunk["stream"].rstrip().splitlines())
                     log(chunk["stream"].rstrip())
         names = import_names(Path(repo_path), spec.commits[0], spec.repo)
-        problem = smoke_check(tag, names) if names else None
+        problem = smoke_check(tag, names)
         if problem is not None:
             api.remove_image(tag, force=True)
-            raise SandboxError(f"image {tag} of {spec.repo} built, but `import {', '.join(names)}` fails in it "
-                               f"(the image was removed):\n{problem}\nhint: a runtime requirement is missing or "
-                               "too new for this commit; the instance's `requirements` (pinned as of the commit's "
-                               "date by `envgym swe mine`) name what gets installed")
+            raise SandboxError(f"image {tag} of {spec.repo} built, but {problem} (the image was removed)\nhint: a "
+                               "requirement is missing, or too old or too new for this commit or for pytest "
+                               f"{_IMAGE_PYTEST}; the instance's `requirements` (pinned as of the commit's era by "
+                               "`envgym swe mine`) name what gets installed")
         return tag, True
     finally:
         api.close()
@@ -272,7 +274,8 @@ def import_names(repo: Path, commit: str, repo_name: str) -> tuple[str, ...]:
 
 
 def smoke_check(tag: str, names: tuple[str, ...]) -> str | None:
-    """Import ``names`` in ``/testbed`` of a fresh container of ``tag`` (network none); the error, or None."""
+    """In ``/testbed`` of a fresh container of ``tag`` (network none): import ``names``, then start pytest with the
+    plugins the requirements installed (``pytest --version``); what failed and its last lines, or None."""
     import asyncio
 
     from envgym_swe.containers import PROFILE, WORKDIR, SweSandbox
@@ -281,13 +284,18 @@ def smoke_check(tag: str, names: tuple[str, ...]) -> str | None:
         sandbox = SweSandbox(tag, PROFILE)
         await sandbox.start()
         try:
-            code = "; ".join(f"import {n}" for n in names)
-            result = await sandbox.exec(["python3", "-c", code], timeout=120, max_output=1 << 15, cwd=WORKDIR)
+            checks = [("`pytest --version`", ["python3", "-m", "pytest", "--version", "-p", "no:cacheprovider"])]
+            if names:
+                code = "; ".join(f"import {n}" for n in names)
+                checks.insert(0, (f"`import {', '.join(names)}`", ["python3", "-c", code]))
+            for what, argv in checks:
+                result = await sandbox.exec(argv, timeout=120, max_output=1 << 15, cwd=WORKDIR)
+                if result.exit_code != 0:
+                    tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-6:])
+                    return f"{what} fails in it:\n{tail}\n"
         finally:
             await sandbox.stop()
-        if result.exit_code == 0:
-            return None
-        return "\n".join((result.stdout + result.stderr).strip().splitlines()[-6:])
+        return None
 
     return asyncio.run(run())
 

@@ -47,8 +47,10 @@ from envgym_swe import images
 from envgym_swe.images import failed_build
 
 CACHE = Path.home() / ".cache" / "envgym" / "swe" / "resolved"
-UNDATED = ("pytest", "pluggy", "iniconfig")
-"""The grader's test stack: never cut off by date (pytest itself is pinned to the image's by the caller)."""
+UNDATED = ("pytest", "pluggy", "iniconfig", "py")
+"""The grader's test stack: never cut off by date (pytest itself is pinned to the image's by the caller). ``py``:
+old pytest plugins (pytest-xdist, pytest-forked) require it, and a ``py`` older than 1.11 installed beside
+pytest 8 breaks ``import pytest`` on Python 3.11."""
 MAX_UNDATED = 4
 _FAR = "2100-01-01T00:00:00Z"
 _BUILD_FAILED = re.compile(r"Failed to (?:download and )?build `([A-Za-z0-9_.\-]+)==")
@@ -94,7 +96,7 @@ def resolve(requirements: list[str] | tuple[str, ...], *, date: str, python: str
     if not reqs:
         return Resolution()
     index = {k: os.environ[k] for k in _INDEX_ENV if k in os.environ}
-    key = hashlib.sha256(json.dumps([reqs, date, python, index]).encode()).hexdigest()[:20]
+    key = hashlib.sha256(json.dumps([reqs, date, python, index, UNDATED]).encode()).hexdigest()[:20]
     cached = cache / f"{key}.json" if cache is not None else None
     if cached is not None and cached.is_file():
         data = json.loads(cached.read_text())
