@@ -8,7 +8,7 @@ seeded worlds and goals for each app (``web-shop-gen@0:10000`` is a suite).
 
 from __future__ import annotations
 
-__all__ = ["APP_ENVS", "SHOP_TEMPLATES", "register_all"]
+__all__ = ["APP_ENVS", "FORUM_TEMPLATES", "SHOP_TEMPLATES", "register_all"]
 
 APP_ENVS = {
     "shop": "A shop in a real browser: search, cart, checkout, order history (write-action graded).",
@@ -17,6 +17,9 @@ APP_ENVS = {
 SHOP_TEMPLATES = {"buy": "train", "cheapest": "train", "cancel": "train", "price": "train", "order-total": "train",
                   "buy-pair": "test", "cart-fix": "test", "stock": "test", "order-count": "test"}
 """``web-shop-gen``'s template families and the split of each (:mod:`envgym_web.authoring.shop_gen`)."""
+FORUM_TEMPLATES = {"create-post": "train", "reply": "train", "pin": "train", "set-role": "train", "author": "train",
+                   "lock": "test", "delete-spam": "test", "ban": "test", "reply-count": "test"}
+"""``web-forum-gen``'s template families and the split of each (:mod:`envgym_web.authoring.forum_gen`)."""
 
 
 def register_all() -> None:
@@ -32,3 +35,7 @@ def register_all() -> None:
                        levels=(1, 2, 3), templates=SHOP_TEMPLATES,
                        description="Seeded EnvShop catalogues and order histories; 1-3 errands per level (buy, "
                                    "cancel, fix the cart, questions on prices, stock and orders).")
+    register_generator("web-forum-gen", "envgym_web.authoring.forum_gen:generate", family="web",
+                       env_id="web/forum-v1", levels=(1, 2, 3), templates=FORUM_TEMPLATES,
+                       description="Seeded EnvForum users, boards and threads; 1-3 errands per level by a member, "
+                                   "moderator or admin (post, reply, pin, lock, delete spam, roles, bans, questions).")

@@ -6,11 +6,14 @@ generator (:class:`RuntimeError`), a write's result (the new order's id) and eve
 are read from the replayed database, never computed beside it. :func:`asked` grades a question: the answer
 and the page the agent ended on, as two verifiers so the score stays 0 or 1 (a rubric's score is its
 criteria's weighted mean, and a tampering agent that lands on the right page must still score 0).
+:func:`families_for` picks a task's template families, :func:`numbered` phrases several requests.
 """
 
 from __future__ import annotations
 
+import random
 import sqlite3
+from collections.abc import Collection
 from typing import Any
 
 from envgym.plugin import AnswerSpec, Criterion, RubricSpec, SqlCheck
@@ -61,3 +64,12 @@ def numbered(asks: list[str]) -> str:
     if len(asks) == 1:
         return asks[0]
     return "Please do these in order: " + " ".join(f"{i}) {a}" for i, a in enumerate(asks, start=1))
+
+
+def families_for(rng: random.Random, templates: tuple[str, ...], questions: Collection[str], level: int) -> list[str]:
+    """``level`` distinct families of ``templates``: writes in a seeded order, then at most one question (one
+    always when the split has fewer write families than the level asks for)."""
+    writes = [t for t in templates if t not in questions]
+    asks = [t for t in templates if t in questions]
+    n_questions = 1 if level > len(writes) or rng.random() < 0.35 else 0
+    return rng.sample(writes, level - n_questions) + rng.sample(asks, n_questions)

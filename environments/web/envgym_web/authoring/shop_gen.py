@@ -50,7 +50,7 @@ from envgym.plugin import (
 from envgym_web import SHOP_TEMPLATES
 from envgym_web.apps.shop import APP, SHIPPING
 from envgym_web.authoring import act
-from envgym_web.authoring.generated import Replay, asked, numbered
+from envgym_web.authoring.generated import Replay, asked, families_for, numbered
 
 NAME = "web-shop-gen"
 ENV_ID = "web/shop-v1"
@@ -305,7 +305,7 @@ def _stock(s: Shop, r: Replay) -> Errand:
     else:
         p, ask = s.rng.choice(s.db["products"]), "How many units of “{}” are in stock? Check its product page."
     stock = r.value("SELECT stock FROM products WHERE id = ?", p["id"])
-    return Errand(ask.format(p["name"]), _find(p, "category"), done=f"{stock} units",
+    return Errand(ask.format(p["name"]), _find(p, "category"), done=f"{stock} {'unit' if stock == 1 else 'units'}",
                   verifiers=_number(stock, f"/product/{p['id']}", "product page open"))
 
 
@@ -313,7 +313,8 @@ def _order_count(s: Shop, r: Replay) -> Errand:
     status = s.rng.choice(("placed", "shipped", "delivered", "cancelled"))
     count = r.value("SELECT COUNT(*) FROM orders WHERE status = ?", status)
     return Errand(f"How many of my orders have the status “{status}”{' now' if r.writes else ''}? Answer from the "
-                  "order history page.", [act("click", element_id="nav-orders")], done=f"{count} orders",
+                  "order history page.", [act("click", element_id="nav-orders")],
+                  done=f"{count} {'order' if count == 1 else 'orders'}",
                   verifiers=_number(count, "/orders", "order history open"))
 
 
@@ -324,20 +325,11 @@ ERRANDS: dict[str, Callable[[Shop, Replay], Errand]] = {
 
 # --- the task -------------------------------------------------------------------------------------------
 
-def families_for(rng: random.Random, templates: tuple[str, ...], level: int) -> list[str]:
-    """``level`` distinct families of ``templates``: writes in a seeded order, at most one question, last
-    (a question when there are fewer write families than the level asks for)."""
-    writes = [t for t in templates if t not in QUESTIONS]
-    questions = [t for t in templates if t in QUESTIONS]
-    n_questions = 1 if level > len(writes) or rng.random() < 0.35 else 0
-    return rng.sample(writes, level - n_questions) + rng.sample(questions, n_questions)
-
-
 def generate(request: Any) -> TaskSpec:
     """The task of ``request`` (a :class:`~envgym.plugin.GenerationRequest`)."""
     rng, level = request.rng(), request.level
     s = _shop(rng, level)
-    families = families_for(rng, request.templates, level)
+    families = families_for(rng, request.templates, QUESTIONS, level)
     if "cart-fix" in families:  # the cart is the initial state's: its errand comes first
         families.remove("cart-fix")
         families.insert(0, "cart-fix")
