@@ -39,7 +39,8 @@ def mined(tmp_path_factory):
         mp.setenv("XDG_DATA_HOME", str(root / "data"))
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            code = main(["swe", "mine", str(repo), "--suite", "swe-shop", "--repo-name", "demo/shop", "--runs", "3"])
+            code = main(["swe", "mine", str(repo), "--suite", "swe-shop", "--repo-name", "demo/shop",
+                         "--no-resolve", "--runs", "3"])
         folder = root / "data" / "envgym" / "swe" / "suites" / "swe-shop"
         yield {"code": code, "out": " ".join(printed.getvalue().split()), "repo": repo, "folder": folder,
                "tasks": {t.instruction.splitlines()[0]: t for t in load_suite(str(folder))} if folder.is_dir() else {},

@@ -315,14 +315,14 @@ def test_mine_cli_takes_a_range_and_counts_what_the_pre_filter_dropped(history, 
 
     repo, c = history
     out = tmp_path / "suite"
-    assert main(["swe", "mine", str(repo.path), "--suite", "swe-calc", "--out", str(out), "--no-label",
+    assert main(["swe", "mine", str(repo.path), "--suite", "swe-calc", "--out", str(out), "--no-label", "--no-resolve",
                  "--since", "2020-02", "--until", c["squash"]]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert ("dropped as no fix (AST pre-filter, -v lists them): 3: 1 source: docstrings only, 1 source: type "
             "annotations only, 1 source: formatting or comments only") in printed
     rows = json.loads((out / "candidates.swebench.json").read_text())
     assert [r["fix_commit"] for r in rows] == [c["squash"], c["pr"]]
-    assert main(["swe", "mine", str(repo.path), "--suite", "swe-calc", "--out", str(out), "--no-label",
+    assert main(["swe", "mine", str(repo.path), "--suite", "swe-calc", "--out", str(out), "--no-label", "--no-resolve",
                  "--until", "last tuesday"]) == 2
     assert "--until 'last tuesday': neither a commit" in " ".join(capsys.readouterr().err.split())
 

@@ -17,7 +17,7 @@ def test_the_suite_readme_states_where_statements_came_from(tmp_path, monkeypatc
     repo = make_history(tmp_path)
     out = tmp_path / "swe-shop1"
     code = main(["swe", "mine", str(repo), "--suite", "swe-shop1", "--repo-name", "demo/shop", "--out", str(out),
-                 "--limit", "1", "--runs", "1"])
+                 "--no-resolve", "--limit", "1", "--runs", "1"])
     assert code == 0, capsys.readouterr().out
     readme = (out / "README.md").read_text()
     assert "## Problem statements" in readme

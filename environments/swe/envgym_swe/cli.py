@@ -179,9 +179,11 @@ def _cmd_label(args: argparse.Namespace) -> int:
 
 def _cmd_mine(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: `envgym --help` imports this module
+    import functools
     import time
     from collections import Counter
 
+    from envgym_swe.environment import infer_environment, resolved_environment
     from envgym_swe.importer import import_instances, suites_dir, write_import
     from envgym_swe.label import label_instances, validate_tasks
     from envgym_swe.mine import mine_repository
@@ -193,7 +195,11 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     if not _is_git(path):
         raise SpecError(f"{args.repo_path} is not a git repository")
     out_dir = output_dir(args.out) if args.out else suites_dir() / args.suite
-    mined = mine_repository(path, repo=args.repo_name, since=args.since, until=args.until, limit=args.limit, log=log)
+    # A commit's requirements as its build backend reads them (in a sandbox), pinned as of its era's date; or,
+    # with --no-resolve, read from the files on the host as they are (no sandbox, no package index).
+    environment = infer_environment if args.no_resolve else functools.partial(resolved_environment, log=log)
+    mined = mine_repository(path, repo=args.repo_name, since=args.since, until=args.until, limit=args.limit,
+                            environment=environment, log=log)
     _write_jsonl(out_dir / CANDIDATES, mined.candidates)
     for commit, why in mined.skipped:
         out.print(f"[yellow]not a candidate[/] {commit[:12]}: {why}")
@@ -386,6 +392,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     m.add_argument("--concurrency", type=positive_int, default=2, help="test runs at once")
     m.add_argument("--test-timeout", type=positive_seconds, default=300.0, help="seconds one test run may take")
     m.add_argument("--no-label", action="store_true", help="stop after writing candidates.swebench.json")
+    m.add_argument("--no-resolve", action="store_true",
+                   help="read requirements from the repository's files on the host only (no build backend in a "
+                        "sandbox, no dated resolution against the package index)")
     m.add_argument("--no-validate", action="store_true", help="skip grading gold and empty patches after import")
     m.add_argument("--verbose", "-v", action="store_true", help="show each candidate, run and image build")
     m.set_defaults(fn=_cmd_mine)
