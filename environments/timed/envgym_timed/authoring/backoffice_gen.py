@@ -175,6 +175,10 @@ def _most_stock(c: Company) -> Errand:
     c.taken.add(sku)
     warehouses = c.stock(sku, c.lookups())
     quantity = c.rng.randrange(1, 20) * 5
+    most = max(c.world["stock"][f"{w}:{sku}"]["units"] for w in warehouses)
+    if most < quantity:  # the most units must cover the reservation; it stays the most
+        c.world["stock"][next(f"{w}:{sku}" for w in warehouses
+                              if c.world["stock"][f"{w}:{sku}"]["units"] == most)]["units"] = quantity + most
 
     def decide(results: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         best = max(results, key=lambda r: r["units"])
