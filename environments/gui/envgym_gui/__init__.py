@@ -4,19 +4,29 @@ Registered ids: ``gui/desktop-v1`` (:class:`envgym_gui.env.DesktopEnv`: a text e
 terminal, LibreOffice Calc and Writer and an image editor on Xvfb, one fresh container per episode) with the
 first-party suites written here, and ``gui/osworld-v1`` (the same env on tasks imported from OSWorld's task
 format, :mod:`envgym_gui.osworld`). The verifier kind ``desktop`` (:mod:`envgym_gui.verify`) grades them.
+The task generator ``gui-desktop-gen`` (:mod:`envgym_gui.authoring.desktop_gen`; ``gui-desktop-gen@0:10000``
+is a suite) makes seeded tasks for ``gui/desktop-v1``.
 """
 
 from __future__ import annotations
 
-__all__ = ["SUITES", "register_all", "register_verifier"]
+__all__ = ["GENERATOR_TEMPLATES", "SUITES", "register_all", "register_verifier"]
 
 SUITES = ("gui-calc", "gui-writer", "gui-files")
 """The first-party suites of ``gui/desktop-v1``."""
 
+GENERATOR_TEMPLATES = {
+    "sheet-update": "train", "sheet-formula": "train", "doc-format": "train", "doc-rewrite": "train",
+    "config-set": "train", "tree-organise": "train",
+    "sheet-append": "test", "sheet-product": "test", "doc-align": "test", "doc-append": "test",
+    "list-rename": "test", "tree-extract": "test",
+}
+"""``gui-desktop-gen``'s template families and the split of each (:mod:`envgym_gui.authoring.desktop_gen`)."""
+
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    from envgym.plugin import register
+    from envgym.plugin import register, register_generator
 
     # Real apps' pixels are not always equal for the same seed under load (LibreOffice draws its toolbars in
     # late idle callbacks): Gymnasium's own flag says so. envgym check's own determinism check still runs.
@@ -28,6 +38,10 @@ def register_all() -> None:
                     nondeterministic=True,
                     description="OSWorld tasks imported by envgym_gui.osworld (the ones that need no download), "
                                 "on the same desktop; OSWorld's Apache-2.0 licence.")
+    register_generator("gui-desktop-gen", "envgym_gui.authoring.desktop_gen:generate", family="gui",
+                       env_id="gui/desktop-v1", levels=(1, 2, 3), templates=GENERATOR_TEMPLATES,
+                       description="Seeded spreadsheets, documents and file trees with 1-3 edits each (Calc, "
+                                   "Writer, editor, terminal), graded on the files the apps leave.")
     register_verifier()
 
 
