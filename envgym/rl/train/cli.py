@@ -6,6 +6,7 @@
     envgym train --config my.json --set lr=1e-5 --set steps=50 --out DIR    # any TrainConfig field
     envgym train --plot sync=out/train/sync async=out/train/async --out out/train/curves
     envgym train --recipe cpu-smollm2 --ray auto --proxy-host 10.0.0.5 --out DIR   # rollouts on Ray hosts
+    envgym train --recipe cpu-smollm2 --generator tool-retail-gen --curriculum solve-rate --out DIR  # fresh tasks
 
 Rerunning a command on the same ``--out`` resumes from its newest checkpoint (``--fresh`` starts over).
 Ctrl-C saves a checkpoint of the last finished step and exits 130. A bad config prints one line naming
@@ -58,6 +59,10 @@ def resolve_config(args: argparse.Namespace, **forced: Any) -> Any:
         value = getattr(args, flag)
         if value is not None:
             values[flag] = value
+    if args.generator:  # instead of the suite: a recipe's suite filters do not apply to a stream
+        values.update(generator=args.generator, task_tags=(), task_limit=None)
+    if args.curriculum:
+        values["curriculum"] = None if args.curriculum == "none" else {"type": "solve_rate"}
     values.update(forced)
     return build_config(values)
 
@@ -145,6 +150,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     p.add_argument("--seed", type=int, help="run seed (default: the recipe's)")
     p.add_argument("--device", help="torch device (cpu, cuda)")
+    p.add_argument("--generator", metavar="NAME", help="train on fresh tasks: an endless seeded stream from this task "
+                   "generator instead of the suite (envgym tasks generate --list)")
+    p.add_argument("--curriculum", choices=("solve-rate", "none"), help="with --generator: solve-rate moves the "
+                   "level to keep the recent solve rate near 0.5 (tune with --set curriculum='{...}')")
     p.add_argument("--out", help="run folder (rerun the same command to resume)")
     p.add_argument("--fresh", action="store_true", help="delete --out first instead of resuming")
     p.add_argument("--plot", nargs="+", metavar="[LABEL=]RUN_DIR", help="only plot these runs' reward curves")

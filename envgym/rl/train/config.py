@@ -13,15 +13,55 @@ training, exactly. Bad values are a :class:`~envgym.errors.SpecError` with the f
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
 from envgym.errors import SpecError
 from envgym.types import FrozenModel, content_hash
 
+if TYPE_CHECKING:
+    from envgym.rl.stream import Curriculum
+
 ModelName = Literal["smollm2", "tiny", "tiny-vlm", "vlm"]
 ISMode = Literal["none", "token_tis", "seq_mask"]
+
+
+class SolveRateCurriculumConfig(FrozenModel):
+    """:class:`~envgym.rl.stream.SolveRateCurriculum`: keep the recent solve rate near ``target``."""
+
+    type: Literal["solve_rate"] = "solve_rate"
+    target: float = Field(default=0.5, gt=0, lt=1)
+    window: int = Field(default=16, ge=1)
+    """Episodes at the current level the rate is taken over (the window restarts at every move)."""
+    band: float = Field(default=0.1, ge=0, lt=0.5)
+    """Up at a rate >= ``target + band``, down at <= ``target - band``."""
+    start_level: int | None = None
+    """The first level (default: the generator's easiest)."""
+
+    def build(self, levels: Sequence[int]) -> Curriculum:
+        from envgym.rl.stream import SolveRateCurriculum
+
+        return SolveRateCurriculum(levels, target=self.target, window=self.window, band=self.band,
+                                   start=self.start_level)
+
+
+class PluginCurriculumConfig(FrozenModel):
+    """Your own curriculum: ``factory`` (``package.module:ATTR``) is called as ``factory(levels, **kwargs)``
+    and must return a :class:`~envgym.rl.stream.Curriculum`."""
+
+    type: Literal["plugin"] = "plugin"
+    factory: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    def build(self, levels: Sequence[int]) -> Curriculum:
+        from envgym.registry import load_entry_point
+
+        return load_entry_point(self.factory)(tuple(levels), **self.kwargs)
+
+
+CurriculumConfig = Annotated[SolveRateCurriculumConfig | PluginCurriculumConfig, Field(discriminator="type")]
 
 
 class TrainConfig(FrozenModel):
@@ -49,6 +89,15 @@ class TrainConfig(FrozenModel):
     """Only tasks carrying every one of these tags (e.g. ``("echo",)`` of ``tool-codes``)."""
     task_limit: int | None = Field(default=None, ge=1)
     """Only the first N tasks of the suite (after the split filter)."""
+    generator: str | None = None
+    """Train on fresh tasks instead of ``suite``: an endless stream from this task generator (``envgym tasks
+    generate --list``), one new task per group, its generator seed never repeated in the run and drawn from
+    ``seed`` (same seed, same tasks); ``split`` picks its template families."""
+    generator_level: int | None = None
+    """With ``generator``: every task at this level (default: the curriculum's, or the generator's mix)."""
+    curriculum: CurriculumConfig | None = None
+    """With ``generator``: sets each new task's level from recent solve rates, e.g. ``{"type": "solve_rate",
+    "target": 0.5, "window": 16}`` or ``{"type": "plugin", "factory": "my_pkg.cur:make"}``."""
     max_turns: int | None = Field(default=None, ge=1)
     """Cap every task's step limit (short episodes for the CPU)."""
     env_latency_s: float = Field(default=0.0, ge=0)
@@ -117,6 +166,12 @@ class TrainConfig(FrozenModel):
             raise ValueError("model 'vlm' needs model_path (a local VLM folder), and model_path needs model 'vlm'")
         if self.images and self.model not in ("tiny-vlm", "vlm"):
             raise ValueError("images need a vision-language model (model 'tiny-vlm' or 'vlm')")
+        if self.generator is None and (self.generator_level is not None or self.curriculum is not None):
+            raise ValueError("generator_level and curriculum apply to a generator: set generator too")
+        if self.generator is not None and (self.task_tags or self.task_limit is not None):
+            raise ValueError("task_tags and task_limit select suite tasks; a generator's stream has neither")
+        if self.generator_level is not None and self.curriculum is not None:
+            raise ValueError("give generator_level (a fixed level) or curriculum, not both")
         return self
 
     @functools.cached_property

@@ -5,7 +5,15 @@
 
 Group ``index`` always draws the same task (a seeded shuffle of the task list, reshuffled every epoch)
 and its ``group_size`` members the same env seeds and sampling seeds, whatever the timing: that is what
-makes a run reproducible and lets ``max_staleness=0`` equal synchronous training exactly. Each member is an
+makes a run reproducible and lets ``max_staleness=0`` equal synchronous training exactly.
+
+From a :class:`~envgym.rl.stream.TaskStream` (``generator``), group ``index`` plays the stream's task
+``index``: a fresh generator seed for every group. The stream's curriculum sees the outcomes of step ``t``'s
+episodes (in group and member order; infra errors left out) only once groups of step ``t + max_staleness + 1``
+are drawn, never earlier: the async producer may draw step ``s``'s groups once ``s - max_staleness`` steps are
+trained, and feeding any later result would make a group's level depend on timing. So the levels, like the
+tasks, are the same in every run of a config, sync or async, and a resumed run replays the outcomes from its
+metrics (``task_levels``, ``task_solved``). Each member is an
 envgym ``openai`` agent talking to the :class:`~envgym.rl.RecordingProxy` over loopback (so the episode is
 exactly what any OpenAI harness would produce), in its own session; the proxy records the token ids,
 logprobs and policy version, and the trajectory carries them into :func:`~envgym.rl.samples_from_episode`.
@@ -26,15 +34,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envgym.agents.openai import OpenAIAgent, OpenAIAgentFactory
 from envgym.env import Env, StepResult
+from envgym.generate import parse_task_id
 from envgym.rl.agents import RecordingAgent
 from envgym.rl.proxy import RecordingProxy, SessionRecord
 from envgym.rl.samples import TrainingSample, samples_from_episode
+from envgym.rl.stream import TaskStream
 from envgym.rl.train.config import TrainConfig
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
@@ -133,17 +143,23 @@ class GroupRunner:
     """Plays GRPO groups on an :class:`EpisodePool` through a proxy; see the module docstring."""
 
     def __init__(self, pool: EpisodePool | RayEpisodePool, proxy: RecordingProxy, config: TrainConfig,
-                 tasks: list[TaskSpec], *, run_id: str = "run") -> None:
-        if not tasks:
+                 tasks: Sequence[TaskSpec] | TaskStream, *, run_id: str = "run") -> None:
+        if not isinstance(tasks, TaskStream) and not tasks:
             raise ValueError("no tasks to train on")
         self.pool = pool
         self.proxy = proxy
         self.config = config
-        self.tasks = list(tasks)  # max_turns is a run setting of each episode: the tasks stay as written
+        # max_turns is a run setting of each episode: the tasks stay as written (a lazy suite stays lazy)
+        self.tasks = tasks if isinstance(tasks, TaskStream | Sequence) else list(tasks)
         self.run_id = run_id
         self._orders: dict[int, list[int]] = {}
+        self._outcomes: dict[int, list[tuple[int, list[bool]]]] = {}  # step -> (level, solved per member) per group
+        self._fed = 0  # steps whose outcomes the stream's curriculum has seen
 
     def task_for(self, index: int) -> TaskSpec:
+        if isinstance(self.tasks, TaskStream):
+            self._feed(index // self.config.groups_per_step - self.config.max_staleness)
+            return self.tasks.task(index)
         epoch, position = divmod(index, len(self.tasks))
         order = self._orders.get(epoch)
         if order is None:
@@ -151,6 +167,36 @@ class GroupRunner:
             random.Random(derive_seed("order", self.config.seed, epoch)).shuffle(order)
             self._orders = {epoch: order}  # one epoch at a time is enough: groups run in index order ± a window
         return self.tasks[order[position]]
+
+    def observe_step(self, step: int, groups: list[Group]) -> dict[str, Any]:
+        """Keep step ``step``'s outcomes for the stream's curriculum (fed when the schedule allows, see the
+        module docstring); returns what the step's metrics line records of its tasks."""
+        line: dict[str, Any] = {"task_ids": [g.task.id for g in groups]}
+        if isinstance(self.tasks, TaskStream):
+            outcomes = [(_level_of(g.task),
+                         [m.trajectory.outcome is Outcome.SUCCESS for m in g.members if not m.failed]) for g in groups]
+            self._outcomes[step] = outcomes
+            line["task_levels"] = [level for level, _ in outcomes]
+            line["task_solved"] = [solved for _, solved in outcomes]
+        return line
+
+    def replay(self, lines: list[dict[str, Any]]) -> None:
+        """A resumed run: the outcomes of its finished steps, from their metrics lines."""
+        for line in lines:
+            if "task_levels" in line:
+                self._outcomes[line["step"] - 1] = list(zip(line["task_levels"], line["task_solved"], strict=True))
+
+    def _feed(self, until: int) -> None:
+        curriculum = self.tasks.curriculum if isinstance(self.tasks, TaskStream) else None
+        while self._fed < until:
+            outcomes = self._outcomes.pop(self._fed, None)
+            if outcomes is None:  # the staleness gate makes this impossible; drawing on would break determinism
+                raise RuntimeError(f"the outcomes of step {self._fed} are not in yet (curriculum schedule)")
+            for level, solved in outcomes:
+                for one in solved if curriculum is not None else ():
+                    curriculum.observe(level, one)
+            self._fed += 1
+
 
     async def run_group(self, index: int) -> Group:
         task = self.task_for(index)
@@ -188,3 +234,9 @@ class GroupRunner:
         samples = samples_from_episode(trajectory, group_id=group_id, episode_id=key) if trajectory.token_data else []
         return Member(trajectory, samples, attempt)
 
+
+def _level_of(task: TaskSpec) -> int:
+    parsed = parse_task_id(task.id)
+    if parsed is None:
+        raise ValueError(f"task {task.id!r} of a task stream has no generated id")
+    return parsed[2]

@@ -23,6 +23,12 @@ which then listens on ``proxy_host`` (an address the hosts reach; loopback only 
 The run is the same as a local one for the same config and seeds: a member's env seed, session key and
 sampling seeds do not depend on where it ran.
 
+Tasks: a suite's (a seeded shuffle per epoch), or with ``generator`` a :class:`~envgym.rl.stream.TaskStream`:
+a fresh generated task for every group, its level set by the configured curriculum (see
+:mod:`envgym.rl.train.rollout` for when the curriculum sees outcomes). Every metrics line names its groups'
+tasks (``task_ids``) and, from a stream, their levels and per-episode outcomes (``task_levels``,
+``task_solved``).
+
 Outputs in ``out_dir``: ``config.json``, ``metrics.jsonl`` (one line per step, with the config hash),
 ``checkpoints/step-NNNNN/`` (model, optimizer, trainer state; the last ``keep_checkpoints``), and for a VLM
 ``images/`` (every screenshot the episodes sent, once per content hash: what samples refer to). A run
@@ -35,11 +41,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import itertools
 import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +57,7 @@ from envgym.errors import SpecError
 from envgym.rl.backends import TransformersBackend
 from envgym.rl.proxy import RecordingProxy, Sampling
 from envgym.rl.samples import write_samples
+from envgym.rl.stream import TaskStream
 from envgym.rl.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from envgym.rl.train.config import TrainConfig
 from envgym.rl.train.learner import Learner
@@ -71,11 +79,26 @@ class TrainResult:
     out_dir: Path
 
 
-def select_tasks(config: TrainConfig) -> list[TaskSpec]:
-    tasks = load_suite(config.suite, split=config.split)
+def select_tasks(config: TrainConfig) -> Sequence[TaskSpec] | TaskStream:
+    """The run's tasks: ``generator``'s endless stream (seeded by the run seed, with the configured level or
+    curriculum), or the suite's tasks (a generator suite such as ``NAME@0:1000`` stays lazy: a task is made when
+    a group draws it, and ``task_limit`` without tags makes none up front)."""
+    if config.generator is not None:
+        from envgym.generate import find
+
+        levels = find(config.generator).levels
+        curriculum = config.curriculum.build(levels) if config.curriculum is not None else None
+        try:
+            return TaskStream(config.generator, seed=config.seed, split=config.split, level=config.generator_level,
+                              curriculum=curriculum)
+        except SpecError as exc:
+            field = {"level": "generator_level"}.get(exc.field or "", exc.field or "generator")
+            raise SpecError(str(exc), field=field) from None
+    tasks: Sequence[TaskSpec] = load_suite(config.suite, split=config.split)
     if config.task_tags:
-        tasks = [t for t in tasks if set(config.task_tags) <= set(t.tags)]
-    if config.task_limit is not None:
+        wanted = set(config.task_tags)
+        tasks = list(itertools.islice((t for t in tasks if wanted <= set(t.tags)), config.task_limit))
+    elif config.task_limit is not None:
         tasks = tasks[: config.task_limit]
     if not tasks:
         raise SpecError(f"no tasks in suite {config.suite!r} match split {config.split!r} and tags "
@@ -110,7 +133,7 @@ class Trainer:
     config names."""
 
     def __init__(self, config: TrainConfig, out_dir: str | Path, *, policy: tuple[Any, ...] | None = None,
-                 tasks: list[TaskSpec] | None = None, make_env: Callable[[str], Env] = make,
+                 tasks: Sequence[TaskSpec] | TaskStream | None = None, make_env: Callable[[str], Env] = make,
                  report: Reporter | None = None, resume: bool = True, ray: str | None = None,
                  proxy_host: str = "127.0.0.1") -> None:
         self.config = config
@@ -170,6 +193,7 @@ class Trainer:
         try:
             await proxy.start()
             runner = GroupRunner(pool, proxy, cfg, tasks, run_id=f"s{cfg.seed}")
+            runner.replay(before)
             loop = self._sync_loop if cfg.mode == "sync" else self._async_loop
             async with contextlib.aclosing(loop(runner, learner, backend, start)) as steps:
                 async for step in steps:
@@ -192,7 +216,7 @@ class Trainer:
             indices = range(step * cfg.groups_per_step, (step + 1) * cfg.groups_per_step)
             groups = list(await asyncio.gather(*(runner.run_group(i) for i in indices)))
             waited = time.perf_counter() - began
-            await self._train(step, groups, learner, backend, waited, began)
+            await self._train(step, groups, learner, backend, waited, began, runner.observe_step(step, groups))
             yield step + 1
 
     async def _async_loop(self, runner: GroupRunner, learner: Learner, backend: TransformersBackend, start: int):
@@ -221,7 +245,7 @@ class Trainer:
                         raise RuntimeError(f"group {index} was never started")
                     groups.append(await pending.pop(index))
                 waited = time.perf_counter() - began
-                await self._train(step, groups, learner, backend, waited, began)
+                await self._train(step, groups, learner, backend, waited, began, runner.observe_step(step, groups))
                 yield step + 1
         finally:
             producer.cancel()
@@ -232,7 +256,7 @@ class Trainer:
     # -- one step ---------------------------------------------------------------------------------------
 
     async def _train(self, step: int, groups: list[Group], learner: Learner, backend: TransformersBackend,
-                     waited: float, began: float) -> None:
+                     waited: float, began: float, tasks_line: dict[str, Any]) -> None:
         cfg = self.config
         samples, advantages, rewards, staleness = [], [], [], Counter()
         dropped = infra = 0
@@ -281,6 +305,7 @@ class Trainer:
             "step_s": round(time.perf_counter() - began, 4), "wall_s": round(wall, 4),
             "samples_per_s": self._trained_samples / wall if wall else 0.0,
             "tokens_per_s": self._generated_tokens / wall if wall else 0.0,
+            **tasks_line,
         }
         self.metrics.append(line)
         await asyncio.to_thread(self._append_metrics, line)
