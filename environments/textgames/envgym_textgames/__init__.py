@@ -3,7 +3,9 @@
 Registered ids: ``text/scienceworld-v1`` (ScienceWorld's 30 task types, suite ``text-scienceworld``; extra
 ``scienceworld``) and ``text/textworld-v1`` (generated TextWorld games of the four challenge families, suite
 ``text-textworld``; extra ``textworld``), both graded by the game's own score through the verifier kind
-``game_score`` (:mod:`envgym_textgames.game`).
+``game_score`` (:mod:`envgym_textgames.game`). Task generator: ``text-textworld-gen``
+(:mod:`envgym_textgames.textworld_gen`: seeded TextWorld games at three levels, ``text-textworld-gen@0:10000``
+is a suite).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ __all__ = ["register_all"]
 
 def register_all() -> None:
     # Imported here: the hook may run while ``import envgym`` itself is still in progress.
-    from envgym.plugin import register, register_verifier
+    from envgym.plugin import register, register_generator, register_verifier
 
     register("text/scienceworld-v1", "envgym_textgames.scienceworld:ScienceWorldEnv",
                     suites=("text-scienceworld",), max_episode_steps=1000,
@@ -25,3 +27,10 @@ def register_all() -> None:
                                 "tw-simple, tw-cooking, tw-coin_collector, tw-treasure_hunter, graded by the game.")
     register_verifier("game_score", "envgym_textgames.game:GameScoreSpec",
                              "envgym_textgames.game:check_game_score")  # imported when a task is graded
+    register_generator("text-textworld-gen", "envgym_textgames.textworld_gen:generate", family="text",
+                       env_id="text/textworld-v1", levels=(1, 2, 3),
+                       templates={"take": "train", "put-on": "train", "open": "train", "unlock": "train",
+                                  "insert": "test", "eat": "test", "drop": "test", "close-lock": "test"},
+                       description="TextWorld games built from the seed by TextWorld's generator: rooms, objects "
+                                   "and quest length grow with the level; the quest's last action (goal family) "
+                                   "is held out between train and test.")

@@ -61,6 +61,9 @@ def cache_root() -> Path:
 def _settings(challenge: str, args: list[str]) -> dict[str, Any]:
     import textworld.challenges
 
+    from envgym_textgames.textworld_gen import register_challenge
+
+    register_challenge()  # the generator's challenge (text-textworld-gen), known to every process
     if challenge not in textworld.challenges.CHALLENGES:
         raise EnvError(f"unknown TextWorld challenge {challenge!r}; the families: {', '.join(CHALLENGES)}")
     parser = argparse.ArgumentParser(prog=challenge, exit_on_error=False, add_help=False)
