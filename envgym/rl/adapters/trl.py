@@ -26,6 +26,15 @@ recording proxy (:mod:`envgym.rl.proxy`) and returns, per episode:
 Rows of :func:`trl_dataset` name their task inside the prompt message (``envgym_task_id``), since TRL hands
 the rollout only the prompts and tasks may share an instruction.
 
+Fresh tasks: give a :class:`~envgym.rl.stream.TaskStream` instead of tasks (``EnvgymRollout(stream)``,
+``trl_dataset(stream, rows=N)``). Every row is then a slot for a fresh task: each group of ``num_generations``
+consecutive prompts plays the stream's next task (drawn in call order, so the same run seed gives the same
+tasks), and every graded episode's outcome goes to the stream's curriculum when its call returns.
+
+    stream = TaskStream("tool-retail-gen", seed=0, curriculum=SolveRateCurriculum((1, 2, 3)))
+    rollout = EnvgymRollout(stream)
+    trainer = GRPOTrainer(..., train_dataset=trl_dataset(stream, rows=steps * batch), rollout_func=rollout)
+
 Pass :func:`envgym_reward` as the reward function so the trainer's reward is the verdict score. TRL trains
 on one token sequence per completion; an episode whose prompts were not all exact extensions of each other
 (several segments) contributes its last segment, whose prompt holds the whole earlier conversation, so
@@ -57,6 +66,7 @@ from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import SpecError
 from envgym.rl.adapters.episodes import LoopThread, RecordedEpisode, run_recorded_episode
+from envgym.rl.stream import TaskStream
 from envgym.task import TaskSpec
 from envgym.types import Outcome
 
@@ -67,6 +77,8 @@ if TYPE_CHECKING:
 
 TASK_KEY = "envgym_task_id"
 """The key of the prompt message that names the task (chat templates ignore keys they do not know)."""
+STREAM_SLOT = "envgym-stream:"
+"""A row of a stream's dataset names no task but ``STREAM_SLOT + generator``: play the stream's next task."""
 
 
 def task_prompt(task: TaskSpec) -> list[dict[str, str]]:
@@ -78,10 +90,18 @@ def task_prompt(task: TaskSpec) -> list[dict[str, str]]:
     return [{"role": "user", "content": task.instruction, TASK_KEY: task.id}]
 
 
-def trl_dataset(tasks: Sequence[TaskSpec]) -> Any:
-    """A ``datasets.Dataset`` with TRL's ``prompt`` column (conversational) and the task id, one row per task."""
+def trl_dataset(tasks: Sequence[TaskSpec] | TaskStream, *, rows: int | None = None) -> Any:
+    """A ``datasets.Dataset`` with TRL's ``prompt`` column (conversational) and the task id, one row per task;
+    for a :class:`~envgym.rl.stream.TaskStream`, ``rows`` slots each played as a fresh task of the stream."""
     from datasets import Dataset
 
+    if isinstance(tasks, TaskStream):
+        if not rows or rows < 1:
+            raise SpecError("a task stream is endless: trl_dataset(stream, rows=N) says how many rows to make",
+                            field="rows")
+        slot = STREAM_SLOT + tasks.generator
+        prompt = [{"role": "user", "content": f"(a fresh task of {tasks.generator})", TASK_KEY: slot}]
+        return Dataset.from_list([{"prompt": prompt, "task_id": slot}] * rows)
     return Dataset.from_list([{"prompt": task_prompt(t), "task_id": t.id} for t in tasks])
 
 
@@ -94,15 +114,18 @@ def envgym_reward(prompts: list[Any], completions: list[Any], envgym_reward: lis
 class EnvgymRollout:
     """A TRL ``rollout_func`` that plays envgym episodes; see the module docstring."""
 
-    def __init__(self, tasks: Sequence[TaskSpec], *, backend: InferenceBackend | None = None,
+    def __init__(self, tasks: Sequence[TaskSpec] | TaskStream, *, backend: InferenceBackend | None = None,
                  backend_factory: Callable[[Any], InferenceBackend] | None = None,
                  temperature: float = 1.0, max_tokens: int | None = 256, concurrency: int = 8, retries: int = 1,
                  seed: int = 0, sync_weights: bool = True, make_env: Callable[[str], Env] = make) -> None:
         if concurrency < 1 or retries < 0:
             raise SpecError("concurrency must be >= 1 and retries >= 0")
-        self.tasks = {t.id: t for t in tasks}
-        if len(self.tasks) != len(tasks):
+        self.stream = tasks if isinstance(tasks, TaskStream) else None
+        self.tasks = {} if self.stream is not None else {t.id: t for t in tasks}
+        if self.stream is None and len(self.tasks) != len(tasks):
             raise SpecError("the rollout's tasks must have distinct ids")
+        self.drawn = 0
+        """Tasks drawn from the stream so far (the next group plays ``stream.task(drawn)``)."""
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.concurrency = concurrency
@@ -122,9 +145,10 @@ class EnvgymRollout:
 
     # TRL's hook -------------------------------------------------------------------------------------------
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
-        tasks = [self._task_for(prompt) for prompt in prompts]
         mode_train = bool(getattr(trainer.model, "training", True))
         group_size = (trainer.num_generations if mode_train else trainer.num_generations_eval) or 1
+        tasks = self._stream_tasks(prompts, group_size) if self.stream is not None else \
+            [self._task_for(prompt) for prompt in prompts]
         step = int(trainer.state.global_step)
         call = self._calls
         self._calls += 1
@@ -132,6 +156,9 @@ class EnvgymRollout:
             self._loop = LoopThread()
         episodes = self._loop.run(self._play(trainer, tasks, step=step, call=call, group_size=group_size))
         self.episodes = episodes
+        for episode in episodes if self.stream is not None else ():
+            if episode.trajectory.outcome is not Outcome.INFRA_ERROR:  # a curriculum learns from graded episodes
+                self.stream.observe(episode.trajectory.task_id, episode.trajectory.outcome is Outcome.SUCCESS)
         return self._to_trl(episodes, prompts, trainer)
 
     def close(self) -> None:
@@ -215,6 +242,18 @@ class EnvgymRollout:
             raise SpecError(f"the prompt names no task of this rollout (task id {task_id!r}); build the dataset "
                             "with envgym.rl.adapters.trl.trl_dataset")
         return task
+
+    def _stream_tasks(self, prompts: list[Any], group_size: int) -> list[TaskSpec]:
+        """One fresh task per group of ``group_size`` consecutive prompts (TRL repeats a row per generation)."""
+        stream = self.stream
+        if stream is None or len(prompts) % group_size:
+            raise SpecError(f"TRL sent {len(prompts)} prompts, not whole groups of {group_size} fresh-task slots")
+        tasks = []
+        for _ in range(len(prompts) // group_size):
+            task = stream.task(self.drawn)
+            self.drawn += 1
+            tasks.extend([task] * group_size)
+        return tasks
 
     def _to_trl(self, episodes: list[RecordedEpisode], prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask",

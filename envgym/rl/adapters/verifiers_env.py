@@ -24,6 +24,11 @@ that prime-rl's orchestrator loads; verifiers 0.3 serves it from ``verifiers.leg
 The env is closed in a cleanup hook, which runs before scoring; a rollout whose env fails is a verifiers
 error (state ``error``), scored 0.
 
+Fresh tasks: ``EnvgymEnv(TaskStream(...), rows=N)`` (or ``vf.load_environment("envgym",
+generator="tool-retail-gen", rows=N, curriculum="solve_rate")``) makes a dataset of ``N`` slots; row ``i``
+plays the stream's task ``i`` (a fresh generator seed per row, its level the curriculum's when the row is first
+set up, shared by the row's rollouts), and every graded rollout's outcome goes to the stream's curriculum.
+
 Against the recording proxy, give each rollout its own session (a token-faithful trajectory per episode):
 ``vf.ClientConfig(api_base_url=proxy.base_url, extra_headers_from_state={"Authorization":
 "envgym_proxy_auth"})`` sends ``Bearer <state["envgym_session"]>``, which the proxy takes as the session key.
@@ -43,6 +48,8 @@ from verifiers.utils.message_utils import normalize_messages
 from envgym.agents.chat import Transcript, system_prompt
 from envgym.compose import make
 from envgym.env import Env
+from envgym.errors import SpecError
+from envgym.rl.stream import Curriculum, SolveRateCurriculum, TaskStream
 from envgym.task import TaskSpec, load_suite
 from envgym.types import Action, Outcome, ToolCall, Verdict
 
@@ -60,19 +67,35 @@ class _Episode:
 class EnvgymEnv(vf.MultiTurnEnv):
     """A verifiers multi-turn tool environment over envgym tasks; see the module docstring."""
 
-    def __init__(self, tasks: Sequence[TaskSpec], *, make_env: Callable[[str], Env] = make, seed: int = 0,
-                 max_turns: int = -1, **kwargs: Any) -> None:
-        self.envgym_tasks = {t.id: t for t in tasks}
+    def __init__(self, tasks: Sequence[TaskSpec] | TaskStream, *, make_env: Callable[[str], Env] = make,
+                 seed: int = 0, max_turns: int = -1, rows: int | None = None, **kwargs: Any) -> None:
+        self.stream = tasks if isinstance(tasks, TaskStream) else None
+        self.envgym_tasks = {} if self.stream is not None else {t.id: t for t in tasks}
         self._make_env = make_env
         self._seed = seed
-        rows = [{"prompt": [{"role": "user", "content": t.instruction}], "answer": "",
-                 "info": {"task_id": t.id, "envgym_env_id": t.env_id}} for t in tasks]
-        dataset = Dataset.from_list(rows)
+        if self.stream is not None:
+            if not rows or rows < 1:
+                raise SpecError("a task stream is endless: EnvgymEnv(stream, rows=N) says how many rows to make",
+                                field="rows")
+            slot = f"(a fresh task of {self.stream.generator})"
+            examples = [{"prompt": [{"role": "user", "content": slot}], "answer": "",
+                      "info": {"task_id": None, "envgym_stream_index": i, "envgym_env_id": self.stream.env_id}}
+                     for i in range(rows)]
+        else:
+            examples = [{"prompt": [{"role": "user", "content": t.instruction}], "answer": "",
+                      "info": {"task_id": t.id, "envgym_env_id": t.env_id}} for t in tasks]
+        dataset = Dataset.from_list(examples)
         rubric = vf.Rubric(funcs=[self.envgym_score], weights=[1.0])
         super().__init__(dataset=dataset, eval_dataset=dataset, rubric=rubric, max_turns=max_turns, **kwargs)
 
+    def _task_of(self, info: dict[str, Any]) -> TaskSpec:
+        index = info.get("envgym_stream_index")
+        if self.stream is not None and index is not None:
+            return self.stream.task(int(index))
+        return self.envgym_tasks[info["task_id"]]
+
     async def setup_state(self, state: vf.State) -> vf.State:
-        task = self.envgym_tasks[state["info"]["task_id"]]
+        task = self._task_of(state["info"])
         env = self._make_env(task.env_id)
         state["envgym_task_id"] = task.id
         state["envgym"] = None
@@ -130,6 +153,8 @@ class EnvgymEnv(vf.MultiTurnEnv):
             state["envgym_outcome"] = Outcome.SUCCESS.value
         else:
             state["envgym_outcome"] = (Outcome.TRUNCATED if episode.truncated else Outcome.FAILURE).value
+        if self.stream is not None and verdict is not None:  # a graded episode teaches the curriculum
+            self.stream.observe(state["envgym_task_id"], verdict.passed)
 
     async def envgym_score(self, state: vf.State) -> float:
         """The reward: the envgym verdict's score (0 when the episode could not be graded)."""
@@ -149,8 +174,21 @@ def _action(message: Any) -> Action:
 
 
 def load_environment(suite: str = "tool-retail", split: str | None = "train", limit: int | None = None,
-                     seed: int = 0, max_turns: int = -1, **kwargs: Any) -> EnvgymEnv:
-    """The verifiers entry point: an :class:`EnvgymEnv` over a bundled suite (or a task folder/file)."""
+                     seed: int = 0, max_turns: int = -1, generator: str | None = None, rows: int = 1000,
+                     level: int | None = None, curriculum: Curriculum | str | None = None,
+                     **kwargs: Any) -> EnvgymEnv:
+    """The verifiers entry point: an :class:`EnvgymEnv` over a bundled suite (or a task folder/file), or with
+    ``generator`` over ``rows`` fresh tasks of its stream (seeded by ``seed``; ``level`` fixed, or
+    ``curriculum``: a :class:`~envgym.rl.stream.Curriculum` or ``"solve_rate"`` for the default one)."""
+    if generator is not None:
+        if curriculum == "solve_rate":
+            from envgym.generate import find
+
+            curriculum = SolveRateCurriculum(find(generator).levels)
+        elif isinstance(curriculum, str):
+            raise SpecError(f"curriculum {curriculum!r}: give 'solve_rate' or a Curriculum object", field="curriculum")
+        stream = TaskStream(generator, seed=seed, split=split, level=level, curriculum=curriculum)
+        return EnvgymEnv(stream, seed=seed, max_turns=max_turns, rows=rows, **kwargs)
     tasks = load_suite(suite, split=split)
     if limit is not None:
         tasks = tasks[:limit]

@@ -20,6 +20,12 @@ with a fresh env ``retries`` times before it is returned with reward 0. Like TRL
 per sample: an episode with several token segments contributes its last, whose prompt holds the whole
 conversation.
 
+Fresh tasks: ``verl_rows(TaskStream(...), rows=N)`` writes rows that name a stream slot instead of a task
+(``extra_info.envgym_stream``: generator, run seed, split, fixed level or curriculum settings, index ``i``);
+the loop makes the stream's task ``i`` in the worker (a fresh generator seed per row, never one repeated in
+the run). With a curriculum (``SolveRateCurriculum`` settings), each worker process keeps one per stream,
+fed by the graded episodes it plays, and a row's level is set when that process first plays the row.
+
 Screenshots (a VLM actor: verl hands the loop its ``processor``): the agent sends the observations' images,
 the proxy expands their placeholders with that processor, the server manager generates with
 ``image_data=[PIL images]`` (verl's own multimodal generation path), and the output carries
@@ -43,18 +49,60 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from envgym.rl.adapters.episodes import run_recorded_episode
 from envgym.rl.backends import BackendError, Completion
+from envgym.rl.stream import SolveRateCurriculum, TaskStream
 from envgym.task import TaskSpec
 from envgym.types import Outcome
 
 AGENT_NAME = "envgym_agent"
 
 
-def verl_rows(tasks: Sequence[TaskSpec], *, data_source: str = "envgym") -> list[dict[str, Any]]:
-    """Rows of a verl RL dataset (write them as parquet): the chat prompt, the agent loop's name and the task."""
+def verl_rows(tasks: Sequence[TaskSpec] | TaskStream, *, data_source: str = "envgym", rows: int | None = None
+              ) -> list[dict[str, Any]]:
+    """Rows of a verl RL dataset (write them as parquet): the chat prompt, the agent loop's name and the task;
+    for a :class:`~envgym.rl.stream.TaskStream`, ``rows`` slots naming the stream's tasks ``0 .. rows-1`` (its
+    curriculum, a :class:`~envgym.rl.stream.SolveRateCurriculum` or none, travels as settings)."""
+    if isinstance(tasks, TaskStream):
+        if not rows or rows < 1:
+            raise ValueError("a task stream is endless: verl_rows(stream, rows=N) says how many rows to make")
+        spec = {"generator": tasks.generator, "seed": tasks.seed, "split": tasks.split, "level": tasks.fixed_level,
+                "curriculum": _curriculum_settings(tasks.curriculum)}
+        prompt = [{"role": "user", "content": f"(a fresh task of {tasks.generator})"}]
+        return [{"data_source": data_source, "agent_name": AGENT_NAME, "prompt": prompt,
+                 "reward_model": {"style": "envgym", "ground_truth": ""},
+                 "extra_info": {"index": i, "envgym_stream": json.dumps({**spec, "index": i}, sort_keys=True)}}
+                for i in range(rows)]
     return [{"data_source": data_source, "agent_name": AGENT_NAME,
              "prompt": [{"role": "user", "content": t.instruction}],
              "reward_model": {"style": "envgym", "ground_truth": ""},
              "extra_info": {"index": i, "envgym_task": t.model_dump_json()}} for i, t in enumerate(tasks)]
+
+
+def _curriculum_settings(curriculum: Any) -> dict[str, Any] | None:
+    if curriculum is None:
+        return None
+    if not isinstance(curriculum, SolveRateCurriculum):
+        raise ValueError(f"verl workers rebuild the curriculum from settings: only SolveRateCurriculum travels, "
+                         f"not {type(curriculum).__name__}")
+    return {"target": curriculum.target, "window": curriculum.window, "band": curriculum.band,
+            "start": curriculum.level()}
+
+
+_STREAMS: dict[str, TaskStream] = {}  # this worker process's streams, by their settings
+
+
+def _stream_task(raw: str | dict[str, Any]) -> tuple[TaskStream, TaskSpec]:
+    spec = json.loads(raw) if isinstance(raw, str) else dict(raw)
+    index = int(spec.pop("index"))
+    key = json.dumps(spec, sort_keys=True)
+    stream = _STREAMS.get(key)
+    if stream is None:
+        from envgym.generate import find
+
+        settings = spec.get("curriculum")
+        curriculum = SolveRateCurriculum(find(spec["generator"]).levels, **settings) if settings else None
+        stream = _STREAMS[key] = TaskStream(spec["generator"], seed=int(spec["seed"]), split=spec["split"],
+                                            level=spec.get("level"), curriculum=curriculum)
+    return stream, stream.task(index)
 
 
 class ServerManagerBackend:
@@ -163,9 +211,15 @@ class EnvgymAgentLoop(AgentLoopBase):
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         extra = kwargs.get("extra_info") or {}
         raw = extra.get("envgym_task") or kwargs.get("envgym_task")
-        if raw is None:
-            raise ValueError("an envgym_agent row needs extra_info.envgym_task (see envgym.rl.adapters.verl.verl_rows)")
-        task = TaskSpec.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
+        slot = extra.get("envgym_stream")
+        stream = None
+        if slot is not None:
+            stream, task = _stream_task(slot)
+        elif raw is None:
+            raise ValueError("an envgym_agent row needs extra_info.envgym_task or envgym_stream (see "
+                             "envgym.rl.adapters.verl.verl_rows)")
+        else:
+            task = TaskSpec.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
         proxy = await _proxy_for(self.server_manager, self.tokenizer, sampling_params,
                                  getattr(self, "processor", None))
         started = time.perf_counter()
@@ -180,6 +234,8 @@ class EnvgymAgentLoop(AgentLoopBase):
         metrics = AgentLoopMetrics(generate_sequences=time.perf_counter() - started)
         trajectory = episode.trajectory
         failed = trajectory.outcome is Outcome.INFRA_ERROR
+        if stream is not None and not failed:
+            stream.observe(task, trajectory.outcome is Outcome.SUCCESS)
         extra_fields = {"envgym_outcome": trajectory.outcome.value, "envgym_task_id": task.id,
                         "envgym_segments": len(episode.samples), "envgym_error": trajectory.error}
         if not episode.samples:  # nothing generated (the env failed first): an empty, untrained response

@@ -256,7 +256,7 @@ class Trainer:
     # -- one step ---------------------------------------------------------------------------------------
 
     async def _train(self, step: int, groups: list[Group], learner: Learner, backend: TransformersBackend,
-                     waited: float, began: float, tasks_line: dict[str, Any]) -> None:
+                     waited: float, began: float, tasks_line: dict[str, Any] | None = None) -> None:
         cfg = self.config
         samples, advantages, rewards, staleness = [], [], [], Counter()
         dropped = infra = 0
@@ -305,7 +305,7 @@ class Trainer:
             "step_s": round(time.perf_counter() - began, 4), "wall_s": round(wall, 4),
             "samples_per_s": self._trained_samples / wall if wall else 0.0,
             "tokens_per_s": self._generated_tokens / wall if wall else 0.0,
-            **tasks_line,
+            **(tasks_line or {}),
         }
         self.metrics.append(line)
         await asyncio.to_thread(self._append_metrics, line)
