@@ -1,6 +1,8 @@
 """Fresh tasks for training (envgym.rl.stream): the stream is endless and seeded and never repeats a generator
 seed; the solve-rate curriculum moves up after successes and down after failures; the trainer's group runner
-feeds it on a fixed schedule; the trainer's config builds streams and curricula (a user's one included)."""
+feeds it on a fixed schedule; the trainer's config builds streams and curricula (a user's one included); the
+real trainer on a tiny policy draws a fresh task per group, moves the level, and repeats itself (run again,
+resumed, sync and async)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import itertools
 import pytest
 
 from envgym import registry
+from envgym.env import Env, StepResult
 from envgym.errors import SpecError
 from envgym.generate import parse_task_id
 from envgym.plugin import GenerationRequest, TaskSpec, register_generator
@@ -17,7 +20,8 @@ from envgym.rl.train.config import build_config
 from envgym.rl.train.rollout import Group, GroupRunner, Member
 from envgym.rl.train.trainer import select_tasks
 from envgym.trajectory import Trajectory
-from envgym.types import Action, Outcome
+from envgym.types import Action, Observation, Outcome
+from envgym.verify import VerifyContext
 from envgym.verify.spec import AnswerSpec
 
 
@@ -199,3 +203,50 @@ def test_the_config_builds_a_stream_and_its_curriculum(gen):
 def test_a_generator_suite_stays_lazy_in_the_trainer(gen):
     tasks = select_tasks(build_config({"suite": "sums-gen@0:1000000", "task_limit": 5}))
     assert len(tasks) == 5 and tasks[4].id == "sums-gen.train.l2.s4"
+
+
+class SumsEnv(Env):
+    """One turn: the reply is the answer, graded by the task's answer verifier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text = ""
+
+    async def reset(self, *, task=None, seed=None, options=None):
+        self.task = self.choose_task(task, seed, options)
+        return Observation(text=self.task.instruction), {"tools": [], "policy": "Answer with the number."}
+
+    async def step(self, action: Action) -> StepResult:
+        self._text = action.text or ""
+        return StepResult(Observation(text="done"), 0.0, True, False, {})
+
+    async def verify_context(self) -> VerifyContext:
+        return VerifyContext(calls=[], final_answer=self._text)
+
+
+async def _train(out, **overrides):
+    from envgym.rl.models import tiny_policy
+    from envgym.rl.train.trainer import Trainer
+
+    values = {"model": "tiny", "generator": "sums-gen", "group_size": 2, "groups_per_step": 2, "steps": 3,
+              "lr": 5e-3, "max_new_tokens": 4, "concurrency": 4, "gen_batch": 1, "prefix_cache": 0,
+              "checkpoint_every": 1, "micro_batch_size": 4, "max_turns": 1,
+              "curriculum": {"type": "solve_rate", "window": 2, "start_level": 3}, **overrides}
+    result = await Trainer(build_config(values), out, policy=tiny_policy(seed=0),
+                           make_env=lambda env_id: SumsEnv()).run()
+    return [{k: line[k] for k in ("task_ids", "task_levels", "task_solved")} for line in result.metrics]
+
+
+async def test_the_trainer_draws_fresh_tasks_and_its_curriculum_moves(gen, tmp_path):
+    lines = await _train(tmp_path / "a")
+    ids = [t for line in lines for t in line["task_ids"]]
+    assert len(set(ids)) == 6  # a fresh task for every group
+    solved = [s for line in lines for group in line["task_solved"] for s in group]
+    assert solved == [False] * 12  # a random tiny policy never states the sum
+    # sync: step t's failures are seen before step t+1 is drawn; window 2, so each step moves one level down
+    assert [line["task_levels"] for line in lines] == [[3, 3], [2, 2], [1, 1]]
+    assert await _train(tmp_path / "b") == lines  # same run seed, same tasks and levels
+    await _train(tmp_path / "c", steps=2)
+    assert await _train(tmp_path / "c") == lines[2:]  # resumed at step 3: outcomes replayed from the metrics
+    assert [line["task_levels"] for line in await _train(tmp_path / "d", mode="async", max_staleness=1)] == \
+        [[3, 3], [3, 3], [2, 2]]  # staleness 1: step 2 is drawn knowing step 0 only, whatever the timing
