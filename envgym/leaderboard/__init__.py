@@ -1,10 +1,12 @@
 """The leaderboard: evaluation runs' result records aggregated per suite and agent, rendered as JSON,
 Markdown and static HTML pages (``envgym leaderboard build RUN_DIR... --out DIR | --update DIR``).
 
-Four modules, each depending only on those before it (no import cycle; ``tests/test_layers.py`` checks):
+Five modules, each depending only on those before it (no import cycle; ``tests/test_layers.py`` checks):
 
 - :mod:`envgym.leaderboard.stats` — Wilson intervals, pass@k and pass^k: pure functions on counts
 - :mod:`envgym.leaderboard.models` — :class:`Leaderboard` and :class:`Entry`, the data (``leaderboard.json``)
+- :mod:`envgym.leaderboard.levels` — solve rate per difficulty level of generated suites (aggregation, table,
+  chart)
 - :mod:`envgym.leaderboard.render` — Markdown, HTML pages and SVG charts from a :class:`Leaderboard`, trajectory
   texts; :func:`write_leaderboard`
 - :mod:`envgym.leaderboard.build` — reading run directories and aggregating them, merging into published
@@ -28,7 +30,16 @@ from envgym.leaderboard.build import (
     publish,
     write_trajectories,
 )
-from envgym.leaderboard.models import Efficiency, Entry, Leaderboard, OverviewRow, RunInfo, TaskResult, TrainCurve
+from envgym.leaderboard.models import (
+    Efficiency,
+    Entry,
+    Leaderboard,
+    LevelResult,
+    OverviewRow,
+    RunInfo,
+    TaskResult,
+    TrainCurve,
+)
 from envgym.leaderboard.render import (
     render_html,
     render_markdown,
@@ -45,6 +56,7 @@ __all__ = [
     "Efficiency",
     "Entry",
     "Leaderboard",
+    "LevelResult",
     "OverviewRow",
     "RunInfo",
     "TaskResult",

@@ -44,6 +44,9 @@ Per suite and agent an :class:`Entry` reports:
   units, and the renderings draw one efficiency table per unit.
 - **mean_score**: the mean verdict score over graded episodes (partial credit: a 0.8 rubric score
   counts 0.8 where success counts 0); ``None`` without graded episodes.
+- **levels** (suites of generated tasks): per difficulty level, the row's distinct tasks, graded episodes,
+  successes, success rate with its Wilson interval, and the mean reference-solution length
+  (:mod:`envgym.leaderboard.levels`); empty without generated task ids.
 - **tasks**: per task (sorted by id) its episodes, successes, infra errors, mean score and the paths of
   its trajectories rendered as text (``trajectories/RUN/TASK-HASH8-rINDEX.txt``, relative to the output
   folder; present when the run's ``trajectories.jsonl`` holds the episode: a trajectory is matched to its
@@ -84,6 +87,7 @@ from typing import Any
 
 from envgym.clock import Clock, SystemClock
 from envgym.errors import SpecError
+from envgym.leaderboard.levels import level_results
 from envgym.leaderboard.models import Efficiency, Entry, Leaderboard, OverviewRow, RunInfo, TaskResult, TrainCurve
 from envgym.leaderboard.render import render_trajectory, write_leaderboard
 from envgym.leaderboard.stats import macro_interval, pass_at_k, pass_hat_k, wilson_interval
@@ -399,6 +403,7 @@ def _entry(agent_id: str, label: str, settings: dict[str, Any], task_set: str, r
         cost_usd=sum(r.usage.cost_usd for r in graded),
         efficiency=_efficiency(graded),
         tasks=_tasks(records, slots),
+        levels=level_results(records),
     )
 
 

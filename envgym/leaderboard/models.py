@@ -31,6 +31,24 @@ class TaskResult(FrozenModel):
     """Paths, relative to the output folder, of the episodes' trajectories rendered as text."""
 
 
+class LevelResult(FrozenModel):
+    """One agent's episodes on the tasks of one difficulty level of a generated suite
+    (:mod:`envgym.leaderboard.levels`)."""
+
+    level: int
+    tasks: int
+    """Distinct tasks of the level the agent ran."""
+    episodes: int
+    """Graded episodes (infra errors are apart, as everywhere)."""
+    successes: int
+    success_rate: float
+    ci_low: float
+    ci_high: float
+    reference_actions: float | None = None
+    """Mean length of the tasks' reference solutions (actions the oracle plays), over the tasks whose generator
+    is installed where the leaderboard was built and still makes the task that ran; None otherwise."""
+
+
 class Efficiency(FrozenModel):
     """Means over an entry's graded episodes of the efficiency metrics a timed verdict carries
     (:meth:`envgym.timed.timeline.Timeline.metrics`), in virtual time (``unit``: seconds or steps)."""
@@ -87,6 +105,9 @@ class Entry(FrozenModel):
     """Virtual-time efficiency, for suites of timed envs (their verdicts carry it); None elsewhere."""
     tasks: tuple[TaskResult, ...] = ()
     """Per task, sorted by task id."""
+    levels: tuple[LevelResult, ...] = ()
+    """Per difficulty level, easiest first, for the suite's generated tasks (ids ``NAME.SPLIT.lLEVEL.sSEED``);
+    empty when it has none."""
 
     @property
     def name(self) -> str:

@@ -12,7 +12,9 @@ Both renderings hold the same content, in the same order:
    cost, when any row has a cost; none when no row used either), the main table (success, interval,
    mean score, episodes, infra errors, tasks, means, cost), and pass@k / pass^k in a table of their
    own when k > 1 (so ``--runs 5`` stays inside a 1,400 px window), and for timed suites the
-   virtual-time efficiency, one table per unit (seconds and steps never share a column).
+   virtual-time efficiency, one table per unit (seconds and steps never share a column); for generated
+   suites, success rate per difficulty level per agent (a line chart and a table, with the mean
+   reference-solution length per level: :mod:`envgym.leaderboard.levels`).
 4. **Training**: reward curves (mean reward per step) of ``envgym train`` runs, when given.
 
 The per-task view is a second page, ``tasks.html`` (in Markdown a section): per suite, tasks by rows,
@@ -35,6 +37,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from envgym.leaderboard.levels import LEVELS_NOTE, level_table, render_levels_svg
 from envgym.leaderboard.models import Efficiency, Entry, Leaderboard, RunInfo, TrainCurve
 from envgym.record import ResultRecord
 from envgym.trajectory import Trajectory
@@ -265,6 +268,9 @@ def render_markdown(lb: Leaderboard) -> str:
             lines += [_pass_caption(entries) + ":", "", *_md(*passes)]
         for word, efficiency in _efficiency_tables(entries):
             lines += [_efficiency_caption(word), "", *_md(*efficiency)]
+        levels = level_table(entries)
+        if levels:
+            lines += [LEVELS_NOTE, "", *_md(*levels)]
     if lb.training:
         lines += ["## Training", ""]
         lines += [f"- {text(c.label)}: {len(c.steps)} step(s), mean reward {c.reward_mean[0]:.3f} → "
@@ -461,12 +467,21 @@ def render_html(lb: Leaderboard) -> str:
                if passes else "")
             + "".join(f'<p class="meta">{esc(_efficiency_caption(word))}</p>{_html_table(table, "board efficiency")}'
                       for word, table in _efficiency_tables(entries))
+            + _levels_html(suite, entries, colours)
             + "</section>")
     if lb.training:
         parts.append(f'<section class="training" id="training"><h2>Training</h2><p class="meta">Reward curves of '
                      f"{len(lb.training)} <code>envgym train</code> run(s).</p>"
                      f"<figure>{render_curves(lb.training)}</figure></section>")
     return _page("envgym leaderboard", "\n".join(parts), lb)
+
+
+def _levels_html(suite: str, entries: tuple[Entry, ...], colours: dict[str, str]) -> str:
+    table = level_table(entries)
+    if table is None:
+        return ""
+    return (f'<div class="levels"><p class="meta">{html.escape(LEVELS_NOTE)}</p><div class="figures"><figure>'
+            f'{render_levels_svg(suite, entries, colours)}</figure></div>{_html_table(table, "board levels")}</div>')
 
 
 def render_tasks_html(lb: Leaderboard) -> str:
