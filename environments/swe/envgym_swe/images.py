@@ -58,6 +58,10 @@ WHEEL_CACHE = Path.home() / ".cache" / "envgym" / "wheels"
 PARENT = "swe-python"
 EXCLUDES = ("*.egg-info/", "__pycache__/", "*.pyc", ".pytest_cache/")
 _BUILTIN_BACKEND = {"setuptools", "wheel"}
+_EDITABLE_REQUIRES = {"hatchling": ("editables~=0.3",)}
+"""What a backend's PEP 660 ``get_requires_for_build_editable`` adds to its ``[build-system] requires`` (hatchling
+asks for ``editables`` in every version so far): the install command is an editable install with no index, so
+these wheels must be fetched too (attrs' Hatch era: ``No matching distribution found for editables~=0.3``)."""
 _IMAGE_PYTEST = "8.3.5"
 """swe-python's pytest (``sandboxes/swe-python/requirements.txt``; envgym_swe.environment.IMAGE_PACKAGES)."""
 
@@ -119,7 +123,8 @@ def has_commit(repo: Path, commit: str) -> bool:
 
 
 def build_requires(repo: Path, commits: tuple[str, ...]) -> tuple[str, ...]:
-    """``[build-system] requires`` of the repository at each commit, minus setuptools and wheel."""
+    """``[build-system] requires`` of the repository at each commit, minus setuptools and wheel, plus what the
+    backend needs for an editable build (:data:`_EDITABLE_REQUIRES`)."""
     found: set[str] = set()
     for commit in commits:
         text = git(repo, "show", f"{commit}:pyproject.toml", check=False)
@@ -133,6 +138,7 @@ def build_requires(repo: Path, commits: tuple[str, ...]) -> tuple[str, ...]:
             name = re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0].strip().lower().replace("_", "-")
             if name not in _BUILTIN_BACKEND:
                 found.add(req)
+            found.update(_EDITABLE_REQUIRES.get(name, ()))
     return tuple(sorted(found))
 
 
