@@ -366,21 +366,38 @@ def _marker_env(extra: str) -> dict[str, str]:
     return {"python_version": IMAGE_PYTHON, "python_full_version": IMAGE_PYTHON + ".0", "extra": extra}
 
 
-def split_requires_dist(requires_dist: tuple[str, ...] | list[str]) -> tuple[list[str], list[str]]:
+def split_requires_dist(requires_dist: tuple[str, ...] | list[str],
+                        own: str | None = None) -> tuple[list[str], list[str]]:
     """(runtime, test) requirements of ``Requires-Dist`` lines for the image's Python: a line without an
     ``extra`` marker is runtime, one of the :data:`TEST_EXTRAS` is a test requirement, other extras are left
-    out; the markers are evaluated here, so the requirements come back without them."""
-    runtime, tests = [], []
+    out; the markers are evaluated here, so the requirements come back without them. A test extra that names
+    the project ``own`` itself with extras (attrs: ``tests = ["attrs[tests-no-zope]", "zope.interface"]``) brings
+    in those extras' requirements, not the project: its released version would shadow the commit's."""
+    parsed = []
     for text in requires_dist:
         try:
-            req = Requirement(text)
+            parsed.append(Requirement(text))
         except InvalidRequirement:
             continue
-        bare = req.name + (f"[{','.join(sorted(req.extras))}]" if req.extras else "") + str(req.specifier)
-        if req.marker is None or req.marker.evaluate(_marker_env("")):
-            runtime.append(bare)
-        elif any(req.marker.evaluate(_marker_env(name)) for name in TEST_EXTRAS):
-            tests.append(bare)
+
+    def bare(req: Requirement) -> str:
+        return req.name + (f"[{','.join(sorted(req.extras))}]" if req.extras else "") + str(req.specifier)
+
+    runtime = [bare(r) for r in parsed if r.marker is None or r.marker.evaluate(_marker_env(""))]
+    tests: list[str] = []
+    todo, seen = list(TEST_EXTRAS), set(TEST_EXTRAS)
+    while todo:
+        extra = todo.pop(0)
+        for req in parsed:
+            if req.marker is None or req.marker.evaluate(_marker_env("")) or not req.marker.evaluate(
+                    _marker_env(extra)):
+                continue
+            if own is not None and canonicalize_name(req.name) == own:
+                more = [e for e in sorted(req.extras) if e not in seen]
+                seen.update(more)
+                todo += more
+            elif bare(req) not in tests:
+                tests.append(bare(req))
     return runtime, tests
 
 
@@ -419,10 +436,10 @@ def resolved_environment(repo: Path, commit: str, *, log: Callable[[str], None] 
         if meta.error:
             log(f"{commit[:12]}: the build backend gives no metadata; using the requirements read from the files "
                 f"(the tests import from /testbed): {meta.error.splitlines()[0]}")
-        runtime, tests = split_requires_dist(meta.requires_dist)
+        own = canonicalize_name(meta.name) if meta.name else None
+        runtime, tests = split_requires_dist(meta.requires_dist, own)
         tests += meta.tests_require
         python = meta.requires_python or python
-        own = canonicalize_name(meta.name) if meta.name else None
     try:
         if python and IMAGE_PYTHON + ".0" not in SpecifierSet(python):
             return replace(static, python=python, problem=f"requires-python {python!r} excludes the image's only "
