@@ -1,0 +1,157 @@
+"""What task generators cost and give, side by side: one row per registered generator (``envgym.list_generators()``).
+
+For each generator, on the first ``--n`` seeds of its train split (levels mixed, seed ``s`` at
+``levels[s % len(levels)]``), in this process:
+
+- **distinct**: tasks distinct by normalised content and by reference solution (``envgym.generate.distinct``),
+  and ``distinct / n``;
+- **tasks/s**: generation throughput (wall time of making the ``n`` tasks, one process, one core), and its
+  ratio to the slowest generator of the run;
+- **ref actions per level**: the mean length of the reference solutions (actions the oracle plays) per level;
+- **data on disk**: what a generated suite ships instead of tasks: bytes of ``tasks/NAME/`` when there is one
+  (materialised instances, e.g. SWE), else 0 (made on demand); beside it the env's hand-written suites
+  (tasks and bytes of their JSONL) and the ratio of distinct generated tasks (over ``n``, a lower bound) to them.
+
+With ``--eval``: oracle, null and random solve rates on the first ``--eval-n`` seeds of the test split,
+through ``envgym eval`` (one run per agent, in a temporary folder), and the random agent's rate per level.
+
+    python benchmarks/generators.py                       # every generator, n = 200
+    python benchmarks/generators.py --n 1000 --only tool-retail-gen web-shop-gen
+    python benchmarks/generators.py --eval --eval-n 30     # + oracle / null / random solve rates
+
+Not part of ``make test``: it prints tables, it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from envgym import registry
+from envgym.generate import distinct, find, generate, parse_task_id
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
+
+
+def hand_written(env_id: str) -> tuple[int, int]:
+    """Tasks and JSONL bytes of the env's registered (shipped) suites."""
+    tasks = size = 0
+    for name in registry.spec(env_id).suites:
+        suite = registry.suite_spec(name)
+        if suite is None or suite.user:
+            continue
+        path = Path(suite.path)
+        for file in ([path] if path.is_file() else sorted(path.glob("*.jsonl"))):
+            tasks += sum(1 for line in file.read_text(encoding="utf-8").splitlines() if line.strip())
+            size += file.stat().st_size
+    return tasks, size
+
+
+def measure(name: str, n: int) -> dict:
+    spec = find(name)
+    split = spec.splits[0]
+    started = time.perf_counter()
+    tasks = [generate(name, seed, split=split) for seed in range(n)]
+    seconds = time.perf_counter() - started
+    counted = distinct(tasks)
+    lengths: dict[int, list[int]] = defaultdict(list)
+    for task in tasks:
+        lengths[parse_task_id(task.id)[2]].append(len(task.solution or ()))
+    written, written_bytes = hand_written(spec.env_id)
+    return {"name": name, "family": spec.family, "levels": spec.levels, "n": n, "distinct": counted.distinct,
+            "tasks_per_s": n / seconds if seconds else float("inf"),
+            "ref": {level: sum(v) / len(v) for level, v in sorted(lengths.items())},
+            "data_bytes": _bytes(ROOT / "tasks" / name), "hand_tasks": written, "hand_bytes": written_bytes}
+
+
+def evaluate(name: str, n: int, agent: str, out: Path) -> tuple[float | None, dict[int, float]]:
+    """The agent's solve rate on the first ``n`` test seeds (and per level), through ``envgym eval``."""
+    suite = f"{name}@0:{n}:split=test" if "test" in find(name).splits else f"{name}@0:{n}"
+    run = out / f"{name}-{agent}"
+    cli = Path(sys.executable).parent / "envgym"  # the console script of this interpreter's environment
+    subprocess.run([str(cli), "eval", "--suite", suite, "--agent", agent, "--out", str(run), "--quiet"], check=False,
+                   capture_output=True, text=True)
+    records = run / "records.jsonl"
+    if not records.is_file():
+        return None, {}
+    latest = {}
+    for line in records.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            latest[(record["task_hash"], record["run_index"])] = record
+    graded = [r for r in latest.values() if r["outcome"] != "infra_error"]
+    per_level: dict[int, list[bool]] = defaultdict(list)
+    for record in graded:
+        per_level[parse_task_id(record["task_id"])[2]].append(record["outcome"] == "success")
+    rate = sum(r["outcome"] == "success" for r in graded) / len(graded) if graded else None
+    return rate, {level: sum(v) / len(v) for level, v in sorted(per_level.items())}
+
+
+def _kb(size: int) -> str:
+    return "0 (on demand)" if not size else f"{size / 1024:,.0f} KiB"
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.0f}%"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="seeds per generator for distinct, speed, lengths")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="these generators only")
+    parser.add_argument("--eval", action="store_true", help="also oracle / null / random solve rates")
+    parser.add_argument("--eval-n", type=int, default=30, help="test seeds per agent with --eval")
+    args = parser.parse_args()
+    names = args.only or registry.list_generators()
+    rows = []
+    for name in names:
+        try:
+            rows.append(measure(name, args.n))
+        except Exception as exc:  # one broken generator is a row saying so, not a lost table
+            rows.append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
+        print(f"measured {name}", file=sys.stderr)
+    ok = [r for r in rows if "error" not in r]
+    slowest = min((r["tasks_per_s"] for r in ok), default=1.0)
+    print(f"\n## Generators: first {args.n} train seeds each, levels mixed\n")
+    print("| generator | levels | distinct / n | tasks/s | × slowest | ref actions per level | data on disk "
+          "| hand-written tasks (bytes) | distinct ÷ hand-written |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['family']}/{r['name']} | error: {r['error'][:80]} |" if "family" in r
+                  else f"| {r['name']} | error: {r['error'][:80]} |")
+            continue
+        ref = " / ".join(f"l{lv} {v:.1f}" for lv, v in r["ref"].items())
+        ratio = f"{r['distinct'] / r['hand_tasks']:.1f}×" if r["hand_tasks"] else "—"
+        print(f"| {r['family']}/{r['name']} | {','.join(map(str, r['levels']))} | {r['distinct']} / {r['n']} "
+              f"({r['distinct'] / r['n']:.2f}) | {r['tasks_per_s']:,.1f} | {r['tasks_per_s'] / slowest:,.1f} | {ref} "
+              f"| {_kb(r['data_bytes'])} | {r['hand_tasks']} ({r['hand_bytes'] / 1024:,.0f} KiB) | {ratio} |")
+    if not args.eval:
+        return
+    print(f"\n## Solve rates: first {args.eval_n} test seeds each, through envgym eval\n")
+    print("| generator | oracle | null | random | random per level |")
+    print("|---|---:|---:|---:|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in ok:
+            rates = {agent: evaluate(r["name"], args.eval_n, agent, Path(tmp))
+                     for agent in ("oracle", "null", "random")}
+            per_level = " / ".join(f"l{lv} {_pct(v)}" for lv, v in rates["random"][1].items()) or "—"
+            print(f"| {r['family']}/{r['name']} | {_pct(rates['oracle'][0])} | {_pct(rates['null'][0])} "
+                  f"| {_pct(rates['random'][0])} | {per_level} |", flush=True)
+            print(f"evaluated {r['name']}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
