@@ -189,7 +189,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     ids = [*_shipped(list_envs()), *list_generators()] if args.all else args.env_ids
     if not ids:
         raise EnvgymError("name an env id (or a task generator) or pass --all")
-    if args.seed is not None and args.sample is None:
+    if args.seed is not None and args.sample is None and any("/" in name for name in ids):
+        # a generator's sample (--generator-sample) is seeded by --seed too; an env's tasks only with --sample
         raise EnvgymError("--seed S seeds --sample N: give --sample N with it (or --limit N for the first N tasks)")
     if args.all_tasks and (args.limit or args.sample):
         which = "--limit" if args.limit else "--sample"

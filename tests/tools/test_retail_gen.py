@@ -83,3 +83,13 @@ def test_eval_runs_a_few_of_ten_thousand(screen, tmp_path):
     assert cli.main(argv) == 0
     assert "ran 3, skipped 0 of 3; " in screen()[0] and "success 3" in screen()[0]
     assert parse_ref(f"{NAME}@0:10000") is not None
+
+
+def test_check_seeds_a_generators_sample_with_seed_alone(screen):
+    """``envgym check NAME --generator-sample N --seed S`` seeds the generator's sample (it was refused: '--seed
+    seeds --sample'); an env's tasks still need --sample for a seed."""
+    from envgym import cli
+
+    assert cli.main(["check", NAME, "--generator-sample", "3", "--seed", "5", "--no-gates"]) == 0
+    assert "3 of 20000 tasks" in " ".join(screen()[0].split())
+    assert cli.main(["check", "tool/retail-v1", "--seed", "5", "--no-gates"]) == 2
