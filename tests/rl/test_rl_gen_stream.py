@@ -250,3 +250,17 @@ async def test_the_trainer_draws_fresh_tasks_and_its_curriculum_moves(gen, tmp_p
     assert await _train(tmp_path / "c") == lines[2:]  # resumed at step 3: outcomes replayed from the metrics
     assert [line["task_levels"] for line in await _train(tmp_path / "d", mode="async", max_staleness=1)] == \
         [[3, 3], [3, 3], [2, 2]]  # staleness 1: step 2 is drawn knowing step 0 only, whatever the timing
+
+
+def test_envgym_train_names_a_bad_generator_setting_in_one_line(gen, tmp_path, capsys):
+    from envgym import cli
+
+    code = cli.main(["train", "--recipe", "tiny", "--generator", "sums-gen", "--set", "generator_level=5",
+                     "--out", str(tmp_path / "run"), "--quiet"])
+    captured = capsys.readouterr()
+    said = captured.err + captured.out
+    assert code == 2 and "no level 5" in said and "(field 'generator_level')" in said
+    assert "Traceback" not in said and said.count("(field") == 1
+    assert cli.main(["train", "--recipe", "tiny", "--generator", "sum-gen", "--out", str(tmp_path / "b"),
+                     "--quiet"]) == 2
+    assert "did you mean 'sums-gen'" in capsys.readouterr().err

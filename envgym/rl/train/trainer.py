@@ -91,9 +91,10 @@ def select_tasks(config: TrainConfig) -> Sequence[TaskSpec] | TaskStream:
         try:
             return TaskStream(config.generator, seed=config.seed, split=config.split, level=config.generator_level,
                               curriculum=curriculum)
-        except SpecError as exc:
+        except SpecError as exc:  # named by the config's field, not the stream's argument
             field = {"level": "generator_level"}.get(exc.field or "", exc.field or "generator")
-            raise SpecError(str(exc), field=field) from None
+            message = str(exc).removesuffix(f" (field {exc.field!r})") if exc.field else str(exc)
+            raise SpecError(message, field=field) from None
     tasks: Sequence[TaskSpec] = load_suite(config.suite, split=config.split)
     if config.task_tags:
         wanted = set(config.task_tags)
