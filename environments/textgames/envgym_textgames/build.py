@@ -8,6 +8,11 @@ replayed to prove it wins. Both print one line per task type / family: tasks, go
 ``textworld-games`` generates the games of a TextWorld suite into the cache (a setup step, so that the
 first episodes of each game do not pay for it).
 
+``distinct`` counts a generator's distinct tasks (:func:`envgym.plugin.distinct`'s rule: by normalised content
+and by reference solution) over a seed range in several processes, one line per task appended to ``--keys``
+(rerun the same command to resume), then prints the count and, per level, the reference length and the CPU
+seconds a task took to make.
+
 ScienceWorld's step limit (:mod:`envgym_textgames.scienceworld`): ``scienceworld-gold`` replays a suite's
 gold paths under each ``--step-limit`` (default: none, then the package's own) and prints which finish;
 ``scienceworld-limit`` writes a copy of a suite whose tasks carry ``step_limit`` (new task hashes: a
@@ -20,12 +25,14 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from envgym.plugin import TaskSpec, write_tasks
 
 
 def build_scienceworld(per_split: int, only: list[str] | None = None, rotate: bool = False) -> list[TaskSpec]:
     from envgym_textgames.scienceworld import new_simulator, scienceworld_task
+    from envgym_textgames.scienceworld_gen import play_gold
 
     sim = new_simulator()
     tasks: list[TaskSpec] = []
@@ -41,16 +48,9 @@ def build_scienceworld(per_split: int, only: list[str] | None = None, rotate: bo
                 splits = {split: splits[split] for split in [("train", "dev", "test")[index % 3]]}
             for split, variations in splits.items():
                 for variation in variations[:per_split] if per_split else variations:
-                    sim.load(name, variation, "", generateGoldPath=True)
-                    gold = list(sim.get_gold_action_sequence())
-                    sim.server.reset()
-                    description = sim.server.freeActionTaskDesc()
-                    sim.server.step("look around")
-                    for command in gold:
-                        sim.server.step(command)
-                    score = round(100 * sim.server.getScore())
+                    gold, description, score, completed = play_gold(sim, name, variation)
                     scores.append(score)
-                    if score < 100 or not sim.server.getCompleted():
+                    if score < 100 or not completed:
                         print(f"  left out {name} variation {variation}: gold path scores {score}", file=sys.stderr)
                         continue
                     tasks.append(scienceworld_task(name, variation, split, gold, description))
@@ -110,6 +110,63 @@ def gold_under_limits(tasks: list[TaskSpec], limits: list[int | str | None]) -> 
     return 1 if broken else 0
 
 
+def _keys(job: tuple[str, str, int]) -> list[Any]:
+    from envgym.generate import content_key, generate, solution_key
+
+    name, split, seed = job
+    start = time.process_time()
+    task = generate(name, seed, split=split)
+    return [seed, task.metadata.get("level"), len(task.solution or ()), content_key(task), solution_key(task),
+            round(time.process_time() - start, 3)]
+
+
+def count_distinct(name: str, split: str, seeds: range, procs: int, keys: Path) -> None:
+    """Count generator ``name``'s distinct tasks over ``seeds`` (levels mixed) in ``procs`` processes."""
+    import json
+    from multiprocessing import get_context
+
+    rows = {}
+    if keys.is_file():
+        for line in keys.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                rows[row[0]] = row
+    todo = [(name, split, seed) for seed in seeds if seed not in rows]
+    keys.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    with keys.open("a") as out, get_context("spawn").Pool(procs) as pool:
+        for done, row in enumerate(pool.imap_unordered(_keys, todo, chunksize=8), 1):
+            rows[row[0]] = row
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            if done % 500 == 0:
+                print(f"{done}/{len(todo)} made, {time.monotonic() - start:.0f} s", flush=True)
+    contents: set[str] = set()
+    solutions: set[str] = set()
+    distinct, levels = 0, {}
+    for seed in seeds:
+        _, level, length, content, solution, cpu = rows[seed]
+        distinct += content not in contents and solution not in solutions
+        contents.add(content)
+        solutions.add(solution)
+        levels.setdefault(level, []).append((length, cpu))
+    print(f"{name} seeds {seeds.start}..{seeds.stop - 1}, split {split}: {len(seeds)} tasks, {len(contents)} by "
+          f"content, {len(solutions)} by solution, {distinct} distinct")
+    for level, cells in sorted(levels.items()):
+        lengths = [n for n, _ in cells]
+        cpu = sum(c for _, c in cells) / len(cells)
+        print(f"  level {level}: {len(cells)} tasks, reference {sum(lengths) / len(lengths):.2f} commands "
+              f"(min {min(lengths)}, max {max(lengths)}), {cpu:.3f} CPU s a task ({1 / cpu:.2f} tasks/s per core)")
+
+
+def _seeds(text: str) -> range:
+    """An argparse type: ``START:STOP``."""
+    start, colon, stop = text.partition(":")
+    if not colon or not start.isdigit() or not stop.isdigit() or int(start) >= int(stop):
+        raise argparse.ArgumentTypeError(f"expected START:STOP with START < STOP, got {text!r}")
+    return range(int(start), int(stop))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m envgym_textgames.build", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="game", required=True)
@@ -133,7 +190,18 @@ def main(argv: list[str] | None = None) -> int:
     limited.add_argument("--step-limit", type=_step_limit, required=True, metavar="none|package|N",
                          help="the step_limit every task carries (package: the scienceworld package's default)")
     limited.add_argument("--out", type=Path, required=True, help="the tasks.jsonl to write")
+    dist = sub.add_parser("distinct", help="count a task generator's distinct tasks over a seed range")
+    dist.add_argument("generator", help="the generator (envgym tasks generate --list)")
+    dist.add_argument("--split", default="train", help="its split (default: train)")
+    dist.add_argument("--seeds", type=_seeds, default=range(10_000), metavar="START:STOP", help="default 0:10000")
+    dist.add_argument("--procs", type=int, default=2, help="processes making tasks (default 2)")
+    dist.add_argument("--keys", type=Path, required=True, help="the JSONL of per-task keys (appended; resumes)")
     args = parser.parse_args(argv)
+    if args.game == "distinct":
+        if args.procs < 1:
+            parser.error("--procs must be at least 1")
+        count_distinct(args.generator, args.split, args.seeds, args.procs, args.keys)
+        return 0
     if args.game in ("scienceworld-gold", "scienceworld-limit"):
         from envgym.plugin import load_suite
 

@@ -64,13 +64,13 @@ def _take() -> Any:
     return new_simulator()
 
 
-def new_simulator() -> Any:
-    """A fresh ScienceWorld simulator (a ``scienceworld.ScienceWorldEnv``, its JVM bounded by JVM_OPTIONS)."""
+def new_simulator(jvm_options: str = JVM_OPTIONS) -> Any:
+    """A fresh ScienceWorld simulator (a ``scienceworld.ScienceWorldEnv``, its JVM started with ``jvm_options``)."""
     from scienceworld import ScienceWorldEnv
 
     with _launch_lock:  # the variable is read by the JVM the constructor spawns, then restored
         before = os.environ.get("JAVA_TOOL_OPTIONS")
-        os.environ["JAVA_TOOL_OPTIONS"] = f"{before} {JVM_OPTIONS}" if before else JVM_OPTIONS
+        os.environ["JAVA_TOOL_OPTIONS"] = f"{before} {jvm_options}" if before else jvm_options
         try:
             return ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
         finally:
@@ -123,10 +123,13 @@ def canonical(text: str) -> str:
     return "\n".join(out)
 
 
-def scienceworld_task(task_name: str, variation: int, split: str, gold: list[str], description: str) -> TaskSpec:
-    """The envgym task of one ScienceWorld (task type, variation), with its gold path as the reference."""
+def scienceworld_task(task_name: str, variation: int, split: str, gold: list[str], description: str, *,
+                      task_id: str | None = None, tags: tuple[str, ...] = (),
+                      metadata: dict[str, Any] | None = None) -> TaskSpec:
+    """The envgym task of one ScienceWorld (task type, variation), with its gold path as the reference
+    (``task_id``, more ``tags`` and ``metadata``: a generator's)."""
     return TaskSpec(
-        id=f"scienceworld-{task_name}-v{variation}", env_id=ENV_ID, split=split,  # type: ignore[arg-type]
+        id=task_id or f"scienceworld-{task_name}-v{variation}", env_id=ENV_ID, split=split,  # type: ignore[arg-type]
         instruction=f"ScienceWorld task '{task_name}': {description.removeprefix('Task Description:').strip()}\n"
                     "Use act(command) to play; "
                     "send a message without tool calls when you are done.",
@@ -134,7 +137,7 @@ def scienceworld_task(task_name: str, variation: int, split: str, gold: list[str
         limits=Limits(max_steps=max(100, 2 * len(gold)), episode_timeout_s=1800, step_timeout_s=120),
         verifiers=(GameScoreSpec(game="scienceworld"),),
         solution=tuple(Action.call("act", command=c) for c in gold),
-        tags=("text", "scienceworld", task_name))
+        tags=("text", "scienceworld", task_name, *tags), metadata=metadata or {})
 
 
 class ScienceWorldEnv(TextGameEnv):
