@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def make(settings: dict[str, Any], options: Any = None) -> Any:
     """A game of the challenge (TextWorld's ``make(settings, options)``; every choice from ``options.seeds``)."""
     import textworld
-    from textworld.generator import make_grammar, make_quest, make_world
+    from textworld.generator import GenerationWarning, make_grammar, make_quest, make_world
     from textworld.generator.data import KnowledgeBase
 
     options = options or textworld.GameOptions()
@@ -107,7 +108,9 @@ def make(settings: dict[str, Any], options: Any = None) -> Any:
     placed = sum(1 for e in world.entities if e.type not in {"r", "d", "I", "P"})
     if options.nb_objects > placed:
         world.populate(options.nb_objects - placed, rng=rngs["objects"])
-    game = textworld.Game(world, make_grammar(options.grammar, rng=rngs["grammar"]), quests)
+    with warnings.catch_warnings():  # large worlds run short of names: TextWorld falls back on others (seeded)
+        warnings.simplefilter("ignore", GenerationWarning)
+        game = textworld.Game(world, make_grammar(options.grammar, rng=rngs["grammar"]), quests)
     game.metadata["uuid"] = options.uuid
     game.metadata["desc"] = f"{CHALLENGE} {settings['goal']}"
     return game
