@@ -264,3 +264,23 @@ def test_envgym_train_names_a_bad_generator_setting_in_one_line(gen, tmp_path, c
     assert cli.main(["train", "--recipe", "tiny", "--generator", "sum-gen", "--out", str(tmp_path / "b"),
                      "--quiet"]) == 2
     assert "did you mean 'sums-gen'" in capsys.readouterr().err
+
+
+def test_the_curriculum_flag_keeps_settings_given_with_set():
+    from envgym.rl.train.cli import resolve_config
+
+    def resolved(*argv):
+        import argparse
+
+        from envgym.rl.train.cli import add_parser
+
+        parser = argparse.ArgumentParser()
+        add_parser(parser.add_subparsers())
+        return resolve_config(parser.parse_args(["train", *argv]))
+
+    tuned = resolved("--recipe", "tiny", "--generator", "g", "--set", 'curriculum={"type":"solve_rate","window":8}',
+                     "--curriculum", "solve-rate")
+    assert tuned.curriculum.window == 8 and tuned.task_tags == ()
+    assert resolved("--recipe", "tiny", "--generator", "g", "--curriculum", "solve-rate").curriculum.window == 16
+    assert resolved("--recipe", "tiny", "--generator", "g", "--set", 'curriculum={"type":"solve_rate"}',
+                    "--curriculum", "none").curriculum is None

@@ -61,8 +61,12 @@ def resolve_config(args: argparse.Namespace, **forced: Any) -> Any:
             values[flag] = value
     if args.generator:  # instead of the suite: a recipe's suite filters do not apply to a stream
         values.update(generator=args.generator, task_tags=(), task_limit=None)
-    if args.curriculum:
-        values["curriculum"] = None if args.curriculum == "none" else {"type": "solve_rate"}
+    if args.curriculum == "none":
+        values["curriculum"] = None
+    elif args.curriculum:  # the default solve-rate settings, unless the config or --set already tuned them
+        given = values.get("curriculum")
+        if not (isinstance(given, dict) and given.get("type", "solve_rate") == "solve_rate"):
+            values["curriculum"] = {"type": "solve_rate"}
     values.update(forced)
     return build_config(values)
 
