@@ -1,7 +1,7 @@
 """What task generators cost and give, side by side: one row per registered generator (``envgym.list_generators()``).
 
 For each generator, on the first ``--n`` seeds of its train split (levels mixed, seed ``s`` at
-``levels[s % len(levels)]``), in this process:
+``levels[s % len(levels)]``; fewer when ``--budget-s`` seconds of generation run out first), in this process:
 
 - **distinct**: tasks distinct by normalised content and by reference solution (``envgym.generate.distinct``),
   and ``distinct / n``;
@@ -59,12 +59,17 @@ def hand_written(env_id: str) -> tuple[int, int]:
     return tasks, size
 
 
-def measure(name: str, n: int) -> dict:
+def measure(name: str, n: int, budget_s: float) -> dict:
     spec = find(name)
     split = spec.splits[0]
     started = time.perf_counter()
-    tasks = [generate(name, seed, split=split) for seed in range(n)]
+    tasks = []
+    for seed in range(n):  # a slow generator (a game compiled per task) stops at the budget: n is what was made
+        tasks.append(generate(name, seed, split=split))
+        if time.perf_counter() - started > budget_s:
+            break
     seconds = time.perf_counter() - started
+    n = len(tasks)
     counted = distinct(tasks)
     lengths: dict[int, list[int]] = defaultdict(list)
     for task in tasks:
@@ -110,6 +115,8 @@ def _pct(x: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="seeds per generator for distinct, speed, lengths")
+    parser.add_argument("--budget-s", type=float, default=60.0,
+                        help="stop a generator after this many seconds of generation (its row says how many it made)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these generators only")
     parser.add_argument("--eval", action="store_true", help="also oracle / null / random solve rates")
     parser.add_argument("--eval-n", type=int, default=30, help="test seeds per agent with --eval")
@@ -118,13 +125,15 @@ def main() -> None:
     rows = []
     for name in names:
         try:
-            rows.append(measure(name, args.n))
+            rows.append(measure(name, args.n, args.budget_s))
         except Exception as exc:  # one broken generator is a row saying so, not a lost table
             rows.append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
-        print(f"measured {name}", file=sys.stderr)
+        print(f"measured {name}: " + (rows[-1].get("error") or f"{rows[-1]['n']} tasks, "
+                                      f"{rows[-1]['tasks_per_s']:.2f}/s"), file=sys.stderr, flush=True)
     ok = [r for r in rows if "error" not in r]
     slowest = min((r["tasks_per_s"] for r in ok), default=1.0)
-    print(f"\n## Generators: first {args.n} train seeds each, levels mixed\n")
+    print(f"\n## Generators: first {args.n} train seeds each (fewer where --budget-s {args.budget_s:g} ran out), "
+          "levels mixed\n")
     print("| generator | levels | distinct / n | tasks/s | × slowest | ref actions per level | data on disk "
           "| hand-written tasks (bytes) | distinct ÷ hand-written |")
     print("|---|---|---:|---:|---:|---|---:|---:|---:|")
