@@ -51,6 +51,7 @@ def test_tasks_and_game_files_are_the_same_in_another_process(tmp_path, monkeypa
         task = generate(NAME, seed, level=level, split=split)
         path = game_file(task.initial_state)
         assert path.is_relative_to(tmp_path / "here")
+        assert path.read_bytes()[0x12:0x18] == b"000000"  # not the compile date: the file is the seed's alone
         mine[task.id + ".z8"] = hashlib.sha256(path.read_bytes()).hexdigest()
     env = {**os.environ, "PYTHONHASHSEED": "4242", "ENVGYM_CACHE": str(tmp_path / "there")}
     done = subprocess.run([sys.executable, "-c", _ELSEWHERE, json.dumps(SAMPLE), json.dumps(compiled)], env=env,

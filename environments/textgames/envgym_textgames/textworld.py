@@ -7,10 +7,11 @@ would build it: ``initial_state = {"challenge": "tw-cooking", "args": ["--recipe
 Inform 7 compiler it ships in its wheel build the ``.z8`` file in :meth:`TextWorldEnv.prepare` (outside the
 episode's deadlines; seconds to a minute), kept under ``$ENVGYM_CACHE/textworld`` (default
 ``~/.cache/envgym/textworld``) keyed by the TextWorld version and the game's settings, so a game is built
-once per machine; ``python -m envgym_textgames.build textworld`` writes the suite and proves each
-walkthrough wins. The game runs in-process (Jericho's Z-machine). The reference solution is the game's own
-walkthrough; grading reads the game's score, maximum, won and lost flags (``game_score``: passed iff won).
-Interpreter meta-commands (save, restore, restart, quit, script, undo) are refused as game text: they would
+once per machine (byte for byte the same on any machine and day: the serial number Inform stamps with the
+compile date is replaced by :data:`SERIAL`); ``python -m envgym_textgames.build textworld`` writes the suite
+and proves each walkthrough wins. The game runs in-process (Jericho's Z-machine). The reference solution is
+the game's own walkthrough; grading reads the game's score, maximum, won and lost flags (``game_score``: passed
+iff won). Interpreter meta-commands (save, restore, restart, quit, script, undo) are refused as game text: they would
 write files or step outside the episode. TextWorld's loaders share parser state across threads (two games
 loading at once break each other), so every call into the library holds one process-wide lock; its Python
 work holds the GIL anyway.
@@ -54,6 +55,11 @@ SUITE_ARGS: dict[str, list[list[str]]] = {
 }
 
 
+SERIAL_AT, SERIAL = 0x12, b"000000"
+"""Where a Z-machine story file keeps its serial number (six ASCII digits; outside the checksummed part) and the
+one envgym's games carry."""
+
+
 def cache_root() -> Path:
     return Path(os.environ.get("ENVGYM_CACHE") or Path.home() / ".cache" / "envgym") / "textworld"
 
@@ -95,9 +101,18 @@ def game_file(state: dict[str, Any]) -> Path:
         options.path = str(work / "game.z8")
         options.file_ext = ".z8"
         options.force_recompile = True
-        with _LIBRARY, _quiet():  # compiling replays the walkthrough on the new story file
+        # as textworld.generator.compile_game, with only the library's Python work under the lock: the Inform
+        # compilers are subprocesses (seconds), and other episodes' steps wait for the lock meanwhile
+        from textworld.generator.inform7 import compile_inform7_game, generate_inform7_source
+
+        with _LIBRARY, _quiet():
             game = textworld.challenges.CHALLENGES[challenge][1](settings=settings, options=options)
-            textworld.generator.compile_game(game, options)
+            source = generate_inform7_source(game)
+            game.save(str(work / "game.json"))
+        compile_inform7_game(source, options.path)
+        with open(options.path, "r+b") as story:  # Inform stamps the compile date as the story's serial
+            story.seek(SERIAL_AT)                   # number: a fixed one makes the file the seed's alone
+            story.write(SERIAL)
         try:
             os.rename(work, folder)  # atomic: a concurrent build of the same game may have won
         except OSError:
