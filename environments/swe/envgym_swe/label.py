@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import hashlib
 import json
 import threading
@@ -125,13 +126,19 @@ class LabelReport:
 
 
 def runnable_test_files(test_patch: str) -> list[str]:
-    """The test files a test patch adds or changes (``.py``, named as tests; deleted ones left out)."""
+    """The test files a test patch adds or changes (``.py``, named as tests; deleted ones left out). Where some
+    are named as pytest collects by default (``test_*.py``, ``*_test.py``), only those: a file named on pytest's
+    command line is collected whatever its name, and a test folder's other modules are helpers or examples for
+    a type checker (attrs' ``tests/dataclass_transform_example.py`` calls ``reveal_type``: its collection error
+    hid the real test's outcome)."""
     deleted = set()
     for block in test_patch.split("diff --git ")[1:]:
         if "\n+++ /dev/null" in block:
             deleted.update(patch_paths("diff --git " + block.split("\n", 1)[0]))
-    return sorted(p for p in patch_paths(test_patch) if p not in deleted and p.endswith(".py") and is_test_path(p)
-                  and p.rsplit("/", 1)[-1] != "conftest.py")
+    files = sorted(p for p in patch_paths(test_patch) if p not in deleted and p.endswith(".py") and is_test_path(p)
+                   and p.rsplit("/", 1)[-1] != "conftest.py")
+    named = [p for p in files if fnmatch.fnmatch(p.rsplit("/", 1)[-1], "test_*.py") or p.endswith("_test.py")]
+    return named or files  # none so named: a project that collects other names (its own python_files)
 
 
 def classify(before: Sequence[Mapping[str, str]], after: Sequence[Mapping[str, str]],
