@@ -84,9 +84,10 @@ lint: setup
 docs: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict -q -d build/docs
 
-# Every shipped env, and every task generator on a seeded sample of 20 (`envgym check NAME` alone samples 200).
+# Every shipped env, and every task generator on a seeded sample of 8 (`envgym check NAME` alone samples 200;
+# a GUI episode costs a desktop's seconds, and the generators' own tests cover more of each).
 check: setup
-	$(BIN)/envgym check --all --generator-sample 20
+	$(BIN)/envgym check --all --generator-sample 8
 
 # The bundled SWE suites stay valid: 2 sampled tasks per suite rebuilt from the sdist and re-run in containers
 # (the bug's FAIL_TO_PASS fail, the gold patch makes them pass, PASS_TO_PASS pass both ways).
