@@ -8,8 +8,8 @@ replayed to prove it wins. Both print one line per task type / family: tasks, go
 ``textworld-games`` generates the games of a TextWorld suite into the cache (a setup step, so that the
 first episodes of each game do not pay for it).
 
-``distinct`` counts a generator's distinct tasks (:func:`envgym.plugin.distinct`'s rule: by normalised content
-and by reference solution) over a seed range in several processes, one line per task appended to ``--keys``
+``distinct`` counts a generator's distinct tasks (:func:`envgym.plugin.distinct`: by normalised content and by
+reference solution) over a seed range made in several processes, each task appended to ``--out`` as it is made
 (rerun the same command to resume), then prints the count and, per level, the reference length and the CPU
 seconds a task took to make.
 
@@ -110,48 +110,46 @@ def gold_under_limits(tasks: list[TaskSpec], limits: list[int | str | None]) -> 
     return 1 if broken else 0
 
 
-def _keys(job: tuple[str, str, int]) -> list[Any]:
-    from envgym.generate import content_key, generate, solution_key
+def _make(job: tuple[str, str, int]) -> dict[str, Any]:
+    from envgym.plugin import load_suite
 
     name, split, seed = job
     start = time.process_time()
-    task = generate(name, seed, split=split)
-    return [seed, task.metadata.get("level"), len(task.solution or ()), content_key(task), solution_key(task),
-            round(time.process_time() - start, 3)]
+    task = load_suite(f"{name}@{seed}:{seed + 1}:split={split}")[0]
+    return {"seed": seed, "cpu_s": round(time.process_time() - start, 3), "task": task.model_dump(mode="json")}
 
 
-def count_distinct(name: str, split: str, seeds: range, procs: int, keys: Path) -> None:
-    """Count generator ``name``'s distinct tasks over ``seeds`` (levels mixed) in ``procs`` processes."""
+def count_distinct(name: str, split: str, seeds: range, procs: int, out: Path) -> None:
+    """Count generator ``name``'s distinct tasks over ``seeds`` (levels mixed) made in ``procs`` processes, with
+    :func:`envgym.plugin.distinct`; each task is appended to ``out`` as it is made (a rerun resumes)."""
     import json
     from multiprocessing import get_context
 
+    from envgym.plugin import distinct
+
     rows = {}
-    if keys.is_file():
-        for line in keys.read_text().splitlines():
+    if out.is_file():
+        for line in out.read_text().splitlines():
             if line.strip():
                 row = json.loads(line)
-                rows[row[0]] = row
+                rows[row["seed"]] = row
     todo = [(name, split, seed) for seed in seeds if seed not in rows]
-    keys.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    with keys.open("a") as out, get_context("spawn").Pool(procs) as pool:
-        for done, row in enumerate(pool.imap_unordered(_keys, todo, chunksize=8), 1):
-            rows[row[0]] = row
-            out.write(json.dumps(row) + "\n")
-            out.flush()
+    with out.open("a") as sink, get_context("spawn").Pool(procs) as pool:
+        for done, row in enumerate(pool.imap_unordered(_make, todo, chunksize=8), 1):
+            rows[row["seed"]] = row
+            sink.write(json.dumps(row) + "\n")
+            sink.flush()
             if done % 500 == 0:
                 print(f"{done}/{len(todo)} made, {time.monotonic() - start:.0f} s", flush=True)
-    contents: set[str] = set()
-    solutions: set[str] = set()
-    distinct, levels = 0, {}
+    counted = distinct(TaskSpec.model_validate(rows[seed]["task"]) for seed in seeds)
+    print(f"{name} seeds {seeds.start}..{seeds.stop - 1}, split {split}: {counted.total} tasks, "
+          f"{counted.by_content} by content, {counted.by_solution} by solution, {counted.distinct} distinct")
+    levels: dict[int, list[tuple[int, float]]] = {}
     for seed in seeds:
-        _, level, length, content, solution, cpu = rows[seed]
-        distinct += content not in contents and solution not in solutions
-        contents.add(content)
-        solutions.add(solution)
-        levels.setdefault(level, []).append((length, cpu))
-    print(f"{name} seeds {seeds.start}..{seeds.stop - 1}, split {split}: {len(seeds)} tasks, {len(contents)} by "
-          f"content, {len(solutions)} by solution, {distinct} distinct")
+        task = rows[seed]["task"]
+        levels.setdefault(task["metadata"]["level"], []).append((len(task["solution"]), rows[seed]["cpu_s"]))
     for level, cells in sorted(levels.items()):
         lengths = [n for n, _ in cells]
         cpu = sum(c for _, c in cells) / len(cells)
@@ -195,12 +193,18 @@ def main(argv: list[str] | None = None) -> int:
     dist.add_argument("--split", default="train", help="its split (default: train)")
     dist.add_argument("--seeds", type=_seeds, default=range(10_000), metavar="START:STOP", help="default 0:10000")
     dist.add_argument("--procs", type=int, default=2, help="processes making tasks (default 2)")
-    dist.add_argument("--keys", type=Path, required=True, help="the JSONL of per-task keys (appended; resumes)")
+    dist.add_argument("--out", type=Path, required=True, help="JSONL of the tasks made (appended to; resumes)")
     args = parser.parse_args(argv)
     if args.game == "distinct":
         if args.procs < 1:
             parser.error("--procs must be at least 1")
-        count_distinct(args.generator, args.split, args.seeds, args.procs, args.keys)
+        from envgym.plugin import SpecError
+
+        try:
+            count_distinct(args.generator, args.split, args.seeds, args.procs, args.out)
+        except SpecError as exc:  # an unknown generator or split
+            print(f"{parser.prog} distinct: error: {exc}", file=sys.stderr)
+            return 2
         return 0
     if args.game in ("scienceworld-gold", "scienceworld-limit"):
         from envgym.plugin import load_suite
