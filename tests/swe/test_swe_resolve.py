@@ -254,3 +254,16 @@ def test_a_stale_tests_require_gives_way_to_the_requirement_files(tmp_path):
                                   "'pytest-mock']\nsetup(name='r', tests_require=test_requirements)\n",
                       "requirements-dev.txt": "pytest-httpbin==1.0.0\n", "r/__init__.py": ""}, "2022-03-01T00:00:00Z")
     assert infer_environment(repo, c).requirements == ("pytest-httpbin==1.0.0", "pytest-mock")
+
+
+def test_a_pytest_pin_the_graders_pytest_does_not_satisfy_gives_way(index, tmp_path):
+    """tomlkit's Poetry test group pins ``pytest = "^7.2.0"``: beside the grader's pytest 8.3.5 nothing resolved
+    ('Because you require pytest>=7.2.0,<8 and pytest==8.3.5 ...'), so no commit of 2024-2026 was a candidate."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    c = commit(repo, {"requirements-test.txt": "pytest>=7.2.0,<8\nenvgym-fake-alpha\n", "lib.py": "X = 1\n"},
+               "2021-03-01T00:00:00Z")
+    env = resolved_environment(repo, c)
+    assert env.problem is None, env.problem
+    assert env.requirements == ("envgym-fake-alpha==1.0",)  # the image's pytest, not a pin of it
