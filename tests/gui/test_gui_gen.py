@@ -122,6 +122,21 @@ async def test_offline_gates(family: str, level: int) -> None:
         assert not (await _grade(task, after, set(made.dirs), "fail")).passed
 
 
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_list_rename_replaces_every_named_line_by_a_new_name(level: int) -> None:
+    # a level-3 task once asked to "replace Ines Silva with Ines Silva": one spare name for ``level`` lines
+    for seed in range(20):
+        task, made = draft(request("list-rename", level, seed))
+        path = task.initial_state["open"]["path"]
+        before = task.initial_state["files"][path]["text"].splitlines()
+        after = made.after[path]["text"].splitlines()
+        changed = [(old, new) for old, new in zip(before, after, strict=True) if old != new]
+        assert len(changed) == level, (task.id, task.instruction)
+        assert not {new for _, new in changed} & set(before), task.id
+        for old, new in changed:
+            assert f"{old} with {new}" in task.instruction, task.id
+
+
 def test_reset_ids_name_the_task_again() -> None:
     task = generate(NAME, 41, level=2, split="test")
     assert task.id == f"{NAME}.test.l2.s41" and task.metadata["templates"][0] in GENERATOR_TEMPLATES

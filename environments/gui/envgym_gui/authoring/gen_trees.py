@@ -81,11 +81,11 @@ def config_set(rng: random.Random, level: int) -> Draft:
 def list_rename(rng: random.Random, level: int) -> Draft:
     stem = rng.choice(("guests", "team", "rota", "invites", "members", "players"))
     path = f"{HOME}/{stem}.txt"
-    people = rng.sample([f"{f} {la}" for f in FIRST for la in LAST], 4 + 2 * level)
+    people = rng.sample([f"{f} {la}" for f in FIRST for la in LAST], 3 + 3 * level)  # the list, a spare a line
     names, spare = people[:3 + 2 * level], people[3 + 2 * level:]
     ks = sorted(rng.sample(range(len(names)), level))
     after = list(names)
-    for k, person in zip(ks, spare, strict=False):
+    for k, person in zip(ks, spare, strict=True):
         after[k] = person
     asks = " and ".join(f"{names[k]} with {after[k]}" for k in ks)
     instruction = (f"In the list {path} (open in the text editor), replace {asks}, one name a line as before. "
