@@ -137,6 +137,20 @@ def test_list_rename_replaces_every_named_line_by_a_new_name(level: int) -> None
             assert f"{old} with {new}" in task.instruction, task.id
 
 
+@pytest.mark.parametrize("family", ("doc-append", "doc-rewrite"))
+def test_new_paragraphs_open_unlike_the_body(family: str) -> None:
+    # the body's subjects were once compared by their first two words, so "The head chef" was never taken
+    for level in (1, 2, 3):
+        for seed in range(20):
+            task, made = draft(request(family, level, seed))
+            path = task.initial_state["open"]["path"]
+            body = task.initial_state["files"][path]["odt"]["paragraphs"][1:]
+            new = [p for p in made.after[path]["odt"]["paragraphs"][1:] if p not in body]
+            assert len(new) == level, task.id
+            subjects = {" ".join(p.split()[:2]) for p in body}  # the first two words tell every subject apart
+            assert not {" ".join(p.split()[:2]) for p in new} & subjects, (task.id, body, new)
+
+
 def test_reset_ids_name_the_task_again() -> None:
     task = generate(NAME, 41, level=2, split="test")
     assert task.id == f"{NAME}.test.l2.s41" and task.metadata["templates"][0] in GENERATOR_TEMPLATES

@@ -42,7 +42,7 @@ TITLE_STYLE = {"bold": True, "size": 16}
 def _sentences(rng: random.Random, n: int, avoid: tuple[str, ...] = ()) -> list[str]:
     """``n`` sentences with different subjects (so their first four words differ), none starting like
     ``avoid``'s."""
-    taken = {" ".join(s.split()[:2]) for s in avoid}
+    taken = {s for s in SUBJECTS for a in avoid if a.startswith(s + " ")}
     subjects = rng.sample([s for s in SUBJECTS if s not in taken], n)
     return [f"{s} {rng.choice(ACTIONS)} {rng.choice(WHEN)}." for s in subjects]
 
