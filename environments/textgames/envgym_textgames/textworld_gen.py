@@ -10,7 +10,8 @@ can hold goal families out. A task is built in three moves:
 
 1. **Settings** from the request: the level's world size, objects and quest length (:data:`LEVELS`), a
    goal family of the request's split, and a game seed drawn from the request's ``rng`` (the next one when
-   TextWorld finds no quest of that length on a seed's map).
+   TextWorld finds no quest of that length on a seed's map, or when the walkthrough types a name Inform's
+   parser would ask about, :func:`_ambiguous`).
 2. **The game**, generated in memory (no compiling): its objective becomes the instruction and its
    walkthrough (TextWorld's winning policy over the quest's dependency tree) the reference solution,
    replayed on TextWorld's own logic state to prove it completes the quest (:class:`RuntimeError` if not:
@@ -146,8 +147,9 @@ def build(args: list[str], seed: int) -> Any:
         return make(_settings(CHALLENGE, args), options)
 
 
-def _proven(game: Any) -> list[str]:
-    """The game's walkthrough, after replaying its policy on TextWorld's logic state wins the quest."""
+def _proven(game: Any) -> tuple[list[str], set[str]]:
+    """The game's walkthrough, after replaying its policy on TextWorld's logic state wins the quest, and the names
+    of the things its commands name."""
     from textworld.generator.game import GameProgression
 
     progression = GameProgression(game)
@@ -157,7 +159,21 @@ def _proven(game: Any) -> list[str]:
     walkthrough = list(game.walkthrough or ())
     if not policy or not progression.completed or len(walkthrough) != len(policy):
         raise RuntimeError(f"{NAME}: the walkthrough of {game.metadata.get('uuid')} does not win its quest")
-    return walkthrough
+    named = {game.infos[v.name].name for action in policy for v in action.variables if v.name in game.infos}
+    return walkthrough, {name for name in named if name}
+
+
+def _ambiguous(game: Any, named: set[str]) -> str | None:
+    """A name the walkthrough types that Inform's parser would not resolve alone: every word of it is a word of
+    another thing's name too ("take keycard from box" beside a "type 6 box" asks "Which do you mean?"). None
+    when there is none."""
+    names = sorted({info.name for info in game.infos.values() if info.name and info.type not in ("r", "P", "I")})
+    for name in sorted(named):
+        words = set(name.lower().split())
+        for other in names:
+            if other != name and words <= set(other.lower().split()):
+                return f"{name!r} (also {other!r})"
+    return None
 
 
 @functools.lru_cache(maxsize=512)
@@ -180,10 +196,12 @@ def _task(task_id: str, env_id: str, split: str, level_no: int, seed: int, templ
             game = build(args, game_seed)
         except QuestGenerationError:
             continue
-        break
+        walkthrough, named = _proven(game)
+        if _ambiguous(game, named) is None:
+            break
     else:
-        raise RuntimeError(f"{NAME}: no quest on {SEED_TRIES} maps for {task_id} ({' '.join(args)})")
-    walkthrough = _proven(game)
+        raise RuntimeError(f"{NAME}: no quest with unambiguous names on {SEED_TRIES} maps for {task_id} "
+                           f"({' '.join(args)})")
     objective = " ".join(game.objective.split())
     instruction = (f"A TextWorld game. {objective}\nPlay it with act(command) (e.g. 'look', 'inventory', "
                    "'go north', 'take coin', 'open door'); the game tells you when you have won. Send a message "
