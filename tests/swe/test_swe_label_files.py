@@ -4,7 +4,8 @@ the test modules the patch changes."""
 
 from __future__ import annotations
 
-from envgym_swe.label import runnable_test_files
+from envgym.plugin.tests import TestRun
+from envgym_swe.label import _no_fix_detail, runnable_test_files
 
 
 def _changed(*paths: str) -> str:
@@ -21,3 +22,20 @@ def test_helpers_in_a_test_folder_are_not_run_beside_test_modules():
 def test_a_folder_whose_tests_have_other_names_still_runs_them():
     assert runnable_test_files(_changed("tests/unit/parsing.py", "tests/helpers.py")) == [
         "tests/helpers.py", "tests/unit/parsing.py"]
+
+
+def _run(statuses: dict[str, str]) -> TestRun:
+    return TestRun(statuses, True, None, {}, 1, False, "")
+
+
+def test_no_fix_names_what_the_runs_saw_not_skips_or_tests_failing_on_both_sides():
+    # requests 8dd3b26bf5: 203 passed and 13 Windows-only skips on both sides, 1 network test failing on both;
+    # the reason said "with the gold patch 13 test(s) still do not pass" and listed the skips
+    same = {"t.py::test_new": "PASSED", "t.py::test_win": "SKIPPED", "t.py::test_net": "FAILED"}
+    why = _no_fix_detail([_run(same)], [_run(same)], ["t.py"])
+    assert why.startswith("the tests of t.py pass before the gold patch too")
+    assert "1 fail with and without it (t.py::test_net)" in why and "test_win" not in why
+    # a test the gold patch breaks is named as such
+    broke = {**same, "t.py::test_new": "FAILED"}
+    assert _no_fix_detail([_run(same)], [_run(broke)], ["t.py"]).startswith(
+        "with the gold patch 1 test(s) fail that pass without it (t.py::test_new)")
