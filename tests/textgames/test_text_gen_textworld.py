@@ -23,7 +23,7 @@ from envgym_textgames.textworld_gen import GOALS, LEVELS
 
 pytestmark = pytest.mark.slow
 NAME = "text-textworld-gen"
-SAMPLE = [(split, level, seed) for split in ("train", "test") for level in (1, 2, 3) for seed in (7, 8)]
+SAMPLE = [(split, level, 7) for split in ("train", "test") for level in (1, 2, 3)]
 
 _ELSEWHERE = """\
 import hashlib, json, sys
@@ -41,7 +41,7 @@ print(json.dumps(out))
 
 
 def test_tasks_and_game_files_are_the_same_in_another_process(tmp_path, monkeypatch) -> None:
-    compiled = [("train", 1, 7), ("test", 2, 8)]
+    compiled = [("test", 2, 7)]
     monkeypatch.setenv("ENVGYM_CACHE", str(tmp_path / "here"))
     mine = {}
     for split, level, seed in SAMPLE:
@@ -67,7 +67,7 @@ def test_splits_hold_out_goal_families_and_levels_grow_the_quest() -> None:
         assert GOALS[goal][0] == task.split
         assert task.initial_state["args"][task.initial_state["args"].index("--goal") + 1] == goal
         assert task.id == f"{NAME}.{task.split}.l{task.metadata['level']}.s{task.metadata['seed']}"
-    mean = {level: sum(len(t.solution or ()) for t in tasks if t.metadata["level"] == level) / 4 for level in LEVELS}
+    mean = {level: sum(len(t.solution or ()) for t in tasks if t.metadata["level"] == level) / 2 for level in LEVELS}
     assert mean[1] < mean[2] < mean[3]
     assert len({t.hash for t in tasks}) == len(tasks)
 
