@@ -81,12 +81,14 @@ def measure(name: str, n: int, budget_s: float) -> dict:
             "data_bytes": _bytes(ROOT / "tasks" / name), "hand_tasks": written, "hand_bytes": written_bytes}
 
 
-def evaluate(name: str, n: int, agent: str, out: Path) -> tuple[float | None, dict[int, float]]:
+def evaluate(name: str, n: int, agent: str, out: Path, concurrency: int = 2) -> tuple[float | None, dict[int, float]]:
     """The agent's solve rate on the first ``n`` test seeds (and per level), through ``envgym eval``."""
     suite = f"{name}@0:{n}:split=test" if "test" in find(name).splits else f"{name}@0:{n}"
     run = out / f"{name}-{agent}"
     cli = Path(sys.executable).parent / "envgym"  # the console script of this interpreter's environment
-    subprocess.run([str(cli), "eval", "--suite", suite, "--agent", agent, "--out", str(run), "--quiet"], check=False,
+    # eval's default concurrency (8 desktops on 2 cores) measures the host's load, not the generator
+    subprocess.run([str(cli), "eval", "--suite", suite, "--agent", agent, "--out", str(run), "--quiet",
+                    "--concurrency", str(concurrency)], check=False,
                    capture_output=True, text=True)
     records = run / "records.jsonl"
     if not records.is_file():
@@ -120,6 +122,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these generators only")
     parser.add_argument("--eval", action="store_true", help="also oracle / null / random solve rates")
     parser.add_argument("--eval-n", type=int, default=30, help="test seeds per agent with --eval")
+    parser.add_argument("--eval-concurrency", type=int, default=2, help="episodes at once in each --eval run")
     args = parser.parse_args()
     names = args.only or registry.list_generators()
     rows = []
@@ -154,7 +157,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for r in ok:
-            rates = {agent: evaluate(r["name"], args.eval_n, agent, Path(tmp))
+            rates = {agent: evaluate(r["name"], args.eval_n, agent, Path(tmp), args.eval_concurrency)
                      for agent in ("oracle", "null", "random")}
             per_level = " / ".join(f"l{lv} {_pct(v)}" for lv, v in rates["random"][1].items()) or "—"
             print(f"| {r['family']}/{r['name']} | {_pct(rates['oracle'][0])} | {_pct(rates['null'][0])} "
