@@ -168,12 +168,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _shipped(env_ids: list[str]) -> list[str]:
     """``check --all`` checks what envgym and the installed plug-ins ship: an env whose every suite the user made on
     this machine (``SuiteSpec.user``, e.g. ``envgym swe import``) is left out, and the run says which."""
+    from envgym.errors import RegistryError
     from envgym.registry import spec, suite_spec
 
     kept: list[str] = []
     mine: list[str] = []
     for env_id in env_ids:
-        suites = [suite_spec(name) for name in spec(env_id).suites]
+        try:
+            suites = [suite_spec(name) for name in spec(env_id).suites]
+        except RegistryError:  # not registered after all: check says so for it
+            suites = []
         (mine if suites and all(s is not None and s.user for s in suites) else kept).append(env_id)
     if mine:
         out.print(f"--all: left out {len(mine)} env(s) whose suites were imported or mined on this machine "

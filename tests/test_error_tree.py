@@ -18,6 +18,8 @@ PACKAGES = ("envgym", "envgym_bfcl", "envgym_gui", "envgym_mcp", "envgym_swe", "
 
 ALLOWED = {
     "envgym.vector.ray._Lost": "a job future's exception, caught in the same module (HostLost is what leaves it)",
+    "envgym_swe.cli._Stopped": "Ctrl-C or SIGTERM's exit code (130, 143) carried to the subcommand's top, caught "
+                               "in the same module",
     "envgym_gui.verify._Missing": "a value a check reads is absent; caught in the same module as a failed check",
     "envgym_mcp.servers.kanban.Refused": "the stdlib-only kanban server runs in the sandbox, not in envgym's "
                                          "process; a refusal there is a JSON-RPC tool error",

@@ -53,6 +53,7 @@ def test_check_all_ends_naming_the_envs_that_failed(capsys, monkeypatch) -> None
 
     monkeypatch.setattr(envgym.check, "check", check)
     monkeypatch.setattr("envgym.registry.list_envs", lambda: ["acme/good-v1", "acme/bad-v1"])
+    monkeypatch.setattr("envgym.registry.list_generators", lambda: [])
     assert cli.main(["check", "--all"]) == 1
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert "check failed for 1 of 2 envs: acme/bad-v1 (reset is deterministic; 1 probe(s) forged)" in last
