@@ -54,6 +54,7 @@ from envgym.plugin.sandbox import (
     SandboxFileNotFound,
     SandboxProfile,
 )
+from envgym_gui.apps import EXTRA_APPS
 
 __all__ = ["APPS", "HEIGHT", "PROFILE", "WIDTH", "ActionError", "AppExited", "Desktop", "DesktopError",
            "DesktopGone", "Element", "Window", "WindowTimeout"]
@@ -66,8 +67,11 @@ RUNTIME = "/tmp/runtime-user"
 SESSION_ENV = {"DISPLAY": ":0", "HOME": HOME, "XDG_RUNTIME_DIR": RUNTIME,
                "DBUS_SESSION_BUS_ADDRESS": f"unix:path={RUNTIME}/bus", "LANG": "C.UTF-8"}
 """What both daemons are started with (the daemon holds the full session environment itself)."""
-APPS = ("editor", "files", "terminal", "calc", "writer", "image")
-"""The app keys :meth:`Desktop.launch` takes (mousepad, pcmanfm, xterm, LibreOffice Calc / Writer, Drawing)."""
+BASE_APPS = ("editor", "files", "terminal", "calc", "writer", "image")
+"""The desktop image's own apps (mousepad, pcmanfm, xterm, LibreOffice Calc / Writer, Drawing)."""
+APPS = BASE_APPS + tuple(EXTRA_APPS)
+"""The app keys :meth:`Desktop.launch` takes: the image's own, then those of images built FROM it
+(:mod:`envgym_gui.apps`)."""
 PREWARM_APPS = ("calc", "writer")
 """Apps :meth:`Desktop.start` can start ahead, windowless (one LibreOffice process serves both)."""
 MAX_READ = 16 << 20

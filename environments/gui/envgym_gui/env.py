@@ -37,6 +37,7 @@ from envgym.plugin import Action, AgentFault, Clock, Env, EnvError, StepResult, 
 from envgym.plugin.sandbox import DockerEngine, DockerSandbox, SandboxCrashed, leases, tag_for
 from envgym_gui import actions, desktop
 from envgym_gui.actions import CLICKS, ENDINGS, TOOLS, ActionError
+from envgym_gui.apps import image_for
 from envgym_gui.desktop import PREWARM_APPS, PROFILE, Desktop, DesktopGone
 from envgym_gui.files import materialize
 from envgym_gui.observe import GuiObservation, Screenshot, WindowInfo, render, render_tree
@@ -144,6 +145,8 @@ class DesktopEnv(Env):
             raise ValueError(f"screenshot_scale must be in 0.1..1.0, got {screenshot_scale}")
         self.screenshot, self.screenshot_scale, self.a11y = screenshot, screenshot_scale, a11y
         self.image: str | None = None
+        self._image: str | None = None
+        """An image a caller fixed; else each episode's app picks one (:func:`envgym_gui.apps.image_for`)."""
         self._held: set[str] = set()
         self._key: str | None = None
         self.desktop: Desktop | None = None
@@ -162,8 +165,8 @@ class DesktopEnv(Env):
         chosen = self.choose_task(task, seed, options)
         files = materialize(chosen.initial_state.get("files") or {})
         await self._end_episode()
-        self.image = self.image or tag_for("desktop")
         opening = chosen.initial_state.get("open") or {}
+        self.image = self._image or tag_for(image_for(opening.get("app")))
         key, factory = pool_for(self.image, opening.get("app"))
         if key not in self._held:
             await leases.hold(key, factory, spare=SPARE)

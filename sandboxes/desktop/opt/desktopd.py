@@ -57,6 +57,26 @@ APPS = {
 """App key -> argv; the path (a file, or for ``files``/``terminal`` a folder) is appended or is the cwd."""
 FOLDER_APPS = {"terminal"}
 """Apps that take their path as the working directory, not as an argument."""
+APPS_D = "/opt/envgym/desktop/apps.d"
+"""An image built FROM this one adds apps with ``apps.d/<key>.json`` files: ``{"argv": [...], "folder": false}``
+(the file's stem is the app key). Read once at start; a key of :data:`APPS` cannot be redefined."""
+
+
+def load_extra_apps(folder: str = APPS_D) -> None:
+    if not os.path.isdir(folder):
+        return
+    for name in sorted(os.listdir(folder)):
+        key, ext = os.path.splitext(name)
+        if ext != ".json" or key in APPS:
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            spec = json.load(fh)
+        APPS[key] = [str(a) for a in spec["argv"]]
+        if spec.get("folder"):
+            FOLDER_APPS.add(key)
+
+
+load_extra_apps()
 PREWARM = {"calc": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"],
            "writer": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"]}
 """Apps that can be started ahead of the episode, windowless, so that opening a document is quick."""
