@@ -41,6 +41,7 @@ from envgym_gui.apps import image_for
 from envgym_gui.desktop import PREWARM_APPS, PROFILE, Desktop, DesktopGone
 from envgym_gui.files import materialize
 from envgym_gui.observe import GuiObservation, Screenshot, WindowInfo, render, render_tree
+from envgym_gui.setup import run_setup
 from envgym_gui.state import DesktopState
 from envgym_gui.tamper import KillTheDesktop, QuitEverything, TypeTheClaim
 
@@ -178,6 +179,8 @@ class DesktopEnv(Env):
         try:
             if files:
                 await self.desktop.write_files(files)
+            if chosen.initial_state.get("setup"):
+                await run_setup(self._sandbox, chosen.initial_state["setup"])
             if opening:
                 window = await self._open(opening)
                 # the window is up; the app may still be drawing (LibreOffice's document, toolbars): the first
