@@ -31,6 +31,7 @@ import io
 import json
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,8 +133,14 @@ class Parity:
     """``<bfcl id>:<gold or perturbation label>`` where envgym and BFCL disagree."""
 
 
-async def compare(env: Env, tasks: list[TaskSpec]) -> Parity:
-    """Every task's reference and perturbed answers graded by envgym (on ``env``) and by BFCL (one category)."""
+async def compare(env: Env, tasks: list[TaskSpec], *legacy: list[TaskSpec]) -> Parity:
+    """Every task's reference and perturbed answers graded by envgym (on ``env``) and by BFCL (one category).
+
+    ``compare(env, handler, tasks)`` (the form before parity went through BFCL's public ``evaluate_task``)
+    still works and warns: the handler is not needed any more."""
+    if legacy:
+        _deprecated("compare(env, handler, tasks)", "compare(env, tasks)")
+        tasks = legacy[0]
     install.require(runner=True)
     [category] = {task.metadata["bfcl_category"] for task in tasks}
     answers = {task.metadata["bfcl_id"]: [("gold", task.solution or ()), *perturbations(task)] for task in tasks}
@@ -162,3 +169,29 @@ async def compare(env: Env, tasks: list[TaskSpec]) -> Parity:
         if not agree:
             parity.disagreements.append(f"{entry_id}:{label}")
     return parity
+
+
+# --- deprecated: the per-answer form parity used until it went through BFCL's public evaluate_task --------------
+_DEPRECATION = "(since 0.2.0; the alias goes in 0.3.0)"
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"envgym_bfcl.parity.{old} is deprecated: use {new} {_DEPRECATION}", DeprecationWarning,
+                  stacklevel=3)
+
+
+def bfcl_handler() -> Any:
+    """Deprecated: BFCL's handler for :data:`~envgym_bfcl.data.MODEL_NAME`. :func:`bfcl_evaluate` builds its own."""
+    _deprecated("bfcl_handler()", "bfcl_evaluate(category, results), which needs no handler")
+    install.require(runner=True)
+    from bfcl_eval.eval_checker.eval_runner import get_handler
+
+    os.environ.setdefault("OPENAI_API_KEY", "unused")
+    return get_handler(data.MODEL_NAME)
+
+
+def bfcl_valid(handler: Any, task: TaskSpec, result: Any) -> bool:
+    """Deprecated: BFCL's own verdict on one answer, now through :func:`bfcl_evaluate` (``handler`` unused)."""
+    _deprecated("bfcl_valid(handler, task, result)", "bfcl_evaluate(category, {entry_id: result})")
+    entry_id = task.metadata["bfcl_id"]
+    return entry_id not in bfcl_evaluate(task.metadata["bfcl_category"], {entry_id: result})
