@@ -39,8 +39,10 @@ import argparse
 import contextlib
 import math
 import re
+import signal
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+import threading
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -374,12 +376,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     run = evaluate(config, args.out, concurrency=args.concurrency, on_plan=on_plan, progress=progress, ray=args.ray,
                    workers=args.workers)
     try:
-        summary = asyncio.run(run if args.quiet else _with_progress(run, progress, f"eval {args.agent}",
-                                                                    args.progress_interval))
+        with _sigterm_as_ctrl_c() as terminated:
+            summary = asyncio.run(run if args.quiet else _with_progress(run, progress, f"eval {args.agent}",
+                                                                        args.progress_interval))
     except KeyboardInterrupt:
-        console.print(f"[yellow]interrupted[/]: finished episodes are recorded in {args.out}; "
-                      "run the same command again to resume")
-        return 130
+        console.print(f"[yellow]{'terminated' if terminated else 'interrupted'}[/]: finished episodes are "
+                      f"recorded in {args.out}; run the same command again to resume")
+        return 143 if terminated else 130
     if summary.torn_repaired:
         console.print("[yellow]repaired a torn last record line left by an earlier crash[/]")
     out.print(f"run {summary.run_id} in {summary.run_dir}: ran {summary.ran}, skipped {summary.skipped} "
@@ -400,6 +403,27 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                       highlight=False)
         return EXIT_INFRA
     return 0
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[list[int]]:
+    """SIGTERM (a scheduler's stop, ``kill``, ``timeout``) takes Ctrl-C's path: asyncio's runner cancels the run,
+    which stops its episodes and sandboxes, and recorded episodes stay for a resume. Yields a list that holds the
+    signal once it came (the caller exits 143, not Ctrl-C's 130). Only in the main thread (where signals land)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    came: list[int] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        came.append(signum)
+        signal.raise_signal(signal.SIGINT)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 async def _with_progress(run: Coroutine[Any, Any, T], progress: RunProgress, title: str, interval_s: float) -> T:
