@@ -18,6 +18,14 @@ through ``envgym eval`` (one run per agent, in a temporary folder), and the rand
     python benchmarks/generators.py                       # every generator, n = 200
     python benchmarks/generators.py --n 1000 --only tool-retail-gen web-shop-gen
     python benchmarks/generators.py --eval --eval-n 30     # + oracle / null / random solve rates
+    python benchmarks/generators.py --levels-eval hf random --per-level 5 --eval-out runs/levels \
+        --only tool-retail-gen web-shop-gen                # agents' solve rate per level, and the leaderboard
+
+With ``--levels-eval AGENT ...``: each agent on the first ``--per-level`` test seeds of every level (one
+``envgym eval`` run per generator and agent over ``NAME@0:LEVELS*N:split=test``, seed ``s`` at level
+``levels[s % len(levels)]``, at ``--eval-concurrency``), kept in ``--eval-out`` (a rerun resumes each run),
+then ``envgym leaderboard build`` over them into ``EVAL_OUT/leaderboard`` (the page plots solve rate per level
+per agent) and a table agent x generator x level (instead of the distinct/speed table).
 
 Not part of ``make test``: it prints tables, it asserts nothing.
 """
@@ -106,6 +114,37 @@ def evaluate(name: str, n: int, agent: str, out: Path, concurrency: int = 2) -> 
     return rate, {level: sum(v) / len(v) for level, v in sorted(per_level.items())}
 
 
+def level_runs(name: str, agents: list[str], per_level: int, out: Path, concurrency: int,
+               extra: list[str]) -> dict[str, dict[int, tuple[int, int]]]:
+    """Each agent's (successes, graded episodes) per level on ``per_level`` test seeds of every level of
+    generator ``name``: one ``envgym eval`` run per agent into ``out/NAME-AGENT`` (resumed when rerun)."""
+    spec = find(name)
+    split = "test" if "test" in spec.splits else spec.splits[0]
+    suite = f"{name}@0:{per_level * len(spec.levels)}:split={split}"
+    cli = Path(sys.executable).parent / "envgym"
+    table: dict[str, dict[int, tuple[int, int]]] = {}
+    for agent in agents:
+        run = out / f"{name}-{agent.replace(':', '_')}"
+        started = time.perf_counter()
+        done = subprocess.run([str(cli), "eval", "--suite", suite, "--agent", agent, "--out", str(run), "--quiet",
+                               "--concurrency", str(concurrency), *extra], check=False, capture_output=True, text=True)
+        print(f"{name} {agent}: exit {done.returncode}, {time.perf_counter() - started:.0f} s "
+              f"{done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-200:]}",
+              file=sys.stderr, flush=True)
+        cells: dict[int, list[bool]] = defaultdict(list)
+        records = run / "records.jsonl"
+        latest = {}
+        for line in records.read_text(encoding="utf-8").splitlines() if records.is_file() else ():
+            if line.strip():
+                record = json.loads(line)
+                latest[(record["task_hash"], record["run_index"])] = record
+        for record in latest.values():
+            if record["outcome"] != "infra_error":
+                cells[parse_task_id(record["task_id"])[2]].append(record["outcome"] == "success")
+        table[agent] = {level: (sum(v), len(v)) for level, v in sorted(cells.items())}
+    return table
+
+
 def _kb(size: int) -> str:
     return "0 (on demand)" if not size else f"{size / 1024:,.0f} KiB"
 
@@ -123,8 +162,33 @@ def main() -> None:
     parser.add_argument("--eval", action="store_true", help="also oracle / null / random solve rates")
     parser.add_argument("--eval-n", type=int, default=30, help="test seeds per agent with --eval")
     parser.add_argument("--eval-concurrency", type=int, default=2, help="episodes at once in each --eval run")
+    parser.add_argument("--levels-eval", nargs="+", metavar="AGENT",
+                        help="these agents' solve rate per level (envgym eval agents: hf, random, ...)")
+    parser.add_argument("--per-level", type=int, default=5, help="test seeds per level with --levels-eval")
+    parser.add_argument("--eval-out", type=Path, help="where --levels-eval keeps its runs and leaderboard")
+    parser.add_argument("--eval-arg", action="append", default=[], metavar="ARG",
+                        help="one more envgym eval argument for --levels-eval runs (repeatable: --eval-arg=--max-steps "
+                             "--eval-arg=12)")
     args = parser.parse_args()
     names = args.only or registry.list_generators()
+    if args.levels_eval:
+        if args.eval_out is None:
+            parser.error("--levels-eval needs --eval-out (its runs are kept there)")
+        tables = {name: level_runs(name, args.levels_eval, args.per_level, args.eval_out, args.eval_concurrency,
+                                   args.eval_arg) for name in names}
+        runs = sorted(str(p) for p in args.eval_out.iterdir() if (p / "records.jsonl").is_file())
+        subprocess.run([str(Path(sys.executable).parent / "envgym"), "leaderboard", "build", "--out",
+                        str(args.eval_out / "leaderboard"), *runs], check=False)
+        print(f"\n## Solve rate per level: {args.per_level} test seeds a level, successes / graded episodes\n")
+        levels = sorted({lv for name in names for lv in find(name).levels})
+        print("| agent | generator | " + " | ".join(f"level {lv}" for lv in levels) + " |")
+        print("|---|---|" + "---:|" * len(levels))
+        for agent in args.levels_eval:
+            for name, table in tables.items():
+                cells = table.get(agent, {})
+                print(f"| {agent} | {find(name).family}/{name} | " + " | ".join(
+                    f"{cells[lv][0]}/{cells[lv][1]}" if lv in cells else "—" for lv in levels) + " |")
+        return
     rows = []
     for name in names:
         try:
