@@ -52,10 +52,8 @@ import asyncio
 import contextlib
 import inspect
 import json
-import os
 import random
 import shutil
-import sys
 import tempfile
 import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -63,16 +61,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envgym import generate
+from envgym._deprecation import moved_attribute
 from envgym.agent import Agent
 from envgym.agents import OracleConfig
 from envgym.agents.baseline import NullAgent, OracleAgent
 from envgym.compose import make
 from envgym.env import Env, NullAccepted
-from envgym.errors import EnvClosed, ResetNeeded, SpecError
+from envgym.errors import EnvClosed, ResetNeeded
 from envgym.eval import EvalConfig, evaluate
 from envgym.record import ResultRecord, latest, read_records
-from envgym.registry import generator_spec, load_entry_point, spec
+from envgym.registry import load_entry_point, spec
 from envgym.rollout import run_episode
 from envgym.tamper import tamper_agents_for
 from envgym.task import TaskSpec, load_suite, write_tasks
@@ -547,8 +545,8 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
     Neither goes with ``all_tasks``.
 
     ``tasks`` (default: the env's suites) is where the tasks come from instead: a generator's lazy suite
-    (:func:`check_generator`), whose tasks are made only where chosen (so the reference-solution check reads
-    the chosen ones)."""
+    (:func:`envgym.check_generator.check_generator` makes its sample itself and calls :func:`run_checks`), whose
+    tasks are made only where chosen (so the reference-solution check reads the chosen ones)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     if all_tasks and (limit is not None or sample is not None):
@@ -561,7 +559,18 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
     report.expect("the env ships tasks with reference solutions" if tasks is None
                   else "the chosen tasks carry reference solutions",
                   bool(solved) and all(t.solution is not None for t in solved), f"{len(solved)} tasks")
-    tasks = chosen
+    return await run_checks(env_id, chosen, report, gates=gates, gymnasium_check=gymnasium_check,
+                            concurrency=concurrency, tamper=tamper, all_tasks=all_tasks)
+
+
+async def run_checks(env_id: str, tasks: Sequence[TaskSpec], report: CheckReport, *, gates: bool = True,
+                     gymnasium_check: bool = True, concurrency: int = 8, tamper: int = 2,
+                     all_tasks: bool = False) -> CheckReport:
+    """:func:`check`'s checks on ``tasks``, already chosen (``report.selection`` says how: when it is empty,
+    the env class's ``gate_sample`` applies), into ``report``. :func:`envgym.check_generator.check_generator`
+    calls it on a generator's sample, made once."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     report.checked = len(tasks)
     if not tasks:
         return report
@@ -592,65 +601,10 @@ async def check(env_id: str, *, gates: bool = True, gymnasium_check: bool = True
     return report
 
 
-GENERATOR_SAMPLE = 200
-"""Tasks ``envgym check NAME`` samples from a generator unless told otherwise (``--generator-sample``)."""
-DETERMINISM_SAMPLE = 20
-"""Of those, how many are made again in two other processes (different ``PYTHONHASHSEED``) and compared."""
+_MOVED = ("GENERATOR_SAMPLE", "DETERMINISM_SAMPLE", "check_generator")
 
 
-async def check_generator(ref: str, *, sample: int | None = GENERATOR_SAMPLE, seed: int = 0, limit: int | None = None,
-                          **kwargs: Any) -> CheckReport:
-    """Admit a task generator: :func:`check` on a seeded sample of its suite (``ref``: ``NAME`` or
-    ``NAME@START:STOP[:level=L][:split=S]``; every split, levels mixed, by default), and two checks of the
-    generator's own: its tasks are made alike in two fresh processes with different ``PYTHONHASHSEED`` (same
-    hashes), and the sample's train and test tasks share no template family (:mod:`envgym.generate`)."""
-    parsed = generate.parse_ref(ref)
-    if parsed is None:
-        raise SpecError(f"{ref!r} names no task generator (envgym tasks generate --list names them)")
-    found = generator_spec(parsed.name)
-    if found is None:  # parse_ref found it a moment ago
-        raise SpecError(f"unknown generator {parsed.name!r}")
-    every = generate.GeneratedTasks(parsed)
-    sample = None if limit is not None else sample
-    report = await check(found.env_id, tasks=every, sample=sample, seed=seed, limit=limit, **kwargs)
-    report.env_id = f"{parsed} (generator of {found.env_id})"
-    chosen, _ = choose_tasks(every, limit=limit, sample=sample, seed=seed)
-    seen: dict[str, set[str]] = {}
-    for task in chosen:
-        seen.setdefault(task.split, set()).update(task.metadata.get("templates", ()))
-    shared = set.intersection(*seen.values()) if len(seen) > 1 else set()
-    report.expect(f"train and test share no template family ({len(chosen)} tasks: "
-                  + "; ".join(f"{split} {', '.join(sorted(t))}" for split, t in sorted(seen.items())) + ")",
-                  not shared, f"shared: {', '.join(sorted(shared))}")
-    probe = list(chosen[:DETERMINISM_SAMPLE])
-    mine = [t.hash for t in probe]
-    seeds = ("0", "4242")
-    theirs = await asyncio.gather(*(_hashes_elsewhere([t.id for t in probe], hash_seed) for hash_seed in seeds))
-    differ = [f"{t.id} (PYTHONHASHSEED={hs})" for hs, hashes in zip(seeds, theirs, strict=True)
-              for t, h, other in zip(probe, mine, hashes, strict=False) if h != other]
-    report.expect(f"deterministic: {len(probe)} tasks made alike in two other processes (PYTHONHASHSEED 0, 4242)",
-                  not differ and all(len(h) == len(probe) for h in theirs),
-                  "differ: " + ", ".join(differ[:5]) if differ else "a process made fewer tasks")
-    return report
-
-
-_HASHES = """\
-import sys
-from envgym.generate import generate, parse_task_id
-for line in sys.stdin.read().split():
-    name, split, level, seed = parse_task_id(line)
-    print(generate(name, seed, level=level, split=split).hash, flush=True)
-"""
-
-
-async def _hashes_elsewhere(ids: list[str], hash_seed: str) -> list[str]:
-    """The hashes another Python process (``PYTHONHASHSEED=hash_seed``) makes for these generated task ids."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _HASHES, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONHASHSEED": hash_seed})
-    out, err = await process.communicate("\n".join(ids).encode())
-    if process.returncode != 0:
-        lines = err.decode(errors="replace").strip().splitlines()
-        why = lines[-1] if lines else f"exit {process.returncode}"
-        raise SpecError(f"making the tasks again in another process failed: {why}")
-    return out.decode().split()
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:  # the generator check is a module of its own (envgym.check_generator)
+        return moved_attribute(__name__, "envgym.check_generator", name, since="0.2", removal="0.3")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -246,7 +246,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 async def _check_one(name: str, args: argparse.Namespace) -> Any:
     """``envgym check``'s report on an env id, or on a task generator (a name without ``/``: a seeded sample of
     ``--sample`` or ``--generator-sample`` tasks)."""
-    from envgym.check import check, check_generator
+    from envgym.check import check
+    from envgym.check_generator import check_generator
 
     common = {"gates": not args.no_gates, "concurrency": args.concurrency, "tamper": args.tamper_sample,
               "limit": args.limit, "seed": args.seed or 0}
@@ -318,8 +319,19 @@ def _cmd_tasks_generate(args: argparse.Namespace) -> int:
         write_tasks(path, tasks)
     counted = distinct(tasks)
     out.print(f"wrote {len(tasks)} tasks of {ref} to {path} ({counted.distinct} distinct by content and reference "
-              f"solution; {len(tasks) / max(seconds, 1e-9):.0f} tasks/s)", markup=False, highlight=False)
+              f"solution; {_rate(len(tasks), seconds)})", markup=False, highlight=False)
     return 0
+
+
+def _rate(n: int, seconds: float) -> str:
+    """Generation throughput to three significant figures, and the seconds a task when it is under one a second
+    (ScienceWorld's 0.05 tasks/s printed as "0 tasks/s" before)."""
+    rate = n / max(seconds, 1e-9)
+    if rate >= 100:
+        return f"{rate:,.0f} tasks/s"
+    if rate >= 1:
+        return f"{rate:.3g} tasks/s"
+    return f"{rate:.2g} tasks/s, {seconds / max(n, 1):.3g} s a task"
 
 
 EXIT_INFRA = 3

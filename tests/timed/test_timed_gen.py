@@ -13,7 +13,7 @@ from statistics import mean
 
 import pytest
 
-from envgym.check import check_generator
+from envgym.check_generator import check_generator
 from envgym.generate import distinct
 from envgym.registry import generator_spec
 from envgym.task import load_suite

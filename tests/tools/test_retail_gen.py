@@ -12,7 +12,7 @@ from statistics import mean
 
 import envgym
 from envgym import cli
-from envgym.check import check_generator
+from envgym.check_generator import check_generator
 from envgym.generate import distinct, generate, parse_ref
 from envgym.registry import generator_spec
 from envgym.task import load_suite
