@@ -17,7 +17,9 @@ The check reads only ``ctx.state`` (a :class:`~envgym_gui.state.DesktopState`: f
 container, windows and clipboard from the root daemon) and ``ctx.final_answer``; nothing the agent wrote is
 run. A file the agent left unreadable (absent, not an ODF package, over a size cap) is a failed check with
 the reason in the evidence, never a verifier error. Score: 1 when every check passes, else 0; the evidence
-lists each check with what it got and expected (truncated).
+lists each check with what it got and expected (truncated). An imported OSWorld task adds ``osworld``: its
+evaluator, scored by OSWorld's own metric functions on files read out of the container
+(:mod:`envgym_gui.osworld.grade`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from envgym.plugin import CriterionResult, FrozenModel, Verdict, VerifyContext
+from envgym_gui.osworld.grade import OsworldEval
 from envgym_gui.readers import (
     FileFormatError,
     parse_address,
@@ -296,10 +299,13 @@ class DesktopSpec(FrozenModel):
     """Paths that must end as reset left them: the same bytes, or still absent."""
     expect: Literal["done", "fail"] = "done"
     """``fail``: the task is infeasible; only an episode the agent ended with ``fail`` passes."""
+    osworld: OsworldEval | None = None
+    """An imported OSWorld task's evaluator, scored by OSWorld's own metric functions
+    (:mod:`envgym_gui.osworld.grade`); the verdict's score is OSWorld's when every other check passes."""
 
     @model_validator(mode="after")
     def _something_to_check(self) -> DesktopSpec:
-        if self.expect == "done" and not self.checks:
+        if self.expect == "done" and not self.checks and self.osworld is None:
             raise ValueError("a desktop verifier expecting 'done' needs at least one check")
         for path in self.unchanged:
             if not path.startswith("/"):
@@ -579,9 +585,20 @@ async def check_desktop(spec: DesktopSpec, ctx: VerifyContext) -> Verdict:
         evidence.append({"check": f"unchanged {path}", "got": what, "expected": "unchanged", "passed": same})
         results.append(CriterionResult(name=f"unchanged {path}", score=float(same), passed=same, detail=what))
 
-    passed = all(r.passed for r in results)
-    return Verdict(score=1.0 if passed else 0.0, passed=passed, criteria=tuple(results),
-                   evidence={"desktop": evidence})
+    score = 1.0 if all(r.passed for r in results) else 0.0
+    if spec.osworld is not None and spec.expect == "done":
+        from envgym_gui.osworld.grade import evaluate
+
+        value, metrics = await evaluate(spec.osworld, state)
+        if final == "fail":  # OSWorld scores an episode that ends with FAIL 0 before any metric
+            value = 0.0
+        ok = value >= 1.0
+        evidence.append({"check": "osworld", "got": value, "expected": 1.0, "passed": ok, "metrics": metrics})
+        results.append(CriterionResult(name="osworld", score=value, passed=ok,
+                                       detail=f"OSWorld's {' '.join(spec.osworld.func)}: {value:g}"))
+        score = value if score else 0.0
+    passed = score >= 1.0
+    return Verdict(score=score, passed=passed, criteria=tuple(results), evidence={"desktop": evidence})
 
 
 def register() -> None:
