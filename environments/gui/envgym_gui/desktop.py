@@ -281,14 +281,25 @@ class Desktop:
             return await asyncio.to_thread(lambda: dest.read_bytes() if dest.is_file() and not dest.is_symlink()
                                            else None)
 
+    async def share_config(self) -> int:
+        """Make the user's ``~/.config`` readable to :meth:`read_file` (the apps write their settings 0600;
+        LibreOffice rewrites its profile so while it runs); returns how many entries were opened."""
+        return int((await self._user_call({"op": "share_config"})).get("opened", 0))
+
     async def list_dir(self, path: str) -> list[str] | None:
         """The names in the folder ``path``, sorted (dotfiles included); None when it is absent."""
         return (await self._root_call({"op": "list_dir", "path": path})).get("names")
 
     # -- apps and windows --------------------------------------------------------------------------------------
-    async def launch(self, app: str, path: str | None = None) -> int:
-        """Start ``app`` (a key of :data:`APPS`) as the user, detached, on ``path``; returns its pid."""
-        return int((await self._user_call({"op": "launch", "app": app, "path": path}))["pid"])
+    async def launch(self, app: str, path: str | None = None, *, timeout: float = 60.0) -> int:  # noqa: ASYNC109 - how long LibreOffice may load
+        """Start ``app`` (a key of :data:`APPS`) as the user, detached, on ``path``; returns its pid.
+
+        Calc and Writer on a desktop started with ``prewarm_apps``: the document goes to the running
+        LibreOffice over its own pipe, and this returns once LibreOffice says it is loaded (its pid then), or
+        raises :class:`WindowTimeout` after ``timeout`` seconds."""
+        reply = await self._user_call({"op": "launch", "app": app, "path": path, "timeout": timeout},
+                                      timeout=timeout + 10)
+        return int(reply["pid"])
 
     async def windows(self) -> list[Window]:
         reply = await self._root_call({"op": "windows"})
