@@ -26,8 +26,9 @@ Template families are goal families (:data:`GOALS`; train and test share none, s
     train: take, put-on, open, unlock
     test:  insert, eat, drop, close-lock
 
-Levels (:data:`LEVELS`) grow the world and the quest: 1: 3 rooms, 6 objects, 2 actions; 2: 6 rooms, 12
-objects, 4 actions; 3: 10 rooms, 20 objects, 7 actions, and the objective names only the last action
+Levels (:data:`LEVELS`) grow the world and the quest: 1: 3 rooms, 6 objects, 2 actions, things named with
+adjectives (``--adjectives``: with bare nouns a two-command quest over three rooms has few walkthroughs to
+give, and they repeated); 2: 6 rooms, 12 objects, 4 actions; 3: 10 rooms, 20 objects, 7 actions, and the objective names only the last action
 (TextWorld's ``--only-last-action``: the agent must find the way there itself).
 """
 
@@ -66,9 +67,11 @@ class Level:
     quest_length: int
     brief: bool
     """The objective names only the quest's last action."""
+    adjectives: bool = False
+    """Things' names may take an adjective from TextWorld's grammar (``--adjectives``): more names to draw."""
 
 
-LEVELS = {1: Level(3, 6, 2, False), 2: Level(6, 12, 4, False), 3: Level(10, 20, 7, True)}
+LEVELS = {1: Level(3, 6, 2, False, adjectives=True), 2: Level(6, 12, 4, False), 3: Level(10, 20, 7, True)}
 SEED_TRIES = 20
 """Game seeds tried per task before giving up (TextWorld finds no quest on some maps)."""
 
@@ -81,6 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quest-length", type=int, required=True, help="actions the quest takes")
     parser.add_argument("--goal", choices=sorted(GOALS), required=True, help="the family of the last action")
     parser.add_argument("--brief", action="store_true", help="the objective names only the last action")
+    parser.add_argument("--adjectives", action="store_true",
+                        help="names may take an adjective (TextWorld's include_adj)")
 
 
 def make(settings: dict[str, Any], options: Any = None) -> Any:
@@ -96,6 +101,7 @@ def make(settings: dict[str, Any], options: Any = None) -> Any:
     chaining.min_length = chaining.max_length = chaining.max_depth = settings["quest_length"]
     chaining.min_breadth = chaining.max_breadth = 1
     options.grammar.only_last_action = bool(settings["brief"])
+    options.grammar.include_adj = bool(settings.get("adjectives"))
     options.grammar.allowed_variables_numbering = True  # names stay unique in large worlds
     rngs = options.rngs
     world = make_world(options.nb_rooms, nb_objects=0, rngs=rngs)
@@ -130,7 +136,8 @@ def register_challenge() -> None:
 
 def challenge_args(level: Level, goal: str) -> list[str]:
     return ["--world-size", str(level.world_size), "--nb-objects", str(level.nb_objects), "--quest-length",
-            str(level.quest_length), "--goal", goal, *(["--brief"] if level.brief else [])]
+            str(level.quest_length), "--goal", goal, *(["--brief"] if level.brief else []),
+            *(["--adjectives"] if level.adjectives else [])]
 
 
 def build(args: list[str], seed: int) -> Any:
