@@ -6,7 +6,9 @@ For each generator, on the first ``--n`` seeds of its train split (levels mixed,
 - **distinct**: tasks distinct by normalised content and by reference solution (``envgym.generate.distinct``),
   and ``distinct / n``;
 - **tasks/s**: generation throughput (wall time of making the ``n`` tasks, one process, one core), and its
-  ratio to the slowest generator of the run;
+  ratio to the slowest generator of the run; **first task s**: the first task's seconds, which hold the
+  process's warm-up (imports, ScienceWorld's JVM), and **tasks/s after it** (what the process then sustains:
+  under a short ``--budget-s`` a slow-starting generator's tasks/s is mostly its warm-up);
 - **ref actions per level**: the mean length of the reference solutions (actions the oracle plays) per level;
 - **data on disk**: what a generated suite ships instead of tasks: bytes of ``tasks/NAME/`` when there is one
   (materialised instances, e.g. SWE), else 0 (made on demand); beside it the env's hand-written suites
@@ -72,8 +74,10 @@ def measure(name: str, n: int, budget_s: float) -> dict:
     split = spec.splits[0]
     started = time.perf_counter()
     tasks = []
+    first = 0.0
     for seed in range(n):  # a slow generator (a game compiled per task) stops at the budget: n is what was made
         tasks.append(generate(name, seed, split=split))
+        first = first or time.perf_counter() - started
         if time.perf_counter() - started > budget_s:
             break
     seconds = time.perf_counter() - started
@@ -84,7 +88,8 @@ def measure(name: str, n: int, budget_s: float) -> dict:
         lengths[parse_task_id(task.id)[2]].append(len(task.solution or ()))
     written, written_bytes = hand_written(spec.env_id)
     return {"name": name, "family": spec.family, "levels": spec.levels, "n": n, "distinct": counted.distinct,
-            "tasks_per_s": n / seconds if seconds else float("inf"),
+            "tasks_per_s": n / seconds if seconds else float("inf"), "first_s": first,
+            "warm_per_s": (n - 1) / (seconds - first) if n > 1 and seconds > first else None,
             "ref": {level: sum(v) / len(v) for level, v in sorted(lengths.items())},
             "data_bytes": _bytes(ROOT / "tasks" / name), "hand_tasks": written, "hand_bytes": written_bytes}
 
@@ -201,18 +206,20 @@ def main() -> None:
     slowest = min((r["tasks_per_s"] for r in ok), default=1.0)
     print(f"\n## Generators: first {args.n} train seeds each (fewer where --budget-s {args.budget_s:g} ran out), "
           "levels mixed\n")
-    print("| generator | levels | distinct / n | tasks/s | × slowest | ref actions per level | data on disk "
-          "| hand-written tasks (bytes) | distinct ÷ hand-written |")
-    print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    print("| generator | levels | distinct / n | tasks/s | × slowest | first task s | tasks/s after it "
+          "| ref actions per level | data on disk | hand-written tasks (bytes) | distinct ÷ hand-written |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in rows:
         if "error" in r:
             print(f"| {r['family']}/{r['name']} | error: {r['error'][:80]} |" if "family" in r
                   else f"| {r['name']} | error: {r['error'][:80]} |")
             continue
         ref = " / ".join(f"l{lv} {v:.1f}" for lv, v in r["ref"].items())
+        warm = "—" if r["warm_per_s"] is None else f"{r['warm_per_s']:,.2f}"
         ratio = f"{r['distinct'] / r['hand_tasks']:.1f}×" if r["hand_tasks"] else "—"
         print(f"| {r['family']}/{r['name']} | {','.join(map(str, r['levels']))} | {r['distinct']} / {r['n']} "
-              f"({r['distinct'] / r['n']:.2f}) | {r['tasks_per_s']:,.1f} | {r['tasks_per_s'] / slowest:,.1f} | {ref} "
+              f"({r['distinct'] / r['n']:.2f}) | {r['tasks_per_s']:,.2f} | {r['tasks_per_s'] / slowest:,.1f} "
+              f"| {r['first_s']:.2f} | {warm} | {ref} "
               f"| {_kb(r['data_bytes'])} | {r['hand_tasks']} ({r['hand_bytes'] / 1024:,.0f} KiB) | {ratio} |")
     if not args.eval:
         return
