@@ -1,4 +1,5 @@
-"""Reset's readiness check for LibreOffice: a window whose menu and toolbar rows are flat is not drawn yet."""
+"""Reset's readiness checks: a LibreOffice window whose menu and toolbar rows are flat is not drawn yet; an app that
+ended without its window is launched again; a pool's refill waits for the resets in progress."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class _FlakyApp:
     def __init__(self, fails: int, *, handed_off: bool = False) -> None:
         self.fails, self.launched, self.handed_off = fails, [], handed_off
 
-    async def launch(self, app, path=None):
+    async def launch(self, app, path=None, *, timeout=60.0):  # noqa: ASYNC109 - its signature
         self.launched.append((app, path))
         return 100 + len(self.launched)
 
@@ -77,3 +78,28 @@ async def test_reset_launches_an_app_that_ended_without_its_window_again():
     assert len(env.desktop.launched) == LAUNCHES
     env.desktop = _FlakyApp(fails=0, handed_off=True)  # soffice hands its document to the prewarmed process
     await env._open({"app": "calc", "path": "/home/user/a.txt"})
+
+
+async def test_a_pools_refill_waits_for_resets_that_prepare_their_first_observation():
+    import asyncio
+
+    from envgym_gui import env as gui_env
+
+    resets = gui_env._Resets()
+    loop = asyncio.get_running_loop()
+    with resets.preparing_one():  # a reset has its desktop and has not observed yet
+        refill = asyncio.ensure_future(resets.wait_quiet())
+        await asyncio.sleep(gui_env.LEASE_GRACE_S + 0.2)
+        assert not refill.done()
+    await asyncio.wait_for(refill, 1)  # the observation taken: the refill goes at once
+
+    resets.started("pool", +1)
+    with resets.leasing_from("pool"):  # a reset leasing a ready desktop: held for a moment, not for ever
+        started = loop.time()
+        await asyncio.wait_for(resets.wait_quiet(), gui_env.LEASE_GRACE_S + 1)
+        assert loop.time() - started >= gui_env.LEASE_GRACE_S * 0.9
+    resets.started("pool", -1)
+    with resets.leasing_from("pool"):  # nothing ready: the reset waits for this very refill, which goes now
+        started = loop.time()
+        await resets.wait_quiet()
+        assert loop.time() - started < 0.1

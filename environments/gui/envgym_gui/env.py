@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import contextlib
 import io
 import logging
 import re
 import time
+import weakref
+from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
 
 from envgym.plugin import Action, AgentFault, Clock, Env, EnvError, StepResult, TaskSpec, ToolResult, VerifyContext
-from envgym.plugin.sandbox import DockerEngine, DockerSandbox, SandboxCrashed, leases, tag_for
+from envgym.plugin.sandbox import DockerEngine, DockerSandbox, SandboxCrashed, SandboxError, leases, tag_for
 from envgym_gui import actions, desktop
 from envgym_gui.actions import CLICKS, ENDINGS, TOOLS, ActionError
 from envgym_gui.apps import image_for
@@ -53,19 +56,92 @@ host LibreOffice opens a document in about a second; a cold start on a loaded ho
 LAUNCHES = 3
 """Launches of the task's app at reset when it ends without a window (see ``GuiEnv._open``)."""
 SETTLE_S = 0.5
-"""How long the screen must stay unchanged before reset's first observation."""
+"""How long the screen must stay unchanged (and the apps idle) before reset's first observation."""
 SETTLE_OFFICE_S = 0.5
-"""The same for LibreOffice. Its toolbar states and ruler come in idle callbacks, late on a loaded host: the
-settle also waits for the apps to be idle (the desktop daemon's CPU criterion; with a still screen alone, two
-resets of a task differed 9 times in 10 at 0.5 s, still 1 in 8 at 1.5 s; with it 0 in 20 at 0.5 s, load 6-9).
-It can also hold a blank window still while it loads the document: reset then settles again until the window
-is drawn (:func:`drawn`)."""
+"""The same for LibreOffice, which says itself when the document is loaded (:meth:`Desktop.launch` returns
+then): what is left are its toolbar states and ruler, drawn in idle callbacks. The settle waits for a still
+screen *and* idle apps (the desktop daemon's CPU criterion: with a still screen alone, resets differed even
+at 1.5 s on a loaded host), then until the window is drawn (:func:`drawn`). ``benchmarks/gui_determinism.py``
+measures whether resets are identical."""
 DRAWN_SHADES = 4
 """A window band with at most this many grey levels is still blank (a background, a frame line)."""
 PREWARM_TIMEOUT_S = 240.0
 """How long a pool's desktop may take to start LibreOffice windowless (in the background, before it is leased)."""
 SPARE = 1
 """Started desktops each env adds to the pool it uses: the one its next reset takes."""
+REFILL_HOLD_S = 60.0
+"""Longest a pool's next desktop waits to start while resets prepare their first observation."""
+LEASE_GRACE_S = 1.0
+"""Longest a pool's next desktop waits for a reset that is still leasing a desktop already started."""
+
+
+class _Resets:
+    """The resets on one event loop between their lease and their first observation. A pool's refill (a
+    container starting, LibreOffice's cold start: seconds of CPU) waits until there are none: started during
+    a reset it slowed it, and LibreOffice drew its toolbar states at other times, so resets differed. A reset
+    still leasing holds it too (the pool starts its refill as it hands a desktop out), unless more resets
+    lease a pool's desktops than it has ready: they wait for this very refill. (The previous episode's
+    desktop is likewise released only after the first observation.)"""
+
+    def __init__(self) -> None:
+        self.preparing = 0
+        self.leasing: collections.Counter[str] = collections.Counter()
+        self.ready: collections.Counter[str] = collections.Counter()
+        """Started desktops per pool key not yet leased (as the env counts them: an upper bound)."""
+        self._changed = asyncio.Event()
+
+    def _changes(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    @contextlib.contextmanager
+    def leasing_from(self, key: str) -> Iterator[None]:
+        self.leasing[key] += 1
+        self._changes()
+        try:
+            yield
+        finally:
+            self.leasing[key] -= 1
+            self._changes()
+
+    @contextlib.contextmanager
+    def preparing_one(self) -> Iterator[None]:
+        self.preparing += 1
+        self._changes()
+        try:
+            yield
+        finally:
+            self.preparing -= 1
+            self._changes()
+
+    def started(self, key: str, delta: int) -> None:
+        self.ready[key] = max(0, self.ready[key] + delta)
+        self._changes()
+
+    async def wait_quiet(self) -> None:
+        """Until no reset prepares its first observation and none leases a desktop that is ready (that one
+        for :data:`LEASE_GRACE_S` at most), at most :data:`REFILL_HOLD_S` in all."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        while True:
+            waited = loop.time() - start
+            starved = any(n > self.ready[key] for key, n in self.leasing.items())
+            held = sum(self.leasing.values()) and not starved and waited < LEASE_GRACE_S
+            if waited >= REFILL_HOLD_S or not (self.preparing or held):
+                return
+            limit = (REFILL_HOLD_S if self.preparing else LEASE_GRACE_S) - waited
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), limit)
+
+
+_resets: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Resets] = weakref.WeakKeyDictionary()
+
+
+def _resets_here() -> _Resets:
+    loop = asyncio.get_running_loop()
+    if loop not in _resets:
+        _resets[loop] = _Resets()
+    return _resets[loop]
 
 
 class DesktopLost(EnvError):
@@ -81,12 +157,17 @@ class DesktopSandbox(DockerSandbox):
     """A Docker sandbox whose start brings the desktop up (and starts LibreOffice windowless when asked), so a
     warm pool hands out running desktops."""
 
-    def __init__(self, image: str, *, engine: DockerEngine | None = None, prewarm: tuple[str, ...] = ()) -> None:
+    def __init__(self, image: str, *, engine: DockerEngine | None = None, prewarm: tuple[str, ...] = (),
+                 key: str | None = None) -> None:
         super().__init__(image, PROFILE, engine=engine)
         self.desktop = Desktop(self)
         self.prewarm = prewarm
+        self.key = key or image
+        """The warm pool's key (:func:`pool_for`)."""
 
     async def start(self) -> None:
+        resets = _resets_here()
+        await resets.wait_quiet()
         await super().start()
         try:
             await self.desktop.start(prewarm_apps=self.prewarm)
@@ -95,6 +176,7 @@ class DesktopSandbox(DockerSandbox):
         except BaseException:
             await self.stop()
             raise
+        resets.started(self.key, +1)
 
     async def _office_ready(self) -> None:
         deadline = asyncio.get_running_loop().time() + PREWARM_TIMEOUT_S
@@ -113,8 +195,9 @@ def pool_for(image: str, app: str | None) -> tuple[str, leases.Factory]:
     already runs windowless (opening a document then costs a fraction of its cold start), the others from
     plain ones. Returns the pool's key and its factory."""
     if app in PREWARM_APPS:
-        return f"{image}#office", lambda engine: DesktopSandbox(image, engine=engine, prewarm=PREWARM_APPS[:1])
-    return image, lambda engine: DesktopSandbox(image, engine=engine)
+        key = f"{image}#office"
+        return key, lambda engine: DesktopSandbox(image, engine=engine, prewarm=PREWARM_APPS[:1], key=key)
+    return image, lambda engine: DesktopSandbox(image, engine=engine, key=image)
 
 
 def drawn(png: bytes, window: desktop.Window, rows: int = 80) -> bool:
@@ -165,7 +248,17 @@ class DesktopEnv(Env):
                     options: dict[str, Any] | None = None) -> tuple[GuiObservation, dict[str, Any]]:
         chosen = self.choose_task(task, seed, options)
         files = materialize(chosen.initial_state.get("files") or {})
-        await self._end_episode()
+        # the previous episode's desktop is released once this one is observed: stopping it meanwhile (the
+        # engine's work) would slow this reset
+        previous, previous_key = self._sandbox, self._key
+        self._sandbox, self._key, self.desktop = None, None, None
+        try:
+            return await self._reset(chosen, files)
+        finally:
+            if previous is not None and previous_key is not None:
+                await leases.release(previous_key, previous)
+
+    async def _reset(self, chosen: TaskSpec, files: dict[str, bytes]) -> tuple[GuiObservation, dict[str, Any]]:
         opening = chosen.initial_state.get("open") or {}
         self.image = self._image or tag_for(image_for(opening.get("app")))
         key, factory = pool_for(self.image, opening.get("app"))
@@ -173,9 +266,18 @@ class DesktopEnv(Env):
             await leases.hold(key, factory, spare=SPARE)
             self._held.add(key)
         self.task, self._final, self._answer, self._files = chosen, None, None, files
-        self._sandbox = await leases.lease(key, factory)  # type: ignore[assignment]
-        self._key = key
-        self.desktop = self._sandbox.desktop  # type: ignore[union-attr]
+        resets = _resets_here()
+        with resets.leasing_from(key):
+            self._sandbox = await leases.lease(key, factory)  # type: ignore[assignment]
+        resets.started(key, -1)
+        with resets.preparing_one():  # entered with no await since the lease: no refill slips in
+            self._key = key
+            self.desktop = self._sandbox.desktop  # type: ignore[union-attr]
+            return await self._prepare(chosen, files, opening)
+
+    async def _prepare(self, chosen: TaskSpec, files: dict[str, bytes],
+                       opening: dict[str, Any]) -> tuple[GuiObservation, dict[str, Any]]:
+        assert self.desktop is not None
         try:
             if files:
                 await self.desktop.write_files(files)
@@ -183,9 +285,9 @@ class DesktopEnv(Env):
                 await run_setup(self._sandbox, chosen.initial_state["setup"])
             if opening:
                 window = await self._open(opening)
-                # the window is up; the app may still be drawing (LibreOffice's document, toolbars): the first
-                # observation waits until the screen is still, so the same task gives the same screenshot and
-                # the agent's first keys reach a loaded document
+                # the window is up (LibreOffice's document loaded); the app may still be drawing (toolbar
+                # states): the first observation waits until the screen is still and the apps idle, so the same
+                # task gives the same screenshot and the agent's first keys reach a loaded document
                 if opening["app"] in PREWARM_APPS:
                     await self._until_drawn(window)
                 else:
@@ -209,10 +311,12 @@ class DesktopEnv(Env):
         handed_off = opening["app"] in PREWARM_APPS
         deadline = time.monotonic() + LAUNCH_TIMEOUT_S
         for attempt in range(1, LAUNCHES + 1):
-            pid = await self.desktop.launch(opening["app"], opening.get("path"))
+            pid = await self.desktop.launch(opening["app"], opening.get("path"),
+                                            timeout=max(deadline - time.monotonic(), 1.0))
             try:
                 return await self.desktop.wait_window(title, timeout=max(deadline - time.monotonic(), 1.0),
-                                                      app=opening["app"], pid=None if handed_off else pid)
+                                                      settle=0, app=opening["app"],
+                                                      pid=None if handed_off else pid)
             except desktop.AppExited as exc:
                 if attempt == LAUNCHES or time.monotonic() >= deadline:
                     raise
@@ -322,6 +426,10 @@ class DesktopEnv(Env):
         d = self.desktop
         if d is None or self.task is None:
             raise EnvError("verify() without an open episode")
+        # the apps' settings (LibreOffice's profile is rewritten 0600 while it runs) made readable to the
+        # graders' channel; a session the agent ended leaves them as they are
+        with contextlib.suppress(DesktopGone, desktop.DesktopError, SandboxError):
+            await d.share_config()
 
         async def windows() -> list[dict[str, Any]]:
             with contextlib.suppress(DesktopGone):
