@@ -76,7 +76,7 @@ def doc_format(rng: random.Random, level: int) -> Draft:
                         for k, (_, _, made) in zip(ks, styles, strict=True))
     instruction = (f"In {name} (open in Writer), make {asks}, each as a whole and nothing else. Save the document "
                    "in place (keep the .odt format).")
-    solution, checks = [wait(10)], []
+    solution, checks = [], []
     after: list[Any] = list(body)
     for k, (attr, shortcut, _) in zip(ks, styles, strict=True):
         solution += [key(f"{lines_keys(k)} shift+End"), key(shortcut)]
@@ -103,7 +103,7 @@ def doc_rewrite(rng: random.Random, level: int) -> Draft:
                      for k, s in zip(ks, new, strict=True))
     instruction = (f"In {name} (open in Writer), replace the whole text of {asks} Change nothing else and save the "
                    "document in place.")
-    solution = [wait(10)]
+    solution = []
     for k, sentence in zip(ks, new, strict=True):
         solution += [key(f"{lines_keys(k)} shift+End"), typed(sentence)]
     checks = [check(get("odt_paragraphs", path=path, skip_empty=False), "exact", "paragraphs",
@@ -123,7 +123,7 @@ def doc_align(rng: random.Random, level: int) -> Draft:
                                      f"the paragraph that begins \"{_opening(paragraphs[k])}\"")
                         for k, (_, _, how) in zip(ks, aligns, strict=True))
     instruction = f"In {name} (open in Writer), {asks}. Change nothing else and save the document in place."
-    solution, checks = [wait(10)], []
+    solution, checks = [], []
     styled: list[Any] = [{"text": title, "style": dict(TITLE_STYLE)}, *body]
     for k, (where, shortcut, _) in zip(ks, aligns, strict=True):
         solution += [key(lines_keys(k)), key(shortcut)]
@@ -148,7 +148,7 @@ def doc_append(rng: random.Random, level: int) -> Draft:
         what = (f"{level} new paragraphs at the very end of {name} (open in Writer), in this order, one paragraph "
                 f"each with exactly this text (without the numbers): {listed}")
     instruction = f"Add {what} Save the document in place."
-    solution = [wait(10), key("ctrl+End Return"), typed(new[0])]
+    solution = [key("ctrl+End Return"), typed(new[0])]
     for sentence in new[1:]:
         solution += [key("Return"), typed(sentence)]
     checks = [check(get("odt_paragraphs", path=path, skip_empty=False), "exact", "paragraphs",

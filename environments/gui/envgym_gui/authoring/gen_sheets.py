@@ -102,7 +102,7 @@ def sheet_update(rng: random.Random, level: int) -> Draft:
     changes = " and ".join(f"the {rows[0][1].lower()} of {rows[p][0]} to {after[p][1]}" for p in places)
     instruction = (f"In {stem}.ods (open in Calc), change {changes}. Change nothing else, and save the file in "
                    "place.")
-    solution = [wait(10)]
+    solution = []
     for p in places:
         solution += [*_goto(f"B{p + 1}"), *_enter(str(after[p][1]))]
     other, other_spec = _other(rng, path, rows)
@@ -120,7 +120,7 @@ def sheet_formula(rng: random.Random, level: int) -> Draft:
     below = rng.random() < 0.5  # under the table (A/B), or beside it (D/E) from a drawn row down
     top = last + 1 if below else rng.randrange(1, last - level + 2)
     column = f"B2:B{last}"
-    asks, checks, solution = [], [], [wait(10)]
+    asks, checks, solution = [], [], []
     grid: dict[tuple[int, int], Any] = {}
     for k, (labels, fn) in enumerate(picked):
         label, r = rng.choice(labels), top + k
@@ -168,7 +168,7 @@ def sheet_append(rng: random.Random, level: int) -> Draft:
     listed = "; ".join(f"product {p}, quantity {q}, price {_number(c)}" for p, q, c in new)
     instruction = (f"Add {'a row' if level == 1 else f'{level} rows'} at the end of the table in {stem}.ods (open in "
                    f"Calc), in this order: {listed}. Save the file in place.")
-    solution = [wait(10)]
+    solution = []
     for k, (p, q, c) in enumerate(new):
         solution += [*_goto(f"A{len(rows) + 1 + k}"), *_enter(f"{p}\t{q}\t{_number(c)}")]
     after = [*rows, *new]
@@ -190,7 +190,7 @@ def sheet_product(rng: random.Random, level: int) -> Draft:
     instruction = (f"In {stem}.ods (open in Calc), type the header {header} in {col}1 and, for {names}, a formula in "
                    f"column {col} that multiplies the row's Quantity by its Price. Leave column {col} empty for the "
                    "other products and save the file in place.")
-    solution = [wait(10), *_goto(f"{col}1"), *_enter(header)]
+    solution = [*_goto(f"{col}1"), *_enter(header)]
     checks = [check(get("ods_cell", path=path, cell=f"{col}1"), "exact", "header", expected=header)]
     grid: dict[tuple[int, int], Any] = {(0, c): header}
     for p in places:

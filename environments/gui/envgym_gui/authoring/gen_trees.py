@@ -44,7 +44,7 @@ def _editor_save() -> list[Any]:
 
 
 def _run(*commands: str) -> list[Any]:
-    out: list[Any] = [wait(2)]
+    out: list[Any] = []
     for command in commands:
         out += [typed(command + "\n"), wait(1)]
     return out
@@ -67,7 +67,7 @@ def config_set(rng: random.Random, level: int) -> Draft:
     asks = " and ".join(f"{t} to {new[t]}" for t in targets)
     instruction = (f"Set {asks} in {path} (open in the text editor), leaving every other line as it is, and save "
                    "the file.")
-    solution = [wait(2)]
+    solution = []
     for t in targets:
         solution += [key(f"{lines_keys(lines.index(f'{t}={values[t]}'))} shift+End"), typed(f"{t}={new[t]}")]
     checks = [check(get("config_key", path=path, format="kv", key=t), "exact", t, expected=str(new[t]))
@@ -90,7 +90,7 @@ def list_rename(rng: random.Random, level: int) -> Draft:
     asks = " and ".join(f"{names[k]} with {after[k]}" for k in ks)
     instruction = (f"In the list {path} (open in the text editor), replace {asks}, one name a line as before. "
                    "Change nothing else and save the file.")
-    solution = [wait(2)]
+    solution = []
     for k in ks:
         solution += [key(f"{lines_keys(k)} shift+End"), typed(after[k])]
     other = f"{HOME}/{stem}-old.txt"
