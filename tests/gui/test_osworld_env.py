@@ -1,18 +1,23 @@
 """Imported OSWorld tasks on a real desktop container: the references pass, doing nothing or the wrong thing
-fails (the admission gates of ``gui-osworld``, plus a tempting wrong path)."""
+fails (the admission gates of ``gui-osworld``, plus a tempting wrong path); an OSWorld agent loop with its own
+action spaces (pyautogui code, computer_13 dicts) and observation runs to success."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 import envgym
 from envgym.agents.baseline import NullAgent, OracleAgent
+from envgym.plugin import TaskSpec
 from envgym.rollout import run_episode
-from envgym.task import load_tasks
+from envgym.task import load_suite, load_tasks
 from envgym.testing.agents import ScriptedAgent
-from envgym.types import Action, Outcome
+from envgym.types import Action, Outcome, ToolCall
+from envgym_gui.observe import OSWORLD_NS, GuiObservation
+from envgym_gui.osworld_env import osworld_action
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -46,3 +51,119 @@ async def test_references_pass_and_doing_nothing_or_the_wrong_thing_fails(tasks)
         "oracle infeasible": (Outcome.SUCCESS, 1.0), "claims done on infeasible": (Outcome.FAILURE, 0.0)}
     evidence = runs["wrong"].verdict.evidence["desktop"]
     assert [e["passed"] for e in evidence] == [True, False]  # ended with done, but no folder todo_list_Jan_2
+
+
+# --- OSWorld's own agent loop, action spaces and observation (lib_run_single's loop, prompt-free agents) ----
+class PyautoguiAgent:
+    """An OSWorld agent as OSWorld's loop calls it (``predict(instruction, obs) -> (response, actions)``): each
+    step of its plan is made from the point it is to click (the terminal's centre: xterm has no accessibility
+    tree, so where a model would read it off the screenshot, the test measures it)."""
+
+    def __init__(self, plan: list, point: tuple[int, int] = (0, 0)) -> None:
+        self.plan, self.point, self.seen = list(plan), point, []
+
+    def predict(self, instruction: str, obs: dict) -> tuple[str, list]:
+        self.seen.append(obs)
+        actions = self.plan.pop(0)(*self.point) if self.plan else ["DONE"]
+        return "\n".join(map(str, actions)), actions
+
+
+async def osworld_loop(env, agent, task, max_steps: int = 10) -> tuple[float, list]:
+    """lib_run_single.run_single_example's loop on envgym: each action through ``osworld_action``; the kernel
+    grades on the episode's end (the reward of that step), where OSWorld calls ``env.evaluate()``."""
+    obs, _ = await env.reset(task=task)
+    errors, done, reward = [], False, 0.0
+    for _ in range(max_steps):
+        _, actions = agent.predict(obs.osworld()["instruction"], obs.osworld())
+        for action in actions:
+            obs, reward, done, truncated, _ = await env.step(osworld_action(action))
+            errors.append(obs.last_action_error)
+            if done or truncated:
+                return reward, errors
+    return reward, errors
+
+
+MV = "mv ~/Desktop/todo_list_Jan_1 ~/Desktop/todo_list_Jan_2"
+RENAME_CODE = [
+    lambda x, y: ["import pyautogui\nimport time\npyautogui.FAILSAFE = False\npyautogui.scroll(-1)\ntime.sleep(0.5)"],
+    lambda x, y: [f"pyautogui.click({x}, {y}); pyautogui.typewrite('{MV}')", "pyautogui.press('enter'); time.sleep(1)"],
+    lambda x, y: ["DONE"],
+]
+RENAME_COMPUTER_13 = [
+    lambda x, y: [{"action_type": "CLICK", "parameters": {"x": x, "y": y}}],
+    lambda x, y: [{"action_type": "TYPING", "parameters": {"text": MV}},
+                  {"action_type": "PRESS", "parameters": {"key": "enter"}}, "WAIT", "WAIT"],
+    lambda x, y: [{"action_type": "DONE"}],
+]
+
+
+async def test_an_osworld_agent_loop_runs_unchanged_in_both_action_spaces(tasks) -> None:
+    rename, infeasible = tasks[RENAME], tasks[BLUETOOTH]
+    async with envgym.make(ENV_ID, observation="osworld") as env:
+        await env.reset(task=rename)
+        window = next(w for w in await env.unwrapped.desktop.windows() if w.title == "Terminal")
+        point = (window.x + window.w // 2, window.y + window.h // 2)
+        code = PyautoguiAgent(RENAME_CODE, point)
+        assert await osworld_loop(env, code, rename) == (1.0, [None] * 4)
+        first = code.seen[0]
+        assert set(first) == {"screenshot", "accessibility_tree", "terminal", "instruction"}
+        assert first["screenshot"].startswith(b"\x89PNG") and first["instruction"] == rename.instruction
+        assert ET.fromstring(first["accessibility_tree"]).tag == "desktop-frame"
+        assert await osworld_loop(env, PyautoguiAgent(RENAME_COMPUTER_13, point), rename) == (1.0, [None] * 6)
+        assert (await osworld_loop(env, PyautoguiAgent([lambda x, y: ["FAIL"]]), infeasible))[0] == 1.0
+        assert (await osworld_loop(env, PyautoguiAgent([lambda x, y: [{"action_type": "DONE"}]]), infeasible))[0] == 0
+        # code that is not pyautogui's: an error observation, nothing of it runs, the episode goes on
+        await env.reset(task=rename)
+        for text, needle in [
+                (f"pyautogui.typewrite('{MV}\\n')\nimport os; os.system('true')", "import os"),
+                ("pyautogui.click(5000, 10)", "off the screen"),
+                ("pyautogui.mouseUp(); pyautogui.keyDown('ctrl'); pyautogui.click(1, 1)", "keys are held down"),
+                ('{"action_type": "PRESS", "parameters": {"key": "nosuchkey"}}', "nosuchkey")]:
+            obs, _, done, _, _ = await env.step(Action(text=text))
+            assert not done and obs.last_action_error and needle in obs.last_action_error, obs.last_action_error
+        obs, reward, done, _, _ = await env.step(Action(text="DONE"))
+        assert (done, reward) == (True, 0.0)  # the first snippet's typing never ran: the folder keeps its name
+
+
+async def test_mouse_down_up_and_envgym_tools_side_by_side(tasks) -> None:
+    rename = tasks[RENAME]
+    async with envgym.make(ENV_ID) as env:
+        obs, info = await env.reset(task=rename)
+        assert {"pyautogui", "computer_13", "left_click", "done"} <= {t["function"]["name"] for t in info["tools"]}
+        assert type(obs) is GuiObservation and obs.a11y is not None  # envgym's own observation by default
+        steps = [
+            Action(tool_calls=(ToolCall.of("pyautogui", code="pyautogui.mouseDown(100, 100); "
+                                                              "pyautogui.moveTo(300, 200); pyautogui.mouseUp()"),
+                               ToolCall.of("computer_13", action_type="HOTKEY",
+                                           parameters={"keys": ["ctrl", "shift", "c"]}))),
+            Action(tool_calls=(ToolCall.of("pyautogui", code="pyautogui.keyDown('ctrl'); pyautogui.keyUp('ctrl')"),
+                               ToolCall.of("type", text=MV),
+                               ToolCall.of("computer_13", action_type="PRESS", parameters={"key": "enter"}),
+                               ToolCall.of("wait", seconds=1))),
+        ]
+        for action in steps:
+            obs, _, done, _, _ = await env.step(action)
+            assert not done and obs.last_action_error is None, obs.last_action_error
+            assert [r.content for r in obs.tool_results] == ["ok"] * len(action.tool_calls)
+        _, reward, done, _, _ = await env.step(Action.call("done"))
+        assert (done, reward) == (True, 1.0)
+
+
+async def test_the_osworld_tree_of_an_accessible_app_is_what_osworld_agents_filter() -> None:
+    editor = next(t for t in load_suite("gui-files") if t.initial_state.get("open", {}).get("app") == "editor")
+    task = TaskSpec.model_validate({**editor.model_dump(mode="json"), "env_id": ENV_ID})
+    async with envgym.make(ENV_ID, observation="osworld") as env:
+        obs, _ = await env.reset(task=task)
+    tree = ET.fromstring(obs.osworld()["accessibility_tree"])
+    st, cp = "{" + OSWORLD_NS["st"] + "}", "{" + OSWORLD_NS["cp"] + "}"
+    frame = next(n for n in tree.iter("frame"))
+    assert "Mousepad" in frame.get("name") and frame.get(f"{cp}size") == "(1280, 720)"
+    menus = [n.get("name") for n in tree.iter("menu")]
+    assert menus[:2] == ["File", "Edit"]
+    text = next(n for n in tree.iter("text") if n.get(f"{st}focused") == "true")
+    assert text.text and text.text.splitlines()[0] in obs.a11y  # the file's text, also in envgym's own tree
+    # OSWorld's own agents filter the tree with this (desktop-env ships mm_agents): it keeps the menus and the text
+    heuristic = pytest.importorskip("mm_agents.accessibility_tree_wrap.heuristic_retrieve")
+    kept = heuristic.filter_nodes(ET.fromstring(obs.osworld()["accessibility_tree"]), platform="ubuntu")
+    assert {"File", "Edit"} <= {n.get("name") for n in kept if n.tag == "menu"}
+    assert any(n.tag == "text" and n.text == text.text for n in kept)

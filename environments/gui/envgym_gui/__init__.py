@@ -2,8 +2,10 @@
 
 Registered ids: ``gui/desktop-v1`` (:class:`envgym_gui.env.DesktopEnv`: a text editor, a file manager, a
 terminal, LibreOffice Calc and Writer and an image editor on Xvfb, one fresh container per episode) with the
-first-party suites written here, and ``gui/osworld-v1`` (the same env on tasks imported from OSWorld's task
-format, :mod:`envgym_gui.osworld`). The verifier kind ``desktop`` (:mod:`envgym_gui.verify`) grades them.
+first-party suites written here, and ``gui/osworld-v1`` (:class:`envgym_gui.osworld_env.OSWorldEnv`: the same
+desktop on tasks imported from OSWorld's task format, :mod:`envgym_gui.osworld`, that also takes OSWorld's own
+pyautogui and computer_13 actions and can give its observation, so an agent written for OSWorld runs). The
+verifier kind ``desktop`` (:mod:`envgym_gui.verify`) grades them.
 The task generator ``gui-desktop-gen`` (:mod:`envgym_gui.authoring.desktop_gen`; ``gui-desktop-gen@0:10000``
 is a suite) makes seeded tasks for ``gui/desktop-v1``.
 """
@@ -34,10 +36,11 @@ def register_all() -> None:
                     nondeterministic=True,
                     description="Desktop apps (LibreOffice Calc/Writer, editor, files, terminal, image editor) "
                                 "in a container; graded on the files and state the apps leave.")
-    register("gui/osworld-v1", "envgym_gui.env:DesktopEnv", suites=("gui-osworld",), max_episode_steps=30,
-                    nondeterministic=True,
+    register("gui/osworld-v1", "envgym_gui.osworld_env:OSWorldEnv", suites=("gui-osworld",),
+                    max_episode_steps=30, nondeterministic=True,
                     description="OSWorld tasks imported by envgym_gui.osworld (the ones that need no download), "
-                                "on the same desktop; OSWorld's Apache-2.0 licence.")
+                                "on the same desktop, with OSWorld's pyautogui / computer_13 actions and observation "
+                                "beside envgym's; OSWorld's Apache-2.0 licence.")
     register_generator("gui-desktop-gen", "envgym_gui.authoring.desktop_gen:generate", family="gui",
                        env_id="gui/desktop-v1", levels=(1, 2, 3), templates=GENERATOR_TEMPLATES,
                        description="Seeded spreadsheets, documents and file trees with 1-3 edits each (Calc, "

@@ -1,0 +1,298 @@
+"""``gui/osworld-v1``: the desktop env with OSWorld's action spaces and observation beside envgym's own.
+
+An agent written for OSWorld emits either pyautogui code strings (``"pyautogui.click(10, 20)"``, ``"WAIT"``,
+``"DONE"``, ``"FAIL"``) or computer_13 dicts (``{"action_type": "CLICK", "parameters": {...}}``). Here they
+arrive as an :class:`~envgym.plugin.Action` routed explicitly, never guessed from a tool's name:
+
+==========================================  ==================================================================
+``Action(text=...)``                        OSWorld code: a pyautogui snippet or WAIT / DONE / FAIL, or a
+                                            computer_13 action as JSON (text starting with ``{``). In this env a
+                                            text is *not* a final answer: end with ``DONE`` or the ``done``
+                                            tool (``answer=``); only a blank text still ends the episode (done,
+                                            no answer), as in ``gui/desktop-v1``
+tool ``pyautogui`` (``code``)               the same, as a tool call
+tool ``computer_13`` (the action's fields)  ``ToolCall.of("computer_13", action_type="CLICK", parameters=...)``
+envgym's tools (:mod:`envgym_gui.actions`)  as in ``gui/desktop-v1``
+==========================================  ==================================================================
+
+:func:`osworld_action` turns what an OSWorld agent's ``predict`` returns (a string or a dict) into that
+:class:`~envgym.plugin.Action`. The code is read by :mod:`envgym_gui.osworld_actions` (``ast``, a whitelist of
+pyautogui calls), never executed; what it cannot read is ``last_action_error`` and nothing of it runs. The
+agent's steps go through the same desktop operations as envgym's tools.
+
+OSWorld's pyautogui keeps a pointer and buttons and keys held between calls; this env keeps them too: the
+pointer's position (read from the X server once, then followed), a button held by ``mouseDown`` (released by
+``mouseUp``: a click where it was pressed, else a left-button drag from there: the desktop has no separate
+press and release, so the press shows only at the release) and keys held by ``keyDown`` (added to every key
+press until ``keyUp``; a ``keyDown``/``keyUp`` pair with nothing between is a press of that key). A click or
+typing while keys are held is refused (no modifier clicks on this desktop yet).
+
+``observation="osworld"`` makes every observation an :class:`~envgym_gui.observe.OSWorldObservation`, whose
+``.osworld()`` is OSWorld's ``{"screenshot", "accessibility_tree", "terminal", "instruction"}`` with the tree in
+OSWorld's XML form. The screen is 1280x720 (OSWorld's VM: 1920x1080): coordinates are the screen's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from envgym.plugin import (
+    Action,
+    AgentFault,
+    ArgumentsError,
+    EnvError,
+    StepResult,
+    TaskSpec,
+    ToolCall,
+    ToolResult,
+    decode_arguments,
+)
+from envgym.plugin.sandbox import SandboxCrashed
+from envgym_gui import actions, desktop
+from envgym_gui.actions import ENDINGS, MAX_SCROLL, TOOLS, ActionError
+from envgym_gui.desktop import DesktopGone
+from envgym_gui.env import DesktopEnv, DesktopLost
+from envgym_gui.observe import GuiObservation, OSWorldObservation, osworld_tree, render, render_tree
+from envgym_gui.osworld_actions import STATEFUL, Op, parse_code, parse_computer13
+from envgym_gui.osworld_actions import TOOLS as OSWORLD_TOOLS
+
+__all__ = ["OSWorldEnv", "osworld_action"]
+
+MAX_SCROLL_TOTAL = 200
+"""Wheel clicks one OSWorld scroll may ask for (sent as several scrolls of at most ``MAX_SCROLL``)."""
+
+
+def osworld_action(action: Any) -> Action:
+    """What an OSWorld agent returns for one step (a pyautogui string, WAIT / DONE / FAIL, or a computer_13
+    dict) as the :class:`~envgym.plugin.Action` ``gui/osworld-v1`` reads as OSWorld's (see the module
+    docstring). An :class:`~envgym.plugin.Action` is returned as it is."""
+    if isinstance(action, Action):
+        return action
+    if isinstance(action, dict):
+        return Action(tool_calls=(ToolCall(name="computer_13", arguments=json.dumps(action, ensure_ascii=False)),))
+    if isinstance(action, str):
+        return Action(text=action)
+    raise TypeError(f"an OSWorld action is a string or a dict, not {type(action).__name__}")
+
+
+class OSWorldEnv(DesktopEnv):
+    """``gui/osworld-v1``: see the module docstring. ``observation``: ``"envgym"`` (:class:`GuiObservation`,
+    as ``gui/desktop-v1``) or ``"osworld"`` (:class:`OSWorldObservation`)."""
+
+    def __init__(self, *, observation: Literal["envgym", "osworld"] = "envgym", a11y: bool = True,
+                 **kwargs: Any) -> None:
+        if observation not in ("envgym", "osworld"):
+            raise ValueError(f"observation must be 'envgym' or 'osworld', got {observation!r}")
+        # in OSWorld's form the tree is read once per observation here, for both the XML and the text
+        super().__init__(a11y=a11y and observation == "envgym", **kwargs)
+        self.observation, self.text_a11y = observation, a11y
+        self._pointer: tuple[int, int] | None = None
+        self._down: tuple[str, tuple[int, int]] | None = None
+        self._keys: list[str] = []
+        self._keys_used = False
+
+    async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
+                    options: dict[str, Any] | None = None) -> tuple[GuiObservation, dict[str, Any]]:
+        self._pointer, self._down, self._keys, self._keys_used = None, None, [], False
+        obs, info = await super().reset(task=task, seed=seed, options=options)
+        return obs, {**info, "tools": [*TOOLS, *OSWORLD_TOOLS]}
+
+    # --- stepping ------------------------------------------------------------------------------------------
+    async def step(self, action: Action) -> StepResult:
+        if self.desktop is None or self.task is None:
+            raise EnvError("step() without an open episode")
+        if not action.tool_calls and (action.text is None or not action.text.strip()):
+            return await super().step(action)  # nothing (an error observation) or a blank final message (done)
+        calls = action.tool_calls or (ToolCall(name="pyautogui", arguments=json.dumps({"code": action.text})),)
+        results: list[ToolResult] = []
+        try:
+            for call in calls:
+                try:
+                    ops = self._ops(call, from_text=not action.tool_calls)
+                    for op in ops:
+                        if op.name in ENDINGS:
+                            return self._end(op.name, str(op.args.get("answer", op.args.get("reason", ""))))  # type: ignore[arg-type]
+                        await self._run(op)
+                    results.append(ToolResult(call_id=call.id, name=call.name, content="ok"))
+                except (ActionError, desktop.ActionError) as exc:
+                    results.append(ToolResult(call_id=call.id, name=call.name, content=str(exc), error=str(exc)))
+            errors = "; ".join(f"{r.name}: {r.error}" for r in results if r.error) or None
+            obs = await self._observe(errors)
+        except SandboxCrashed as exc:
+            lost = DesktopLost(f"the desktop container died during the episode: {exc}")
+            lost.blame = exc.blame or "agent"
+            raise lost from exc
+        except DesktopGone as exc:
+            raise AgentFault(f"the agent's desktop session died: {exc}") from exc
+        if not action.tool_calls:  # OSWorld code sent as text: no call to answer
+            return StepResult(obs, 0.0, False, False, {})
+        return StepResult(obs.model_copy(update={"tool_results": tuple(results)}), 0.0, False, False, {})
+
+    def _ops(self, call: ToolCall, *, from_text: bool) -> list[Op]:
+        """The call as :class:`Op` s, all read and validated before any of them runs."""
+        if call.name == "pyautogui":
+            args = _arguments(call)
+            if set(args) != {"code"}:
+                raise ActionError("pyautogui takes one argument, code (a string of pyautogui calls)")
+            code = args["code"]
+            if from_text and isinstance(code, str) and code.lstrip().startswith("{"):
+                ops = parse_computer13(code)
+            else:
+                ops = parse_code(code, screen=self.size)
+        elif call.name == "computer_13":
+            ops = parse_computer13(_arguments(call))
+        else:
+            return [Op(call.name, actions.validate(call.name, call.arguments, width=self.size[0],
+                                                   height=self.size[1]))]
+        checked = []
+        for op in ops:
+            if op.name in STATEFUL:
+                checked.append(op)
+            else:
+                checked.append(Op(op.name, actions.validate(op.name, json.dumps(op.args), width=self.size[0],
+                                                             height=self.size[1])))
+        return checked
+
+    async def _run(self, op: Op) -> None:
+        d = self.desktop
+        assert d is not None
+        name, args = op.name, op.args
+        if name == "osw_key_down":
+            if args["keys"] not in self._keys:
+                self._keys.append(args["keys"])
+            self._keys_used = False
+        elif name == "osw_key_up":
+            if args["keys"] in self._keys:
+                if not self._keys_used:  # keyDown(k); keyUp(k) with nothing between: a press of k
+                    await d.key("+".join(self._keys))
+                self._keys.remove(args["keys"])
+                self._keys_used = True
+        elif name == "key" and self._keys:
+            await d.key(" ".join("+".join([*self._keys, combo]) for combo in args["keys"].split()))
+            self._keys_used = True
+        elif self._keys and name not in ("wait", "screenshot", "osw_move"):
+            raise ActionError(f"{_label(op)} while keys are held down ({', '.join(self._keys)}: keyDown without "
+                              "keyUp) is not supported on this desktop; use hotkey / press for key combinations")
+        elif name == "osw_move":
+            target = await self._target(args)
+            if self._down is None and target != self._pointer:
+                await d.move(*target)
+            self._pointer = target
+        elif name == "osw_click":
+            self._no_button(op)
+            point = await self._approach(await self._target(args))
+            await d.click(*point, button=args["button"], count=args["count"])
+            self._pointer = point
+        elif name == "osw_scroll":
+            point = await self._approach(await self._target(args))
+            dx, dy = args["dx"], args["dy"]
+            direction = ("right" if dx > 0 else "left") if dx else ("up" if dy > 0 else "down")
+            total = abs(dx or dy)
+            if total > MAX_SCROLL_TOTAL:
+                raise ActionError(f"scroll of {total} clicks; at most {MAX_SCROLL_TOTAL}")
+            while total > 0:
+                await d.scroll(*point, direction, min(total, MAX_SCROLL))
+                total -= MAX_SCROLL
+            self._pointer = point
+        elif name == "osw_drag_to":
+            self._no_button(op)
+            start = await self._approach(await self._pointer_now())
+            target = await self._target(args)
+            await d.drag(*start, *target)
+            self._pointer = target
+        elif name == "osw_mouse_down":
+            self._no_button(op)
+            self._down = (args["button"], await self._pointer_now())
+        elif name == "osw_mouse_up":
+            if self._down is None:
+                return  # pyautogui releases a button that is not pressed without complaint
+            (button, start), end = self._down, await self._pointer_now()
+            if button != args["button"]:
+                raise ActionError(f"mouseUp of the {args['button']} button while the {button} one is down")
+            self._down = None
+            if start == end:
+                await d.click(*await self._approach(end), button=button)
+            elif button == "left":
+                await d.drag(*await self._approach(start), *end)
+            else:
+                raise ActionError(f"a drag with the {button} button is not supported on this desktop")
+        else:
+            self._no_button(op)
+            if "start_x" in args:
+                await self._approach((args["start_x"], args["start_y"]))
+            elif "x" in args:
+                await self._approach((args["x"], args["y"]))
+            await self._perform(name, args)
+            if "x" in args:
+                self._pointer = (args["x"], args["y"])
+            elif name in ("click_element", "focus_element", "set_element_text"):
+                self._pointer = None  # an element action may click at the element's centre
+
+    def _no_button(self, op: Op) -> None:
+        if self._down is not None and op.name not in ("wait", "screenshot"):
+            raise ActionError(f"{_label(op)} while the {self._down[0]} button is held (mouseDown without "
+                              "mouseUp) is not supported on this desktop; release it first")
+
+    async def _approach(self, point: tuple[int, int]) -> tuple[int, int]:
+        """Step the pointer one pixel off ``point`` if it rests there: the desktop daemon moves it with xdotool's
+        ``mousemove --sync``, which waits about 16 s when the pointer is already there (a click where the pointer
+        rests, pyautogui's ``click()``, would take that long). Returns ``point``."""
+        if await self._pointer_now() == point:
+            assert self.desktop is not None
+            x, y = point
+            await self.desktop.move(x - 1 if x > 0 else x + 1, y)
+            self._pointer = (x - 1 if x > 0 else x + 1, y)
+        return point
+
+    async def _pointer_now(self) -> tuple[int, int]:
+        """Where the pointer is: followed since it was first read from the X server."""
+        if self._pointer is None:
+            assert self.desktop is not None
+            found = await self.desktop.sandbox.exec(["xdotool", "getmouselocation", "--shell"],
+                                                    env={"DISPLAY": ":0"}, timeout=10)
+            fields = dict(line.split("=", 1) for line in found.stdout.splitlines() if "=" in line)
+            try:
+                self._pointer = (int(fields["X"]), int(fields["Y"]))
+            except (KeyError, ValueError):
+                raise EnvError(f"the pointer's position could not be read: {found.stdout!r:.200}") from None
+        return self._pointer
+
+    async def _target(self, args: dict[str, Any]) -> tuple[int, int]:
+        """The point an op names: its x, y; the pointer moved by rx, ry (moveRel, dragRel); else the pointer."""
+        if "x" in args:
+            point = (args["x"], args["y"])
+        elif "rx" in args:
+            here = await self._pointer_now()
+            point = (here[0] + args["rx"], here[1] + args["ry"])
+        else:
+            return await self._pointer_now()
+        width, height = self.size
+        if not (0 <= point[0] < width and 0 <= point[1] < height):
+            raise ActionError(f"({point[0]}, {point[1]}) is off the screen; x must be in 0..{width - 1} and y in "
+                              f"0..{height - 1} (this desktop is {width}x{height})")
+        return point
+
+    # --- observation ---------------------------------------------------------------------------------------
+    async def _observe(self, error: str | None = None) -> GuiObservation:
+        obs = await super()._observe(error)
+        if self.observation != "osworld":
+            return obs
+        assert self.desktop is not None and self.task is not None
+        elements = await self.desktop.a11y_tree()
+        tree = render_tree(elements) if self.text_a11y else None
+        text = render(self.task.instruction, size=self.size, shot=obs.screenshot, windows=obs.windows,
+                      focused=obs.focused, a11y=tree, error=error)
+        return OSWorldObservation(**{**dict(obs), "text": text, "a11y": tree}, instruction=self.task.instruction,
+                                  accessibility_tree=osworld_tree(elements))
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    try:
+        return decode_arguments(call.name, call.arguments)
+    except ArgumentsError as exc:
+        raise ActionError(str(exc)) from None
+
+
+def _label(op: Op) -> str:
+    return op.name.removeprefix("osw_").replace("_", " ")
