@@ -113,10 +113,16 @@ def test_the_special_strings(word: str) -> None:
     ("pyautogui = 1", "rebinding pyautogui"),
     ("pyautogui.dragTo(1, 2, button='right')", "right button"),
     ("time.time()", "time.time"),
+    ("for i in range(5):\n    time.sleep(8)", "sleeps more than 30 s"),
 ])
 def test_anything_else_is_refused_naming_it(snippet: str, needle: str) -> None:
     with pytest.raises(ActionError, match=re.escape(needle)):
         code(snippet)
+
+
+def test_values_are_checked_by_the_desktop_actions_later_not_here() -> None:
+    # a bad sleep or text comes through as the envgym action it is; the env validates it like any other call
+    assert code("time.sleep('a'); time.sleep(1)") == [Op("wait", {"seconds": "a"}), Op("wait", {"seconds": 1})]
 
 
 def test_computer_13_actions() -> None:

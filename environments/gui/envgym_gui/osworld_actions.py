@@ -33,6 +33,8 @@ MAX_OPS = 200
 """Actions one snippet (loops unrolled) may produce."""
 MAX_CODE = 20_000
 """Characters of one snippet."""
+MAX_SLEEP_S = 30.0
+"""Seconds all the ``time.sleep`` calls of one snippet may add up to (each is also a ``wait``, at most 10 s)."""
 SPECIAL = frozenset({"WAIT", "DONE", "FAIL"})
 WAIT_S = 0.5
 """What ``WAIT`` waits: OSWorld's ``DesktopEnv.step`` default pause."""
@@ -267,6 +269,7 @@ class _Reader:
         self.screen = screen
         self.ops: list[Op] = []
         self.names: dict[str, Any] = {}
+        self.slept = 0.0
 
     def fail(self, node: ast.AST, what: str) -> ActionError:
         return ActionError(f"line {getattr(node, 'lineno', '?')}: {what} is not supported here (only pyautogui "
@@ -385,6 +388,10 @@ class _Reader:
             if name != "sleep" or len(args) + len(kwargs) != 1 or kwargs.keys() - {"secs"}:
                 raise self.fail(node, f"time.{name}(...)")
             seconds = args[0] if args else kwargs["secs"]
+            if isinstance(seconds, int | float) and not isinstance(seconds, bool):  # else wait's check refuses it
+                self.slept += seconds
+                if self.slept > MAX_SLEEP_S:
+                    raise ActionError(f"line {node.lineno}: the code sleeps more than {MAX_SLEEP_S:g} s in all")
             self.emit(Op("wait", {"seconds": seconds}))
             return None
         name = _ALIASES.get(name, name)

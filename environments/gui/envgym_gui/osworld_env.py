@@ -146,8 +146,12 @@ class OSWorldEnv(DesktopEnv):
             return [Op(call.name, actions.validate(call.name, call.arguments, width=self.size[0],
                                                    height=self.size[1]))]
         checked = []
+        width, height = self.size
         for op in ops:
             if op.name in STATEFUL:
+                if "x" in op.args and not (0 <= op.args["x"] < width and 0 <= op.args["y"] < height):
+                    raise ActionError(f"({op.args['x']}, {op.args['y']}) is off the screen; x must be in "
+                                      f"0..{width - 1} and y in 0..{height - 1} (this desktop is {width}x{height})")
                 checked.append(op)
             else:
                 checked.append(Op(op.name, actions.validate(op.name, json.dumps(op.args), width=self.size[0],
