@@ -1,17 +1,19 @@
 """Sandbox images: recipes in ``sandboxes/<name>/``, tagged by a content hash, built offline.
 
 ``sandboxes/base/`` is built by its ``build.sh`` (debootstrap + ``docker import``; no registry is reachable).
-Every other folder holding a ``Dockerfile`` is an image built ``FROM`` the base (``ARG BASE``); a
-``requirements.txt`` beside it is resolved on the host with ``pip download`` into ``wheels/`` of the build
-context and installed offline (builds run with network ``none``). A ``debs.txt`` (Debian package names, one
-per line, ``#`` comments) is resolved the same way: the host's apt downloads, into ``debs/`` of the context,
-exactly the closure the *base image* lacks (apt reads the base's ``/var/lib/dpkg/status``, copied out of a
-created, never started container; recommends are not followed), and the Dockerfile installs them offline
-(``apt-get install --no-install-recommends /tmp/debs/*.deb``). The host needs Debian bookworm's package lists
-(``apt-get update``; ``sandboxes/host-setup.sh`` runs it). ``wheels/`` and ``debs/`` always exist in the
-context, empty when there is nothing to install. Tags are ``envgym/<name>:<hash>`` where
-the hash covers the folder's files except README.md (and, for derived images, the base tag), so an
-unchanged recipe is never rebuilt and a changed base rebuilds everything on top of it.
+Every other folder holding a ``Dockerfile`` is an image built ``FROM`` its *parent* (``ARG BASE``, the
+parent's tag): the base, unless a ``FROM`` file in the folder names another recipe (one line, e.g. ``desktop``;
+chains are allowed, cycles and unknown names are errors naming the file). A ``requirements.txt`` beside it
+is resolved on the host with ``pip download`` into ``wheels/`` of the build context and installed offline
+(builds run with network ``none``). A ``debs.txt`` (Debian package names, one per line, ``#`` comments) is
+resolved the same way: the host's apt downloads, into ``debs/`` of the context, exactly the closure the
+*parent image* lacks (apt reads the parent's ``/var/lib/dpkg/status``, copied out of a created, never started
+container; recommends are not followed), and the Dockerfile installs them offline (``apt-get install
+--no-install-recommends /tmp/debs/*.deb``). The host needs Debian bookworm's package lists (``apt-get
+update``; ``sandboxes/host-setup.sh`` runs it). ``wheels/`` and ``debs/`` always exist in the context, empty
+when there is nothing to install. Tags are ``envgym/<name>:<hash>`` where the hash covers the folder's files
+except README.md (and, for derived images, the parent's tag), so an unchanged recipe is never rebuilt and a
+changed base or parent rebuilds everything on top of it.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class Recipe:
     name: str
     path: Path
     tag: str
+    parent: str | None = None
+    """The recipe this image is built ``FROM`` (``"base"`` unless a ``FROM`` file says otherwise); None for the base."""
 
     @property
     def is_base(self) -> bool:
@@ -60,15 +64,43 @@ def recipe_hash(folder: Path, base_tag: str | None = None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def parent_of(folder: Path) -> str:
+    """The recipe ``folder`` is built FROM: its ``FROM`` file's one name, else ``"base"``."""
+    marker = folder / "FROM"
+    if not marker.is_file():
+        return "base"
+    names = read_list(marker)
+    if len(names) != 1:
+        raise SandboxError(f"{marker}: line 1: expected one recipe name (a folder of sandboxes/), "
+                           f"got {names or 'none'}")
+    return names[0]
+
+
 def recipes(root: Path = SANDBOXES) -> dict[str, Recipe]:
-    """Every image recipe under ``root``, the base first."""
+    """Every image recipe under ``root``, each after its parent (the base first)."""
     base_dir = root / "base"
     if not (base_dir / "build.sh").is_file():
         raise SandboxError(f"{root} has no base/build.sh: is this the sandboxes/ folder of an envgym checkout?")
-    base = Recipe("base", base_dir, f"{REPO}/base:{recipe_hash(base_dir)}")
-    found = {"base": base}
-    for folder in sorted(p for p in root.iterdir() if (p / "Dockerfile").is_file()):
-        found[folder.name] = Recipe(folder.name, folder, f"{REPO}/{folder.name}:{recipe_hash(folder, base.tag)}")
+    found = {"base": Recipe("base", base_dir, f"{REPO}/base:{recipe_hash(base_dir)}")}
+    folders = {p.name: p for p in sorted(root.iterdir()) if (p / "Dockerfile").is_file()}
+    parents = {name: parent_of(folder) for name, folder in folders.items()}
+
+    def resolve(name: str, chain: tuple[str, ...]) -> Recipe:
+        if name in found:
+            return found[name]
+        parent = parents[name]
+        if parent == name or parent in chain:
+            raise SandboxError(f"{folders[name] / 'FROM'}: line 1: recipes built FROM each other: "
+                               f"{' -> '.join((*chain, name, parent))}")
+        if parent != "base" and parent not in folders:
+            raise SandboxError(f"{folders[name] / 'FROM'}: line 1: no image recipe {parent!r} under {root} "
+                               f"(known: {', '.join(['base', *folders])})")
+        parent_tag = resolve(parent, (*chain, name)).tag
+        found[name] = Recipe(name, folders[name], f"{REPO}/{name}:{recipe_hash(folders[name], parent_tag)}", parent)
+        return found[name]
+
+    for name in folders:
+        resolve(name, ())
     return found
 
 
@@ -99,7 +131,7 @@ def _exists(api: Any, tag: str) -> bool:
 
 def build(names: list[str], *, root: Path = SANDBOXES, force: bool = False,
           log: Callable[[str], None] = print) -> list[tuple[str, bool]]:
-    """Build the named images (and the base they need); returns (tag, built now?) per image.
+    """Build the named images (and the base and parents they need); returns (tag, built now?) per image.
 
     Synchronous: it is the CLI's work (no event loop), a minute for the base and seconds per image.
     """
@@ -107,7 +139,12 @@ def build(names: list[str], *, root: Path = SANDBOXES, force: bool = False,
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ImageMissing(f"no image recipe for {', '.join(unknown)} (known: {', '.join(known)})")
-    order = ["base", *[n for n in known if n != "base" and n in names]]
+    needed = set()
+    for name in names:
+        while name is not None and name not in needed:
+            needed.add(name)
+            name = known[name].parent
+    order = [n for n in known if n in needed]  # recipes() lists each recipe after its parent
     api = _client()
     try:
         done = []
@@ -122,14 +159,14 @@ def build(names: list[str], *, root: Path = SANDBOXES, force: bool = False,
                     api.remove_image(recipe.tag, force=True)
                 subprocess.run(["bash", str(recipe.path / "build.sh")], check=True)
             else:
-                _build_derived(api, recipe, known["base"].tag, log)
+                _build_derived(api, recipe, known[recipe.parent or "base"].tag, log)
             done.append((recipe.tag, True))
         return done
     finally:
         api.close()
 
 
-def _build_derived(api: Any, recipe: Recipe, base_tag: str, log: Callable[[str], None]) -> None:
+def _build_derived(api: Any, recipe: Recipe, parent_tag: str, log: Callable[[str], None]) -> None:
     with tempfile.TemporaryDirectory(prefix=f"envgym-build-{recipe.name}-") as tmp:
         context = Path(tmp) / "context"
         shutil.copytree(recipe.path, context)
@@ -140,11 +177,11 @@ def _build_derived(api: Any, recipe: Recipe, base_tag: str, log: Callable[[str],
             subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(wheels),
                             "-r", str(context / "requirements.txt"), "pip"], check=True)
         if (context / "debs.txt").is_file():
-            status = base_dpkg_status(api, base_tag, Path(tmp) / "status")
+            status = base_dpkg_status(api, parent_tag, Path(tmp) / "status")
             found = download_debs(read_list(context / "debs.txt"), status, debs)
-            log(f"{recipe.name}: {len(found)} Debian packages resolved against {base_tag}")
+            log(f"{recipe.name}: {len(found)} Debian packages resolved against {parent_tag}")
         labels = {"envgym.image": recipe.name, "envgym.recipe": recipe.tag.rsplit(":", 1)[1]}
-        for chunk in api.build(path=str(context), tag=recipe.tag, buildargs={"BASE": base_tag}, network_mode="none",
+        for chunk in api.build(path=str(context), tag=recipe.tag, buildargs={"BASE": parent_tag}, network_mode="none",
                                rm=True, forcerm=True, labels=labels, decode=True):
             if "error" in chunk:
                 raise SandboxError(f"building {recipe.tag} failed: {chunk['error'].strip()}")
@@ -188,7 +225,8 @@ def missing_debs(packages: list[str], status: Path) -> list[str]:
 
 
 def base_dpkg_status(api: Any, base_tag: str, dest: Path) -> Path:
-    """Copy ``/var/lib/dpkg/status`` out of ``base_tag`` (a created, never started container) to ``dest``."""
+    """Copy ``/var/lib/dpkg/status`` out of ``base_tag`` (a created, never started container) to ``dest``; any
+    image's, a derived recipe's parent included."""
     container = api.create_container(base_tag, command=["true"], network_disabled=True,
                                      labels={"envgym.image": "build-probe"})["Id"]
     try:
