@@ -16,6 +16,9 @@ uint8 array on demand. Coordinates in actions are always in screen pixels, whate
     ACCESSIBILITY TREE:
     [a12] table "Sheet1"
     ...
+
+:class:`OSWorldObservation` (``gui/osworld-v1`` with ``observation="osworld"``) adds OSWorld's own form:
+``.osworld()`` is the dict OSWorld's agents take, with the tree as OSWorld's XML (:func:`osworld_tree`).
 """
 
 from __future__ import annotations
