@@ -468,3 +468,31 @@ def test_write_suite_is_a_warning_alias_of_import_suite(tmp_path: Path) -> None:
         report = osworld.write_suite(FIXTURES, tmp_path / "old", commit="abc123")
     assert report == osworld.import_suite(FIXTURES, tmp_path / "new", commit="abc123")
     assert (tmp_path / "old" / "tasks.jsonl").read_bytes() == (tmp_path / "new" / "tasks.jsonl").read_bytes()
+
+
+# ------------------------------------------------------------------------------------------ desktop-env missing
+
+
+async def test_without_desktop_env_grading_and_setup_check_name_the_command(monkeypatch, capsys) -> None:
+    from envgym.errors import ExtraMissing
+    from envgym.verify import VerifyContext
+    from envgym_gui import verify
+    from envgym_gui.osworld import install
+    from envgym_gui.state import DesktopState
+
+    monkeypatch.setattr(install, "found", lambda: None)
+    monkeypatch.setattr(install, "_checked", [])
+    with pytest.raises(ExtraMissing, match=r"run pip install 'envgym\[osworld\]' && envgym osworld setup$"):
+        install.require()
+    assert osworld.main(["setup", "--check"]) == 2
+    assert "pip install 'envgym[osworld]' && envgym osworld setup" in capsys.readouterr().err
+
+    async def nothing(*_: Any) -> Any:
+        return None
+
+    task = map_task(fixture("os", RENAME), domain="os")
+    state = DesktopState(final="done", answer=None, initial_files={}, _read_file=nothing, _list_dir=nothing,
+                         _windows=nothing, _clipboard=nothing)
+    verify.register()
+    with pytest.raises(ExtraMissing, match="envgym osworld setup"):
+        await verify.check_desktop(task.verifiers[0], VerifyContext(calls=[], final_answer=None, state=state))

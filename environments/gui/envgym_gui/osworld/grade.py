@@ -26,10 +26,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import gc
 import hashlib
 import io
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -171,8 +173,13 @@ def _call(name: str, result: Any, expected: Any, has_expected: bool, options: di
     from envgym_gui.osworld.install import metric
 
     function = metric(name)
-    with _QUIET, contextlib.redirect_stdout(io.StringIO()):
-        value = function(result, expected, **options) if has_expected else function(result, **options)
+    # OSWorld runs its metrics with Python's default warning filters: a warning (openpyxl, pandas) is no error
+    with _QUIET, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            value = function(result, expected, **options) if has_expected else function(result, **options)
+        finally:
+            gc.collect()  # files the metric left open (openpyxl's) are closed here, their ResourceWarning ignored
     return float(value)
 
 

@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as installed
@@ -86,7 +87,9 @@ def _load(module: str) -> types.ModuleType:
             sys.modules[package] = stub
     if module == "docs" and "easyocr" not in sys.modules:
         sys.modules["easyocr"] = types.ModuleType("easyocr")  # compare_image_text only; it is never called
-    return importlib.import_module(name)
+    with warnings.catch_warnings():  # desktop-env's imports warn (PyPDF2 deprecated): theirs, not envgym's
+        warnings.simplefilter("ignore")
+        return importlib.import_module(name)
 
 
 def problem() -> str | None:
