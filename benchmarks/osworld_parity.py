@@ -375,6 +375,9 @@ def synthetic_cases() -> list[tuple[str, dict[str, Any], EndState]]:
         for options in (None, {"ignore_case": True}, {"type": "str"}):
             cases.append(("literal_match", task("literal_match", cat, {"type": "rule", "rules": "hello world\n"},
                                                 options), ends[end]))
+        # a rule dict: OSWorld compares the output with str(dict) (the importer once mapped its "expected")
+        cases.append(("literal_match", task("literal_match", cat, {"type": "rule", "rules": {
+            "expected": "hello world\n"}}), ends[end]))
     vm = {"type": "vm_file", "path": p, "dest": "notes.txt"}
     for end in ("absent", "folder", "lines", "across", "bad", "empty"):
         cases.append(("check_list", task("check_list", vm, {"type": "rule", "rules": {
