@@ -44,6 +44,19 @@ async def test_observation_is_a_screenshot_windows_and_the_accessibility_tree() 
         assert again.screenshot == obs.screenshot  # same state, same pixels (fixed size, fonts, no blinking)
 
 
+async def test_libreoffice_resets_are_identical_in_pixels_and_tree() -> None:
+    # the document is loaded when LibreOffice says so, the settle outlasts its late status bar and ruler, and no
+    # desktop starts beside a reset (benchmarks/gui_determinism.py runs 200)
+    for app in ("writer", "calc"):
+        task = first(app)
+        async with envgym.make("gui/desktop-v1") as env:
+            seen = set()
+            for _ in range(3):
+                obs, _ = await env.reset(task=task)
+                seen.add((obs.screenshot.png_base64, obs.a11y, obs.windows))
+            assert len(seen) == 1, app
+
+
 async def test_bad_actions_are_error_observations_and_the_episode_goes_on() -> None:
     task = first("editor")
     async with envgym.make("gui/desktop-v1") as env:
