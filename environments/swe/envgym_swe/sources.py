@@ -67,10 +67,24 @@ class Library:
     exclude_sources: tuple[str, ...] = ()
     requirements: tuple[str, ...] = ("pytest==8.3.5",)
     """What the test image needs installed (the SWE-bench ``requirements`` list)."""
+    sdist_file: str = ""
+    """The sdist's file name when it is not ``<dist with _>-<version>.tar.gz`` (older uploads kept the dash)."""
+    pythonpath: tuple[str, ...] = ()
+    """Folders (relative to the root) that must be importable besides the root itself (``src`` layouts)."""
+
+    @property
+    def install(self) -> str:
+        """The SWE-bench ``install`` command: nothing for a flat layout; for a ``src`` layout a ``.pth`` file
+        naming the folders (no build backend is needed, and the tree under test stays the imported one)."""
+        if not self.pythonpath:
+            return "true"
+        lines = "\\n".join(f"/testbed/{p}" for p in self.pythonpath)
+        return (f"python3 -c \"import pathlib, site; pathlib.Path(site.getsitepackages()[0], 'envgym-src.pth')"
+                f".write_text('{lines}\\n')\"")
 
     @property
     def sdist_name(self) -> str:
-        return f"{self.dist.replace('-', '_')}-{self.version}.tar.gz"
+        return self.sdist_file or f"{self.dist.replace('-', '_')}-{self.version}.tar.gz"
 
     @property
     def slug(self) -> str:
@@ -108,6 +122,89 @@ LIBRARIES: dict[str, Library] = {lib.name: lib for lib in (
                 "strutils", "iterutils", "dictutils", "setutils", "listutils", "mathutils", "cacheutils",
                 "queueutils", "formatutils", "tableutils", "timeutils", "urlutils", "statsutils")}),
 )}
+
+# The scaled-up set (issue 38): pure-Python sdists whose own tests need pytest only. Test files that need a
+# package we do not install (hypothesis, freezegun, whatever, ...) are left out of test_globs / tests_for, and
+# the modules only they test are left out of source_globs.
+def _own_tests(folder: str, stems: tuple[str, ...], pattern: str = "test_{}.py") -> dict[str, tuple[str, ...]]:
+    return {stem: (f"{folder}/{pattern.format(stem)}",) for stem in stems}
+
+
+_FUNCY = ("calc", "debug", "decorators", "flow", "funcmakers", "objects", "strings", "types")
+_HUMANIZE = ("number", "filesize", "lists")
+_ITSDANGEROUS = ("encoding", "serializer", "signer")
+_IDNA_CORE = ("tests/test_idna.py", "tests/test_idna_codec.py", "tests/test_idna_compat.py")
+
+SCALED: tuple[Library, ...] = (
+    Library("cachetools", "cachetools", "8.0.3", "79245d0d90464e29355f13658cd769e57d98ed06242d3c6fbd71796ca0938ef9",
+            "tkem/cachetools", "cachetools", source_globs=("src/cachetools/*.py",),
+            test_globs=("tests/test_*.py",), pythonpath=("src",)),
+    Library("colorama", "colorama", "0.4.6", "08695f5cb7ed6e0531a20572697297273c47b8cae5a63ffc6d6ed5c201be6e44",
+            "tartley/colorama", "colorama",
+            source_globs=("colorama/ansi.py", "colorama/ansitowin32.py", "colorama/initialise.py"),
+            test_globs=("colorama/tests/*_test.py",)),
+    Library("funcy", "funcy", "2.1", "8979feb3de7120afd1d00e5a8eae810c1942e4bfbc91697151e9ee1e49f79284",
+            "Suor/funcy", "funcy", source_globs=tuple(f"funcy/{m}.py" for m in _FUNCY),
+            test_globs=tuple(f"tests/test_{m}.py" for m in _FUNCY), tests_for=_own_tests("tests", _FUNCY)),
+    Library("humanize", "humanize", "4.17.0", "1d6a36c453dbfbb3f0b34601d2e0b4ce5d48d780305cd45714843f0068fde6ac",
+            "python-humanize/humanize", "humanize", source_globs=tuple(f"src/humanize/{m}.py" for m in _HUMANIZE),
+            test_globs=tuple(f"tests/test_{m}.py" for m in _HUMANIZE), tests_for=_own_tests("tests", _HUMANIZE),
+            pythonpath=("src",)),
+    Library("idna", "idna", "3.21", "13c8b14853c5c336eaab526f3390817e9c8fcd8fa175abdd1a7480a5c94f99cb",
+            "kjd/idna", "idna", source_globs=("idna/core.py", "idna/codec.py", "idna/intranges.py", "idna/compat.py"),
+            test_globs=(*_IDNA_CORE, "tests/test_intranges.py"),
+            tests_for={"core": _IDNA_CORE, "codec": ("tests/test_idna_codec.py",),
+                       "compat": ("tests/test_idna_compat.py",), "intranges": ("tests/test_intranges.py",)}),
+    Library("isodate", "isodate", "0.7.2", "4cd1aa0f43ca76f4a6c6c0292a85f40b35ec2e43e315b59f06e6d32171a953e6",
+            "gweis/isodate", "isodate", source_globs=tuple(f"src/isodate/{m}.py" for m in (
+                "isodates", "isodatetime", "isoduration", "isostrf", "isotime", "isotzinfo", "duration", "tzinfo")),
+            test_globs=("tests/test_*.py",), pythonpath=("src",)),
+    Library("itsdangerous", "itsdangerous", "2.2.0",
+            "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173", "pallets/itsdangerous",
+            "itsdangerous", source_globs=tuple(f"src/itsdangerous/{m}.py" for m in _ITSDANGEROUS),
+            test_globs=tuple(f"tests/test_itsdangerous/test_{m}.py" for m in _ITSDANGEROUS),
+            tests_for={m: tuple(f"tests/test_itsdangerous/test_{t}.py" for t in _ITSDANGEROUS)
+                       for m in _ITSDANGEROUS}, pythonpath=("src",)),
+    Library("jsonpointer", "jsonpointer", "3.12", "7a3dcc11b64053eaa9c549e85e413f8d40a075215f793a331bed9182a14251ae",
+            "stefankoegl/python-json-pointer", "jsonpointer", source_globs=("jsonpointer.py",),
+            test_globs=("tests.py",)),
+    Library("markupsafe", "markupsafe", "3.0.4", "2e9ad7dd851bf45fab9f75cbff4cb493fee9979e8d8c7c9c3ee119022518edd6",
+            "pallets/markupsafe", "markupsafe", source_globs=("src/markupsafe/__init__.py",),
+            test_globs=("tests/test_*.py",), pythonpath=("src",)),
+    Library("more-itertools", "more-itertools", "11.2.1",
+            "cbf08fd0af284dc69718b9b76a8e6203df624d70209ea511e4219d350c856f63", "more-itertools/more-itertools",
+            "more_itertools", source_globs=("more_itertools/more.py", "more_itertools/recipes.py"),
+            test_globs=("tests/test_*.py",), tests_for=_own_tests("tests", ("more", "recipes"))),
+    Library("pathspec", "pathspec", "1.1.1", "17db5ecd524104a120e173814c90367a96a98d07c45b2e10c2f3919fff91bf5a",
+            "cpburnz/python-pathspec", "pathspec",
+            source_globs=("pathspec/pathspec.py", "pathspec/pattern.py", "pathspec/util.py", "pathspec/gitignore.py",
+                          "pathspec/patterns/gitignore/*.py", "pathspec/_backends/simple/*.py"),
+            test_globs=("tests/test_*.py",)),
+    Library("pyparsing", "pyparsing", "3.3.3", "928ae7e20211f3b6f3915a72f06a0cfd29ab9d24279dd6346b6b1a7146397d36",
+            "pyparsing/pyparsing", "pyparsing",
+            source_globs=tuple(f"pyparsing/{m}.py" for m in (
+                "core", "helpers", "results", "exceptions", "actions", "common", "util")),
+            test_globs=("tests/test_simple_unit.py", "tests/test_unit.py", "tests/test_util.py")),
+    Library("semver", "semver", "3.2.0", "adf2c822d2d8908a1dce0121da7da6511851fbd33080e61da8d2ba1e0677e8f3",
+            "python-semver/python-semver", "semver",
+            source_globs=("src/semver/version.py", "src/semver/_deprecated.py"),
+            test_globs=("tests/test_*.py",), pythonpath=("src",)),
+    Library("six", "six", "1.17.0", "ff70335d468e7eb6ec65b95b99d3a2836546063f63acc5171de367e834932a81",
+            "benjaminp/six", "six", source_globs=("six.py",), test_globs=("test_six.py",)),
+    Library("tabulate", "tabulate", "0.10.0", "e2cfde8f79420f6deeffdeda9aaec3b6bc5abce947655d17ac662b126e48a60d",
+            "astanin/python-tabulate", "tabulate", source_globs=("tabulate/__init__.py",),
+            test_globs=("test/test_*.py",)),
+    Library("text-unidecode", "text-unidecode", "1.3",
+            "bad6603bb14d279193107714b288be206cac565dfa49aa5b105294dd5c4aab93", "kmike/text-unidecode",
+            "text_unidecode", source_globs=("src/text_unidecode/__init__.py",), test_globs=("test_unidecode.py",),
+            sdist_file="text-unidecode-1.3.tar.gz", pythonpath=("src",)),
+    Library("toml", "toml", "0.10.2", "b3bda1d108d5dd99f4a20d24d9c348e91c4db7ab1b749200bded2f839ccbe68f",
+            "uiri/toml", "toml", source_globs=("toml/decoder.py", "toml/encoder.py", "toml/tz.py"),
+            test_globs=("tests/test_api.py", "tests/decoding_test.py")),
+    Library("xmltodict", "xmltodict", "1.0.4", "6d94c9f834dd9e44514162799d344d815a3a4faec913717a9ecbfa5be1bb8e61",
+            "martinblech/xmltodict", "xmltodict", source_globs=("xmltodict.py",), test_globs=("tests/test_*.py",)),
+)
+LIBRARIES.update((lib.name, lib) for lib in SCALED)
 
 
 def library(name: str) -> Library:

@@ -3,6 +3,7 @@
 ::
 
     python -m envgym_swe.inject build --lib toolz --n 25 --seed 0     # find bugs, write tasks/swe-toolz/
+    python -m envgym_swe.inject build --libs six,toml --workers 2     # several; resumable (journal), parallel
     python -m envgym_swe.inject import --lib toolz                    # rebuild repo from sdist, image, tasks.jsonl
     python -m envgym_swe.inject validate --suite swe-toolz --sample 5 # CI: ids + bug/fix re-checked in containers
     python -m envgym_swe.inject restate --lib toolz                   # rewrite problem statements only
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
 
@@ -60,16 +62,63 @@ def import_suite(name: str, *, log=print) -> int:
     return 0 if not report.skipped else 1
 
 
+def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
+    """Build ``names`` (resumable, see :mod:`.parallel`); each library's files are written as it completes."""
+    from envgym_swe.inject.build import write_build, write_readme
+    from envgym_swe.inject.parallel import BuildConfig, build_library
+
+    cfg = BuildConfig(n=args.n, seed=args.seed, max_fail=args.max_fail, per_function=args.per_function,
+                      test_timeout=args.test_timeout, max_tries=args.max_tries)
+    # One library: all workers on it. Several: one container each, ``workers`` libraries at a time.
+    per_lib = args.workers if len(names) == 1 else 1
+    status = 0
+
+    async def one(name: str, slots: asyncio.Semaphore) -> None:
+        nonlocal status
+        async with slots:
+            lib = library(name)
+            report = await build_library(name, cfg, image, workers=per_lib, batch=args.batch)
+            out = await asyncio.to_thread(write_build, lib, report, args.seed, per_function=args.per_function,
+                                          max_fail=args.max_fail)
+            await asyncio.to_thread(write_readme, lib, out)
+            print(f"{lib.name}: kept {len(report.instances)} of {report.tried} tried in {report.seconds:.0f}s "
+                  f"(dropped: {dict(report.rejected)}) -> {out}", flush=True)
+            if not args.no_import and await asyncio.to_thread(import_suite, lib.name):
+                status = 1
+
+    async def run_all() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        slots = asyncio.Semaphore(max(1, args.workers) if len(names) > 1 else 1)
+        async with asyncio.TaskGroup() as group:
+            for name in names:
+                group.create_task(one(name, slots))
+
+    try:
+        asyncio.run(run_all())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("build: stopped (containers removed); the same command resumes from the journal", file=sys.stderr)
+        return 130
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m envgym_swe.inject", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="inject bugs, keep the validated ones, write the suite (and import it)")
-    b.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
-    b.add_argument("--n", type=int, default=25)
+    which = b.add_mutually_exclusive_group(required=True)
+    which.add_argument("--lib", choices=sorted(LIBRARIES))
+    which.add_argument("--libs", help="comma-separated library names")
+    which.add_argument("--all", action="store_true", help="every pinned library")
+    b.add_argument("--n", type=int, default=25, help="instances to keep per library")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--max-fail", type=int, default=20, help="drop bugs that fail more tests than this")
     b.add_argument("--max-tries", type=int, default=400)
     b.add_argument("--per-function", type=int, default=1, help="at most this many bugs per function")
+    b.add_argument("--test-timeout", type=float, default=60, help="seconds per test run")
+    b.add_argument("--workers", type=int, default=1, help="containers validating at once")
+    b.add_argument("--batch", type=int, default=8, help="candidates per container exec")
     b.add_argument("--image", help="test image (default: envgym/swe-python)")
     b.add_argument("--no-import", action="store_true", help="write the instances only")
     i = sub.add_parser("import", help="rebuild the repository from the sdist and import the stored instances")
@@ -112,18 +161,13 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(restate_suite(args.lib, image))
         return 0
     if args.cmd == "build":
-        from envgym_swe.inject.build import build_suite, write_build, write_readme
-
-        lib = library(args.lib)
-        report = asyncio.run(build_suite(lib.name, args.n, args.seed, image, max_fail=args.max_fail,
-                                         max_tries=args.max_tries, per_function=args.per_function))
-        out = write_build(lib, report, args.seed, per_function=args.per_function, max_fail=args.max_fail)
-        write_readme(lib, out)
-        print(f"{lib.name}: kept {len(report.instances)} of {report.tried} tried in {report.seconds:.0f}s "
-              f"(dropped: {dict(report.rejected)}) -> {out}")
-        if len(report.instances) < args.n:
-            print(f"{lib.name}: only {len(report.instances)} of the {args.n} asked for")
-        return import_suite(lib.name) if not args.no_import else 0
+        names = sorted(LIBRARIES) if args.all else [args.lib] if args.lib else args.libs.split(",")
+        unknown = [n for n in names if n not in LIBRARIES]
+        if unknown:
+            print(f"build: unknown librar{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
+                  f"(known: {', '.join(sorted(LIBRARIES))})", file=sys.stderr)
+            return 2
+        return _build(names, args, image)
     from envgym_swe.inject.validate import validate_suite
 
     started = time.monotonic()

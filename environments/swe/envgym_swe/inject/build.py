@@ -31,12 +31,12 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from envgym.plugin import suites_root
-from envgym_swe.inject.mutations import Mutation, candidates
+from envgym_swe.inject.mutations import Edit, Mutation, candidates
 from envgym_swe.inject.runner import RunResult, TestRunner
 from envgym_swe.inject.statement import write_statement
 from envgym_swe.sources import (
@@ -51,8 +51,6 @@ from envgym_swe.sources import (
 
 TEST_CMD = " ".join([*PYTEST[:-1], "-rA", "--tb=short"])
 """What the graders run (the test files are appended); prints pytest's ``-rA`` summary."""
-INSTALL = "true"
-"""Nothing to install: the tests import the package from the checkout (``python -m pytest`` puts it on the path)."""
 TEST_FRACTION = 0.3
 
 
@@ -132,13 +130,31 @@ class _Plan:
     pool: list[Mutation]
 
 
+def _candidates(path: str, text: str, cache: Path) -> list[Mutation]:
+    """:func:`.mutations.candidates`, cached by file text and mutator source: a big module (pyparsing's
+    ``core.py``) takes minutes, since each mutant is parsed to check that it changes the AST."""
+    import envgym_swe.inject.mutations as mutations
+
+    key = hashlib.sha256(f"{path}\0{text}\0{Path(mutations.__file__).read_text()}".encode()).hexdigest()[:20]
+    stored = cache / "inject" / "candidates" / f"{key}.json"
+    if stored.is_file():
+        return [Mutation(**{**m, "edits": tuple(Edit(**e) for e in m["edits"])})
+                for m in json.loads(stored.read_text())]
+    found = candidates(path, text)
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    tmp = stored.with_suffix(".tmp")
+    tmp.write_text(json.dumps([asdict(m) for m in found]))
+    tmp.replace(stored)
+    return found
+
+
 def _plan(name: str, seed: int, cache: Path) -> _Plan:
     """The repository from the sdist and the seeded order of every candidate mutation (host work)."""
     lib = library(name)
     repo, clean = build_repo(lib, cache=cache)
     sources = {p.relative_to(repo).as_posix(): p.read_text()
                for g in lib.source_globs for p in sorted(repo.glob(g))}
-    pool = [m for path, text in sources.items() for m in candidates(path, text)]
+    pool = [m for path, text in sources.items() for m in _candidates(path, text, cache)]
     random.Random(f"{lib.name}:{seed}").shuffle(pool)
     return _Plan(lib, repo, clean, public_names(lib, repo), sources, pool)
 
@@ -159,7 +175,7 @@ def _record(plan: _Plan, mutation: Mutation, result: RunResult, f2p: list[str], 
         "test_patch": diff(repo, commit, plan.clean, hidden),
         "problem_statement": write_statement(details, lib.package, plan.names, modules, len(f2p)),
         "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p, "version": lib.version,
-        "requirements": list(lib.requirements), "install": INSTALL, "test_cmd": TEST_CMD,
+        "requirements": list(lib.requirements), "install": lib.install, "test_cmd": TEST_CMD,
         "environment_setup_commit": plan.clean, "created_at": "2024-01-01T00:00:00Z", "split": split_of(iid),
         "injection": {"kind": mutation.kind, "file": mutation.path, "function": mutation.function, "seed": seed},
     }

@@ -24,6 +24,8 @@ from envgym_swe.sources import PYTEST
 WORKDIR = "/work/repo"
 PLUGIN_DIR = "/tmp/.envgym-inject"  # the root is read-only: only the tmpfs mounts are writable
 REPORT = "/tmp/envgym-report.jsonl"
+BATCH_IN, BATCH_OUT = "/tmp/envgym-batch.json", "/tmp/envgym-batch.out.jsonl"
+DRIVER = Path(__file__).with_name("_driver.py")
 PROFILE = DEFAULT.model_copy(update={"name": "inject", "memory": "1g", "cpus": 1.0, "lifetime_s": 4 * 3600})
 
 PLUGIN = '''\
@@ -155,6 +157,7 @@ class TestRunner:
         try:
             await self.sandbox.exec(["mkdir", "-p", WORKDIR, PLUGIN_DIR])
             await self.sandbox.write(f"{PLUGIN_DIR}/envgym_inject_report.py", PLUGIN)
+            await self.sandbox.write(f"{PLUGIN_DIR}/driver.py", await asyncio.to_thread(DRIVER.read_text))
             await self.load(self.tree)
         except BaseException:
             await self.sandbox.stop()
@@ -209,6 +212,34 @@ class TestRunner:
                     await sb.exec(["rm", "-f", f"{WORKDIR}/{rel}"])
                 else:
                     await sb.write(f"{WORKDIR}/{rel}", original)
+
+
+    async def run_batch(self, package: str, jobs: Sequence[Mapping[str, Any]], *,
+                        timeout: float, pythonpath: Sequence[str] = ()) -> dict[str, list[RunResult]]:  # noqa: ASYNC109
+        """Run many jobs with one exec of the in-container driver (:mod:`._driver`); key -> its runs.
+
+        A job is ``{"key", "tests", "files", "repeat", "timeout"}`` plus optionally ``"baseline"`` and
+        ``"max_fail"`` (then later runs happen only while the first could still be kept). ``timeout`` bounds
+        the whole batch; the driver enforces each run's own.
+        """
+        sb = self._sb()
+        await sb.write(BATCH_IN, json.dumps({"package": package, "pythonpath": list(pythonpath), "jobs": list(jobs)}))
+        proc = await sb.exec(["sh", "-c", f"rm -f {BATCH_OUT}; PYTHONPATH={PLUGIN_DIR} "
+                                          f"python3 {PLUGIN_DIR}/driver.py {BATCH_IN} {BATCH_OUT}"],
+                             cwd=WORKDIR, timeout=timeout, max_output=1 << 14)
+        if proc.timed_out or proc.exit_code != 0:
+            raise RuntimeError(f"the batch driver failed (exit {proc.exit_code}, timed out {proc.timed_out}): "
+                               f"{(proc.stdout + proc.stderr)[-1500:]}")
+        out: dict[str, list[RunResult]] = {}
+        for line in (await sb.read(BATCH_OUT, max_bytes=1 << 28)).decode().splitlines():
+            rec = json.loads(line)
+            runs = []
+            for run in rec["runs"]:
+                result = parse_report(run["report"])
+                result.timed_out, result.exit_code, result.output = run["timed_out"], run["exit_code"], run["output"]
+                runs.append(result)
+            out[rec["key"]] = runs
+        return out
 
 
 def _host_text(path: Path) -> str | None:

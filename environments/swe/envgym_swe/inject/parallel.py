@@ -1,0 +1,258 @@
+"""A resumable, parallel suite build: candidates validated in batches by N containers, outcomes journaled.
+
+:func:`build_library` does what :func:`envgym_swe.inject.build.build_suite` promises (same candidates, same
+acceptance rules, same selection) at scale:
+
+* **Batches.** Each worker owns one long-lived container (:class:`.runner.TestRunner`) and validates
+  ``batch`` candidates per ``docker exec`` through the in-container driver (:mod:`._driver`): pytest is
+  imported once and forked per run, and the second buggy run happens only when the first could be kept.
+* **Baselines once.** The clean runs (two) of each set of test files happen once per library and are
+  journaled; every worker uses the same ones.
+* **Journal.** Every outcome (a baseline, or a candidate's verdict with its FAIL_TO_PASS, PASS_TO_PASS and
+  failure details) is appended to ``CACHE/inject/<lib>-<version>-<config hash>.jsonl`` and fsync'd before
+  it counts. A killed build (Ctrl-C, SIGTERM: the containers are removed on the way out) resumes where it
+  stopped: journaled candidates are not run again.
+* **Deterministic selection.** Workers run candidates ahead in seeded order; which ones become instances is
+  decided only by :func:`replay`, which walks that order over the journal exactly as the one-at-a-time build
+  did (at most ``per_function`` per function, stop at ``n`` kept or ``max_tries`` tried). The output does
+  not depend on the number of workers or on how often the build was interrupted.
+
+Task commits and problem statements are made at the end, in candidate order (host work).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from envgym_swe.inject.build import BuildReport, _judge, _Plan, _plan, _record, test_files_for
+from envgym_swe.inject.mutations import Mutation
+from envgym_swe.inject.runner import RunResult, TestRunner
+from envgym_swe.sources import CACHE
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """What decides a build's outcome (its hash names the journal)."""
+
+    n: int = 25
+    seed: int = 0
+    max_fail: int = 20
+    per_function: int = 1
+    test_timeout: float = 60
+    max_tries: int = 400
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:10]
+
+
+class Journal:
+    """Append-only JSONL of one library build's outcomes; each line fsync'd."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> tuple[dict[tuple[str, ...], dict[str, Any]], dict[str, dict[str, Any]]]:
+        """(test files -> baseline record, candidate key -> outcome record) written so far."""
+        baselines: dict[tuple[str, ...], dict[str, Any]] = {}
+        outcomes: dict[str, dict[str, Any]] = {}
+        if self.path.is_file():
+            for line in self.path.read_text().splitlines():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:  # a line cut short by a kill: that outcome is simply redone
+                    continue
+                if rec.get("type") == "baseline":
+                    baselines[tuple(rec["tests"])] = rec
+                elif rec.get("type") == "candidate":
+                    outcomes[rec["key"]] = rec
+        return baselines, outcomes
+
+    def append(self, records: Sequence[dict[str, Any]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in records))
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def journal_path(plan: _Plan, cfg: BuildConfig, cache: Path = CACHE) -> Path:
+    return cache / "inject" / f"{plan.lib.slug}-{cfg.digest()}.jsonl"
+
+
+@dataclass
+class Replay:
+    selected: list[Mutation]
+    tried: int
+    rejected: Counter[str]
+    complete: bool
+    """False while some candidate the walk needs has no outcome yet."""
+
+
+def replay(pool: Sequence[Mutation], outcomes: dict[str, dict[str, Any]], cfg: BuildConfig) -> Replay:
+    """Walk ``pool`` in order over the known outcomes as the one-at-a-time build would."""
+    per_func: Counter[tuple[str, str]] = Counter()
+    out = Replay([], 0, Counter(), True)
+    for m in pool:
+        if len(out.selected) >= cfg.n or out.tried >= cfg.max_tries:
+            return out
+        if per_func[(m.path, m.function)] >= cfg.per_function:
+            continue
+        rec = outcomes.get(m.key)
+        if rec is None:
+            out.complete = False
+            return out
+        out.tried += 1
+        if rec["verdict"] == "valid":
+            per_func[(m.path, m.function)] += 1
+            out.selected.append(m)
+        else:
+            out.rejected[rec["verdict"]] += 1
+    return out
+
+
+class _Build:
+    """Shared state of one library's build: the dispatch cursor, baselines and outcomes."""
+
+    def __init__(self, plan: _Plan, cfg: BuildConfig, journal: Journal, batch: int,
+                 log: Callable[[str], None]) -> None:
+        self.plan, self.cfg, self.journal, self.batch, self.log = plan, cfg, journal, batch, log
+        loaded_baselines, self.outcomes = journal.load()
+        self.baselines: dict[tuple[str, ...], asyncio.Future[dict[str, Any]]] = {}
+        for files, rec in loaded_baselines.items():
+            self.baselines[files] = asyncio.get_running_loop().create_future()
+            self.baselines[files].set_result(rec)
+        self.position = {m.key: i for i, m in enumerate(plan.pool)}
+        self.valid_at: dict[tuple[str, str], list[int]] = {}
+        for key, rec in self.outcomes.items():
+            if rec["verdict"] == "valid" and key in self.position:
+                m = plan.pool[self.position[key]]
+                self.valid_at.setdefault((m.path, m.function), []).append(self.position[key])
+        self.cursor = 0
+        self.in_flight: set[str] = set()
+        self.ran = 0
+        self.started = time.monotonic()
+        self.files_for: dict[str, tuple[str, ...]] = {}
+
+    def files(self, m: Mutation) -> tuple[str, ...]:
+        if m.path not in self.files_for:
+            self.files_for[m.path] = tuple(test_files_for(self.plan.lib, self.plan.repo, m.path))
+        return self.files_for[m.path]
+
+    def take(self) -> list[Mutation]:
+        """The next candidates to run, in seeded order, or [] when the walk needs nothing more."""
+        if replay(self.plan.pool, self.outcomes, self.cfg).complete:
+            return []
+        batch: list[Mutation] = []
+        while self.cursor < len(self.plan.pool) and len(batch) < self.batch:
+            i, m = self.cursor, self.plan.pool[self.cursor]
+            self.cursor += 1
+            if m.key in self.outcomes or m.key in self.in_flight:
+                continue
+            earlier_valid = [p for p in self.valid_at.get((m.path, m.function), []) if p < i]
+            if len(earlier_valid) >= self.cfg.per_function:
+                continue  # the replay skips it whatever happens later
+            batch.append(m)
+        self.in_flight.update(m.key for m in batch)
+        return batch
+
+    async def baseline(self, runner: TestRunner, files: tuple[str, ...]) -> dict[str, Any]:
+        """The clean runs of ``files`` (twice; only tests passing both times count), made once."""
+        if files not in self.baselines:
+            future = self.baselines[files] = asyncio.get_running_loop().create_future()
+            try:
+                job = {"key": "clean", "tests": list(files), "files": {}, "repeat": 2,
+                       "timeout": self.cfg.test_timeout * 2}
+                runs = (await runner.run_batch(self.plan.lib.package, [job], pythonpath=self.plan.lib.pythonpath,
+                                               timeout=self.cfg.test_timeout * 4 + 60))["clean"]
+                rec: dict[str, Any] = {"type": "baseline", "tests": list(files)}
+                if any(r.broken for r in runs):
+                    rec["broken"] = runs[0].output[-1500:]
+                    self.log(f"{self.plan.lib.name}: the clean run of {' '.join(files)} is broken: "
+                             f"{runs[0].output[-300:]}")
+                else:
+                    rec["passed"] = sorted(runs[0].passed() & runs[1].passed())
+                await asyncio.to_thread(self.journal.append, [rec])
+                future.set_result(rec)
+            except BaseException as exc:
+                del self.baselines[files]
+                future.set_exception(exc)
+                future.exception()  # retrieved: waiters re-raise it themselves
+                raise
+        return await asyncio.shield(self.baselines[files])
+
+    def verdict(self, m: Mutation, base: dict[str, Any], runs: list[RunResult]) -> dict[str, Any]:
+        rec: dict[str, Any] = {"type": "candidate", "key": m.key}
+        if "broken" in base:
+            return {**rec, "verdict": "clean run broken"}
+        baseline = set(base["passed"])
+        first = _judge(runs[0], baseline, self.cfg.max_fail)
+        if isinstance(first, str):
+            return {**rec, "verdict": first}
+        if len(runs) < 2 or _judge(runs[1], baseline, self.cfg.max_fail) != first:
+            return {**rec, "verdict": "flaky"}
+        f2p, p2p = first
+        return {**rec, "verdict": "valid", "f2p": f2p, "p2p": p2p,
+                "details": {t: runs[0].details.get(t, {}) for t in f2p}}
+
+    async def work(self, runner: TestRunner) -> None:
+        while batch := self.take():
+            try:
+                bases = {files: await self.baseline(runner, files) for files in {self.files(m) for m in batch}}
+                jobs = [{"key": m.key, "tests": list(self.files(m)),
+                         "files": {m.path: m.apply(self.plan.sources[m.path])}, "repeat": 2,
+                         "baseline": bases[self.files(m)].get("passed", []), "max_fail": self.cfg.max_fail,
+                         "timeout": self.cfg.test_timeout}
+                        for m in batch if "broken" not in bases[self.files(m)]]
+                results = await runner.run_batch(self.plan.lib.package, jobs, pythonpath=self.plan.lib.pythonpath,
+                                                 timeout=len(jobs) * 2 * self.cfg.test_timeout + 60) if jobs else {}
+                records = [self.verdict(m, bases[self.files(m)], results.get(m.key, [])) for m in batch]
+                await asyncio.to_thread(self.journal.append, records)
+            finally:
+                self.in_flight.difference_update(m.key for m in batch)
+            for m, rec in zip(batch, records, strict=True):
+                self.outcomes[m.key] = rec
+                if rec["verdict"] == "valid":
+                    self.valid_at.setdefault((m.path, m.function), []).append(self.position[m.key])
+            self.ran += len(batch)
+            now = replay(self.plan.pool, self.outcomes, self.cfg)
+            elapsed = time.monotonic() - self.started
+            self.log(f"{self.plan.lib.name}: {len(now.selected)}/{self.cfg.n} kept, {now.tried} tried "
+                     f"({len(self.outcomes)} journaled of {len(self.plan.pool)} candidates; this run "
+                     f"{self.ran} in {elapsed:.0f}s, {elapsed / max(self.ran, 1):.2f}s each)")
+
+
+async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int = 1, batch: int = 8,
+                        cache: Path = CACHE, log: Callable[[str], None] = print) -> BuildReport:
+    """Build library ``name``'s instances with ``workers`` containers; see the module docstring."""
+    started = time.monotonic()
+    plan = await asyncio.to_thread(_plan, name, cfg.seed, cache)
+    journal = Journal(journal_path(plan, cfg, cache))
+    state = _Build(plan, cfg, journal, batch, log)
+    log(f"{plan.lib.name}: {len(plan.pool)} candidates, {len(state.outcomes)} already journaled in {journal.path}")
+
+    async def one_worker() -> None:
+        if replay(plan.pool, state.outcomes, cfg).complete:
+            return
+        async with TestRunner(image, plan.repo) as runner:
+            await state.work(runner)
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(max(1, workers)):
+            group.create_task(one_worker())
+    result = replay(plan.pool, state.outcomes, cfg)
+    report = BuildReport(plan.lib.name, tried=result.tried, rejected=result.rejected)
+    for m in result.selected:
+        rec = state.outcomes[m.key]
+        run = RunResult(details=rec["details"])
+        report.instances.append(await asyncio.to_thread(_record, plan, m, run, rec["f2p"], rec["p2p"], cfg.seed))
+    report.seconds = time.monotonic() - started
+    return report
