@@ -204,14 +204,18 @@ SCALED: tuple[Library, ...] = (
     Library("xmltodict", "xmltodict", "1.0.4", "6d94c9f834dd9e44514162799d344d815a3a4faec913717a9ecbfa5be1bb8e61",
             "martinblech/xmltodict", "xmltodict", source_globs=("xmltodict.py",), test_globs=("tests/test_*.py",)),
 )
-LIBRARIES.update((lib.name, lib) for lib in SCALED)
+SCALED_LIBRARIES: dict[str, Library] = {lib.name: lib for lib in SCALED}
+"""The scaled-up set: shipped as SWE-bench instances under ``tasks/swe-injected/<name>/`` (no registered suite
+each: ``python -m envgym_swe.inject import --lib NAME`` makes one locally)."""
 
 
 def library(name: str) -> Library:
+    """A pinned library by name: a bundled suite's (:data:`LIBRARIES`) or the scaled set's."""
     try:
-        return LIBRARIES[name]
+        return LIBRARIES.get(name) or SCALED_LIBRARIES[name]
     except KeyError:
-        raise SourceError(f"unknown library {name!r} (known: {', '.join(LIBRARIES)})") from None
+        known = ", ".join(sorted({*LIBRARIES, *SCALED_LIBRARIES}))
+        raise SourceError(f"unknown library {name!r} (known: {known})") from None
 
 
 # -- sdists ----------------------------------------------------------------------------------------------------

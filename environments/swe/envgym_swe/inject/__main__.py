@@ -23,7 +23,9 @@ import signal
 import sys
 import time
 
-from envgym_swe.sources import LIBRARIES, library
+from envgym_swe.sources import LIBRARIES, SCALED_LIBRARIES, library
+
+KNOWN = sorted({*LIBRARIES, *SCALED_LIBRARIES})
 
 
 def default_image() -> str:
@@ -108,9 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="inject bugs, keep the validated ones, write the suite (and import it)")
     which = b.add_mutually_exclusive_group(required=True)
-    which.add_argument("--lib", choices=sorted(LIBRARIES))
+    which.add_argument("--lib", choices=KNOWN)
     which.add_argument("--libs", help="comma-separated library names")
-    which.add_argument("--all", action="store_true", help="every pinned library")
+    which.add_argument("--all", action="store_true", help="every library of the scaled set (tasks/swe-injected)")
     b.add_argument("--n", type=int, default=25, help="instances to keep per library")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--max-fail", type=int, default=20, help="drop bugs that fail more tests than this")
@@ -122,17 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--image", help="test image (default: envgym/swe-python)")
     b.add_argument("--no-import", action="store_true", help="write the instances only")
     i = sub.add_parser("import", help="rebuild the repository from the sdist and import the stored instances")
-    i.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
+    i.add_argument("--lib", required=True, choices=KNOWN)
     v = sub.add_parser("validate", help="rebuild from the sdist and re-check a sample of tasks in containers")
     v.add_argument("--suite", required=True, help="swe-<lib>")
     v.add_argument("--sample", type=int, default=5, help="tasks to re-run (0: all)")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--image")
     r = sub.add_parser("restate", help="rewrite the stored problem statements from a fresh run of each bug")
-    r.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
+    r.add_argument("--lib", required=True, choices=KNOWN)
     r.add_argument("--image")
     h = sub.add_parser("history", help="a repository whose history fixes each bundled bug (envgym swe mine input)")
-    h.add_argument("--lib", required=True, choices=sorted(LIBRARIES))
+    h.add_argument("--lib", required=True, choices=KNOWN)
     h.add_argument("dest", help="folder for the repository (replaced)")
     sub.add_parser("libraries", help="list the pinned libraries")
     args = parser.parse_args(argv)
@@ -149,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if args.cmd == "libraries":
-        for lib in LIBRARIES.values():
+        for lib in [*LIBRARIES.values(), *SCALED_LIBRARIES.values()]:
             print(f"{lib.name:12} {lib.dist}=={lib.version}  {lib.repo}  sha256 {lib.sha256[:16]}...")
         return 0
     if args.cmd == "import":
@@ -161,11 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(restate_suite(args.lib, image))
         return 0
     if args.cmd == "build":
-        names = sorted(LIBRARIES) if args.all else [args.lib] if args.lib else args.libs.split(",")
-        unknown = [n for n in names if n not in LIBRARIES]
+        names = sorted(SCALED_LIBRARIES) if args.all else [args.lib] if args.lib else args.libs.split(",")
+        unknown = [n for n in names if n not in KNOWN]
         if unknown:
             print(f"build: unknown librar{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
-                  f"(known: {', '.join(sorted(LIBRARIES))})", file=sys.stderr)
+                  f"(known: {', '.join(KNOWN)})", file=sys.stderr)
             return 2
         return _build(names, args, image)
     from envgym_swe.inject.validate import validate_suite

@@ -42,6 +42,7 @@ from envgym_swe.inject.statement import write_statement
 from envgym_swe.sources import (
     CACHE,
     PYTEST,
+    SCALED_LIBRARIES,
     Library,
     add_task_commit,
     build_repo,
@@ -54,8 +55,15 @@ TEST_CMD = " ".join([*PYTEST[:-1], "-rA", "--tb=short"])
 TEST_FRACTION = 0.3
 
 
+INJECTED = "swe-injected"
+"""The folder under ``tasks/`` holding the scaled set, one sub-folder per library (data only, no suite)."""
+
+
 def suite_dir(lib: Library) -> Path:
-    """The folder of suite ``swe-<lib>`` as the registry knows it (a new one goes under ``tasks/``)."""
+    """The folder of suite ``swe-<lib>`` as the registry knows it (a new one goes under ``tasks/``); a library of
+    the scaled set: ``tasks/swe-injected/<lib>/``."""
+    if lib.name in SCALED_LIBRARIES:
+        return suites_root() / INJECTED / lib.name
     return suites_root(f"swe-{lib.name}")
 
 
