@@ -23,13 +23,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from envgym.plugin import EnvError
+from envgym_gui.desktop import HOME, SESSION_ENV, USER
 
 __all__ = ["STEP_TIMEOUT_S", "run_setup"]
 
 STEP_TIMEOUT_S = 60.0
 """How long one ``execute`` step may run."""
-_SESSION = {"DISPLAY": ":0", "HOME": "/home/user", "XDG_RUNTIME_DIR": "/tmp/runtime-user",
-            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/runtime-user/bus", "LANG": "C.UTF-8"}
 
 
 def _argv(step: dict[str, Any], where: str) -> list[str]:
@@ -45,15 +44,14 @@ async def _step(sandbox: Any, step: dict[str, Any], where: str) -> None:
     kind = step.get("type")
     desktop = getattr(sandbox, "desktop", None)
     if kind == "execute":
-        done = await sandbox.exec(_argv(step, where), timeout=STEP_TIMEOUT_S, user="user", env=_SESSION,
-                                  cwd="/home/user")
+        done = await sandbox.exec(_argv(step, where), timeout=STEP_TIMEOUT_S, user=USER, env=SESSION_ENV, cwd=HOME)
         if done.exit_code != 0:
             why = "timed out" if done.timed_out else f"exited {done.exit_code}"
             raise EnvError(f"{where}: {shlex.join(_argv(step, where))[:120]} {why}: {done.stderr.strip()[-300:]}")
     elif kind == "launch":
         line = shlex.join(_argv(step, where))
         done = await sandbox.exec(["sh", "-c", f"setsid {line} >/dev/null 2>&1 </dev/null &"], timeout=10,
-                                  user="user", env=_SESSION, cwd="/home/user")
+                                  user=USER, env=SESSION_ENV, cwd=HOME)
         if done.exit_code != 0:
             raise EnvError(f"{where}: could not start {line[:120]}: {done.stderr.strip()[-300:]}")
     elif kind == "open":

@@ -158,11 +158,8 @@ async def _resolve(getter: Getter | None, state: Any, folder: Path, used: set[st
 
 
 def _write(folder: Path, name: str, data: bytes, used: set[str]) -> str:
-    """Write ``data`` as ``name`` (a second file of the same name goes into its own sub-folder)."""
-    where = folder
-    while name in used:
-        where = Path(tempfile.mkdtemp(dir=folder))
-        used = set()
+    """Write ``data`` as ``name`` (a second file of the same name goes into a sub-folder of its own)."""
+    where = Path(tempfile.mkdtemp(dir=folder)) if name in used else folder
     used.add(name)
     path = where / name
     path.write_bytes(data)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import sys
 import types
 import warnings
@@ -89,7 +90,12 @@ def _load(module: str) -> types.ModuleType:
         sys.modules["easyocr"] = types.ModuleType("easyocr")  # compare_image_text only; it is never called
     with warnings.catch_warnings():  # desktop-env's imports warn (PyPDF2 deprecated): theirs, not envgym's
         warnings.simplefilter("ignore")
-        return importlib.import_module(name)
+        loaded = importlib.import_module(name)
+    if module == "slides":  # compare_pptx_files turns a stderr handler on for its per-shape debug lines by default
+        chatty = logging.getLogger("desktopenv.metric.slides.debug")
+        chatty.addHandler(logging.NullHandler())
+        chatty.propagate = False
+    return loaded
 
 
 def problem() -> str | None:
