@@ -3,10 +3,11 @@
 :class:`envgym_swe.inject.runner.TestRunner` copies this file into the container and runs
 ``python3 _driver.py JOBS OUT``. ``JOBS`` is ``{"package", "pythonpath", "jobs": [...]}``; each job names the
 test files to run, the files to write over the tree (path -> text; restored afterwards), ``repeat`` (how
-many runs), and optionally
-``baseline`` (the test ids that passed on the clean tree) with ``max_fail``: then the runs after the first
-happen only while the first still looks like a keepable bug (no collection error, exit status 0 or 1, 1 to
-``max_fail`` baseline tests failing), so a rejected candidate costs one run. Results go to ``OUT``, one JSON
+many runs), and optionally ``baseline`` (the test ids that passed on the clean tree) with ``max_fail``: then a
+run stops as soon as more than ``max_fail`` baseline tests failed (the bug is dropped whatever the rest would
+do), and the runs after the first happen only while the first still looks like a keepable bug (no collection
+error, exit status 0 or 1, 1 to ``max_fail`` baseline tests failing), so a rejected candidate costs one run,
+often a short one. Results go to ``OUT``, one JSON
 line per job as it finishes: ``{"key", "runs": [{"report", "exit_code", "timed_out", "output"}]}``.
 
 Why it is cheaper than one ``pytest`` process per run: pytest is imported once here and each run is a
@@ -28,14 +29,19 @@ import time
 import pytest
 
 COUNTER = "/tmp/envgym-mtime-counter"
+STOP = "/tmp/envgym-stop.json"
 MTIME_BASE = 10**18  # 2001-09-09 in ns: far from any sdist file's time, so a mutant never matches a clean .pyc
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-o", "addopts=", "-q", "-p", "envgym_inject_report", "--tb=short",
                "-vv"]
 
 
-def run_once(tests, report_path, timeout, pythonpath):
-    if os.path.exists(report_path):
-        os.remove(report_path)
+def run_once(tests, report_path, timeout, pythonpath, limit):
+    for path in (report_path, STOP):
+        if os.path.exists(path):
+            os.remove(path)
+    if limit is not None:
+        with open(STOP, "w", encoding="utf-8") as f:
+            json.dump(limit, f)
     out_path = report_path + ".out"
     pid = os.fork()
     if pid == 0:  # child: a fresh process group, so a timeout kills what the tests started too
@@ -45,6 +51,8 @@ def run_once(tests, report_path, timeout, pythonpath):
             os.dup2(fd, 1)
             os.dup2(fd, 2)
             os.environ["ENVGYM_REPORT"] = report_path
+            if limit is not None:
+                os.environ["ENVGYM_STOP"] = STOP
             sys.dont_write_bytecode = False  # the cache is what makes a run cheap (see the module docstring)
             sys.path[:0] = [os.getcwd(), *(os.path.abspath(p) for p in pythonpath)]  # ``python -m`` adds the cwd
             code = pytest.main([*PYTEST_ARGS, *tests])
@@ -87,7 +95,7 @@ def keepable(run, baseline, max_fail):
     failed = set()
     for line in run["report"].splitlines():
         rec = json.loads(line)
-        if rec["when"] == "collect":
+        if rec["when"] in ("collect", "stop"):
             return False
         if rec["outcome"] == "failed":
             failed.add(rec["nodeid"])
@@ -116,10 +124,11 @@ def main(jobs_path, out_path):
             try:
                 runs = []
                 baseline = set(job["baseline"]) if job.get("baseline") is not None else None
+                limit = {"baseline": job["baseline"], "max_fail": job["max_fail"]} if baseline is not None else None
                 for i in range(job.get("repeat", 1)):
                     if i and baseline is not None and not keepable(runs[0], baseline, job["max_fail"]):
                         break
-                    runs.append(run_once(job["tests"], report_path, job["timeout"], batch.get("pythonpath", [])))
+                    runs.append(run_once(job["tests"], report_path, job["timeout"], batch.get("pythonpath", []), limit))
             finally:
                 for rel, (text, mtime_ns) in saved.items():
                     with open(rel, "w", encoding="utf-8") as f:

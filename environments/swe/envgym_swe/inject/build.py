@@ -116,6 +116,10 @@ class BuildReport:
     rejected: Counter[str] = field(default_factory=Counter)
     instances: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    run: int = 0
+    """Candidates validated in all (the parallel build runs some ahead of the ones its walk reaches)."""
+    worker_seconds: float = 0.0
+    """Container time those took, summed over workers and resumed runs (the parallel build's journal)."""
 
 
 def _usable(test_id: str) -> bool:
@@ -261,6 +265,7 @@ def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | No
             "seed": seed, "per_function": per_function, "max_fail": max_fail, "tried": report.tried,
             "kept": len(report.instances),
             "rejected": dict(sorted(report.rejected.items())), "build_seconds": round(report.seconds, 1),
+            **({"candidates_run": report.run, "worker_seconds": round(report.worker_seconds, 1)} if report.run else {}),
             "kinds": dict(sorted(Counter(i["injection"]["kind"] for i in report.instances).items())),
             "splits": dict(sorted(Counter(i["split"] for i in report.instances).items()))}
     (out / "build.json").write_text(json.dumps(meta, indent=1) + "\n")

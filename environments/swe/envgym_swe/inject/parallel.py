@@ -194,6 +194,8 @@ class _Build:
         if "broken" in base:
             return {**rec, "verdict": "clean run broken"}
         baseline = set(base["passed"])
+        if runs and runs[0].stopped_early and not runs[0].timed_out:
+            return {**rec, "verdict": f"more than {self.cfg.max_fail} tests fail"}
         first = _judge(runs[0], baseline, self.cfg.max_fail)
         if isinstance(first, str):
             return {**rec, "verdict": first}
@@ -212,9 +214,12 @@ class _Build:
                          "baseline": bases[self.files(m)].get("passed", []), "max_fail": self.cfg.max_fail,
                          "timeout": self.cfg.test_timeout}
                         for m in batch if "broken" not in bases[self.files(m)]]
+                batch_started = time.monotonic()
                 results = await runner.run_batch(self.plan.lib.package, jobs, pythonpath=self.plan.lib.pythonpath,
                                                  timeout=len(jobs) * 2 * self.cfg.test_timeout + 60) if jobs else {}
-                records = [self.verdict(m, bases[self.files(m)], results.get(m.key, [])) for m in batch]
+                each = round((time.monotonic() - batch_started) / len(batch), 3)
+                records = [{**self.verdict(m, bases[self.files(m)], results.get(m.key, [])), "seconds": each}
+                           for m in batch]
                 await asyncio.to_thread(self.journal.append, records)
             finally:
                 self.in_flight.difference_update(m.key for m in batch)
@@ -249,7 +254,8 @@ async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int
         for _ in range(max(1, workers)):
             group.create_task(one_worker())
     result = replay(plan.pool, state.outcomes, cfg)
-    report = BuildReport(plan.lib.name, tried=result.tried, rejected=result.rejected)
+    report = BuildReport(plan.lib.name, tried=result.tried, rejected=result.rejected, run=len(state.outcomes),
+                         worker_seconds=sum(r.get("seconds", 0.0) for r in state.outcomes.values()))
     for m in result.selected:
         rec = state.outcomes[m.key]
         run = RunResult(details=rec["details"])

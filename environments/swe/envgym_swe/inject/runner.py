@@ -35,6 +35,16 @@ from _pytest._io.saferepr import saferepr
 
 _OUT = open(os.environ["ENVGYM_REPORT"], "a", encoding="utf-8")
 _DETAIL = {}
+# ENVGYM_STOP names {"baseline": [...], "max_fail": N}: stop once more than N baseline tests failed (the bug
+# is dropped whatever the rest does), leaving a "stop" record.
+_LIMIT = json.load(open(os.environ["ENVGYM_STOP"])) if os.environ.get("ENVGYM_STOP") else None
+_BASELINE = set(_LIMIT["baseline"]) if _LIMIT else set()
+_FAILED = set()
+_SESSION = []
+
+
+def pytest_sessionstart(session):
+    _SESSION.append(session)
 
 
 def _emit(rec):
@@ -90,6 +100,11 @@ def pytest_runtest_logreport(report):
             rec["detail"] = _DETAIL.pop(report.nodeid, {})
             rec["longrepr"] = report.longreprtext[-3000:]
         _emit(rec)
+    if _LIMIT and report.failed and report.nodeid in _BASELINE:
+        _FAILED.add(report.nodeid)
+        if len(_FAILED) > _LIMIT["max_fail"] and _SESSION and not _SESSION[0].shouldstop:
+            _SESSION[0].shouldstop = "envgym: more than max_fail tests fail"
+            _emit({"nodeid": "", "when": "stop", "outcome": "stopped"})
 
 
 def pytest_collectreport(report):
@@ -106,6 +121,8 @@ class RunResult:
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
     """node id -> the failure as the test saw it (exc_type, exc_msg, statement, locals, test_source)."""
     collect_errors: list[str] = field(default_factory=list)
+    stopped_early: bool = False
+    """The run stopped as soon as more than ``max_fail`` baseline tests had failed (the batch driver's runs)."""
     timed_out: bool = False
     exit_code: int | None = None
     output: str = ""
@@ -129,6 +146,9 @@ def parse_report(text: str) -> RunResult:
             continue
         rec = json.loads(line)
         nodeid, outcome = rec["nodeid"], rec["outcome"]
+        if rec["when"] == "stop":
+            result.stopped_early = True
+            continue
         if rec["when"] == "collect":
             result.collect_errors.append(nodeid)
             continue
