@@ -44,8 +44,7 @@ class ScriptedRunner:
         self.seen, self.delay = seen, delay
 
     async def run_batch(self, package: str, jobs: Sequence[Mapping[str, Any]], *,
-                        timeout: float,  # noqa: ASYNC109 - the real runner's signature
-                        pythonpath: Sequence[str] = ()) -> dict[str, list[RunResult]]:
+                        timeout: float) -> dict[str, list[RunResult]]:  # noqa: ASYNC109 - the runner's signature
         if self.delay is not None:
             await asyncio.sleep(self.delay.random() / 200)
         out = {}

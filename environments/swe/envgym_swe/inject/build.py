@@ -203,7 +203,7 @@ async def build_suite(name: str, n: int, seed: int, image: str, *, max_fail: int
     report = BuildReport(lib.name)
     per_func: Counter[tuple[str, str]] = Counter()
     baselines: dict[tuple[str, ...], set[str]] = {}
-    async with TestRunner(image, plan.repo) as runner:
+    async with TestRunner(image, plan.repo, pythonpath=lib.pythonpath) as runner:
         for mutation in plan.pool:
             if len(report.instances) >= n or report.tried >= max_tries:
                 break
@@ -323,7 +323,7 @@ async def restate_suite(name: str, image: str, *, test_timeout: float = 60,
     repo = repo_path(lib)
     await asyncio.to_thread(rebuild_repo, lib, instances, repo)
     names = public_names(lib, repo)
-    async with TestRunner(image, repo) as runner:
+    async with TestRunner(image, repo, pythonpath=lib.pythonpath) as runner:
         for inst in instances:
             path = inst["injection"]["file"]
             buggy = await asyncio.to_thread(file_at, repo, inst["base_commit"], path)

@@ -171,7 +171,7 @@ class _Build:
             try:
                 job = {"key": "clean", "tests": list(files), "files": {}, "repeat": 2,
                        "timeout": self.cfg.test_timeout * 2}
-                runs = (await runner.run_batch(self.plan.lib.package, [job], pythonpath=self.plan.lib.pythonpath,
+                runs = (await runner.run_batch(self.plan.lib.package, [job],
                                                timeout=self.cfg.test_timeout * 4 + 60))["clean"]
                 rec: dict[str, Any] = {"type": "baseline", "tests": list(files)}
                 if any(r.broken for r in runs):
@@ -215,7 +215,7 @@ class _Build:
                          "timeout": self.cfg.test_timeout}
                         for m in batch if "broken" not in bases[self.files(m)]]
                 batch_started = time.monotonic()
-                results = await runner.run_batch(self.plan.lib.package, jobs, pythonpath=self.plan.lib.pythonpath,
+                results = await runner.run_batch(self.plan.lib.package, jobs,
                                                  timeout=len(jobs) * 2 * self.cfg.test_timeout + 60) if jobs else {}
                 each = round((time.monotonic() - batch_started) / len(batch), 3)
                 records = [{**self.verdict(m, bases[self.files(m)], results.get(m.key, [])), "seconds": each}
@@ -247,7 +247,7 @@ async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int
     async def one_worker() -> None:
         if replay(plan.pool, state.outcomes, cfg).complete:
             return
-        async with TestRunner(image, plan.repo) as runner:
+        async with TestRunner(image, plan.repo, pythonpath=plan.lib.pythonpath) as runner:
             await state.work(runner)
 
     async with asyncio.TaskGroup() as group:

@@ -167,8 +167,10 @@ class TestRunner:
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, image: str, tree: Path) -> None:
+    def __init__(self, image: str, tree: Path, *, pythonpath: Sequence[str] = ()) -> None:
         self.image, self.tree = image, tree
+        self.pythonpath = tuple(pythonpath)
+        """Folders of the tree to import from besides its root (a ``src`` layout's ``src``)."""
         self.sandbox: DockerSandbox | None = None
 
     async def __aenter__(self) -> TestRunner:
@@ -215,7 +217,8 @@ class TestRunner:
             for rel, text in files.items():
                 await sb.write(f"{WORKDIR}/{rel}", text)
             await sb.exec(["rm", "-f", REPORT])
-            cmd = (f"find . -name __pycache__ -prune -exec rm -rf {{}} + ; PYTHONPATH={PLUGIN_DIR} "
+            path = ":".join([PLUGIN_DIR, *(f"{WORKDIR}/{p}" for p in self.pythonpath)])
+            cmd = (f"find . -name __pycache__ -prune -exec rm -rf {{}} + ; PYTHONPATH={path} "
                    f"ENVGYM_REPORT={REPORT} {shlex.join(PYTEST)} -p envgym_inject_report --tb=short -vv "
                    f"{shlex.join(test_files)}")
             proc = await sb.exec(["sh", "-c", cmd], cwd=WORKDIR, timeout=timeout, max_output=1 << 16)
@@ -235,7 +238,7 @@ class TestRunner:
 
 
     async def run_batch(self, package: str, jobs: Sequence[Mapping[str, Any]], *,
-                        timeout: float, pythonpath: Sequence[str] = ()) -> dict[str, list[RunResult]]:  # noqa: ASYNC109
+                        timeout: float) -> dict[str, list[RunResult]]:  # noqa: ASYNC109 - the batch's own deadline
         """Run many jobs with one exec of the in-container driver (:mod:`._driver`); key -> its runs.
 
         A job is ``{"key", "tests", "files", "repeat", "timeout"}`` plus optionally ``"baseline"`` and
@@ -243,7 +246,8 @@ class TestRunner:
         the whole batch; the driver enforces each run's own.
         """
         sb = self._sb()
-        await sb.write(BATCH_IN, json.dumps({"package": package, "pythonpath": list(pythonpath), "jobs": list(jobs)}))
+        batch = {"package": package, "pythonpath": list(self.pythonpath), "jobs": list(jobs)}
+        await sb.write(BATCH_IN, json.dumps(batch))
         proc = await sb.exec(["sh", "-c", f"rm -f {BATCH_OUT}; PYTHONPATH={PLUGIN_DIR} "
                                           f"python3 {PLUGIN_DIR}/driver.py {BATCH_IN} {BATCH_OUT}"],
                              cwd=WORKDIR, timeout=timeout, max_output=1 << 14)
