@@ -7,6 +7,7 @@ runs in real containers in ``test_inject_driver.py``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import random
@@ -124,11 +125,14 @@ async def test_an_interrupted_build_resumes_from_its_journal_without_rerunning(p
     assert not journaled & set(second)  # nothing journaled ran again, the baseline included
 
 
-def test_the_journal_is_named_by_the_settings_that_decide_the_outcome(plan, tmp_path: Path) -> None:
-    a, b = BuildConfig(n=10), BuildConfig(n=10, per_function=2)
-    assert journal_path(plan, a, tmp_path) == journal_path(plan, BuildConfig(n=10), tmp_path)
-    assert journal_path(plan, a, tmp_path) != journal_path(plan, b, tmp_path)
-    assert journal_path(plan, a, tmp_path).parent == tmp_path / "inject"
+def test_the_journal_is_named_by_what_an_outcome_depends_on(plan, tmp_path: Path) -> None:
+    a = journal_path(plan, BuildConfig(n=10), tmp_path)
+    assert a == journal_path(plan, BuildConfig(n=500, per_function=3, max_tries=9000, seed=4), tmp_path)
+    assert a != journal_path(plan, BuildConfig(n=10, max_fail=5), tmp_path)
+    assert a != journal_path(plan, BuildConfig(n=10, test_timeout=5), tmp_path)
+    other = dataclasses.replace(plan, lib=dataclasses.replace(plan.lib, test_globs=("tests/test_ops.py",)))
+    assert a != journal_path(other, BuildConfig(n=10), tmp_path)
+    assert a.parent == tmp_path / "inject"
 
 
 def test_replay_waits_for_the_first_missing_outcome_and_applies_the_caps(plan) -> None:

@@ -9,9 +9,10 @@ acceptance rules, same selection) at scale:
 * **Baselines once.** The clean runs (two) of each set of test files happen once per library and are
   journaled; every worker uses the same ones.
 * **Journal.** Every outcome (a baseline, or a candidate's verdict with its FAIL_TO_PASS, PASS_TO_PASS and
-  failure details) is appended to ``CACHE/inject/<lib>-<version>-<config hash>.jsonl`` and fsync'd before
-  it counts. A killed build (Ctrl-C, SIGTERM: the containers are removed on the way out) resumes where it
-  stopped: journaled candidates are not run again.
+  failure details) is appended to ``CACHE/inject/<lib>-<version>-<hash>.jsonl`` and fsync'd before it
+  counts; the hash covers only what an outcome depends on (:meth:`BuildConfig.outcome_digest`), so a build
+  asking for more instances later goes on from the same journal. A killed build (Ctrl-C, SIGTERM: the
+  containers are removed on the way out) resumes where it stopped: journaled candidates are not run again.
 * **Deterministic selection.** Workers run candidates ahead in seeded order; which ones become instances is
   decided only by :func:`replay`, which walks that order over the journal exactly as the one-at-a-time build
   did (at most ``per_function`` per function, stop at ``n`` kept or ``max_tries`` tried). The output does
@@ -29,19 +30,19 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envgym_swe.inject.build import BuildReport, _judge, _Plan, _plan, _record, test_files_for
 from envgym_swe.inject.mutations import Mutation
 from envgym_swe.inject.runner import RunResult, TestRunner
-from envgym_swe.sources import CACHE
+from envgym_swe.sources import CACHE, Library
 
 
 @dataclass(frozen=True)
 class BuildConfig:
-    """What decides a build's outcome (its hash names the journal)."""
+    """What a build asks for; :meth:`outcome_digest` names its journal."""
 
     n: int = 25
     seed: int = 0
@@ -50,8 +51,12 @@ class BuildConfig:
     test_timeout: float = 60
     max_tries: int = 400
 
-    def digest(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:10]
+    def outcome_digest(self, lib: Library) -> str:
+        """What a candidate's outcome depends on: the library's definition (its test files), ``max_fail`` and
+        ``test_timeout``. Not ``n``, ``max_tries``, ``per_function`` or the seed, which only choose which
+        candidates run: a later build asking for more reuses every outcome journaled so far."""
+        key = json.dumps([repr(lib), self.max_fail, self.test_timeout])
+        return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
 class Journal:
@@ -85,7 +90,7 @@ class Journal:
 
 
 def journal_path(plan: _Plan, cfg: BuildConfig, cache: Path = CACHE) -> Path:
-    return cache / "inject" / f"{plan.lib.slug}-{cfg.digest()}.jsonl"
+    return cache / "inject" / f"{plan.lib.slug}-{cfg.outcome_digest(plan.lib)}.jsonl"
 
 
 @dataclass
