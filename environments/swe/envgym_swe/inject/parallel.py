@@ -55,7 +55,7 @@ class BuildConfig:
         """What a candidate's outcome depends on: the library's definition (its test files), ``max_fail`` and
         ``test_timeout``. Not ``n``, ``max_tries``, ``per_function`` or the seed, which only choose which
         candidates run: a later build asking for more reuses every outcome journaled so far."""
-        key = json.dumps([repr(lib), self.max_fail, self.test_timeout])
+        key = json.dumps([repr(lib), self.max_fail, float(self.test_timeout)])
         return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 

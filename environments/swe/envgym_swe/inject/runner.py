@@ -5,7 +5,10 @@ each :meth:`TestRunner.run` writes the given files over it (restoring them after
 given test files with a small reporting plugin (:data:`PLUGIN`) and returns a :class:`RunResult`: the
 outcome per test node id plus, for each failing test, what the failure looked like from the test's side
 (the failing statement, the exception, the test's source and the values of the names it used), which is
-what :mod:`envgym_swe.inject.statement` turns into an issue. Tests never run on the host.
+what :mod:`envgym_swe.inject.statement` turns into an issue. :meth:`TestRunner.run_batch` runs many such
+jobs with one exec through the in-container driver (:mod:`._driver`: pytest forked per run, bytecode cached,
+a run cut short once the bug cannot be kept); the parallel build (:mod:`.parallel`) uses it. Tests never run
+on the host.
 """
 
 from __future__ import annotations
