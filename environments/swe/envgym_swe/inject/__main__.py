@@ -156,12 +156,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "import":
         return import_suite(args.lib)
-    image = args.image or default_image()
-    if args.cmd == "restate":
-        from envgym_swe.inject.build import restate_suite
-
-        asyncio.run(restate_suite(args.lib, image))
-        return 0
     if args.cmd == "build":
         names = sorted(SCALED_LIBRARIES) if args.all else [args.lib] if args.lib else args.libs.split(",")
         unknown = [n for n in names if n not in KNOWN]
@@ -169,7 +163,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build: unknown librar{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
                   f"(known: {', '.join(KNOWN)})", file=sys.stderr)
             return 2
-        return _build(names, args, image)
+        if args.workers < 1 or args.batch < 1:
+            print("build: --workers and --batch must be at least 1", file=sys.stderr)
+            return 2
+        return _build(names, args, args.image or default_image())
+    image = args.image or default_image()
+    if args.cmd == "restate":
+        from envgym_swe.inject.build import restate_suite
+
+        asyncio.run(restate_suite(args.lib, image))
+        return 0
     from envgym_swe.inject.validate import validate_suite
 
     started = time.monotonic()

@@ -1,0 +1,58 @@
+"""The scaled bug-injection set shipped under ``tasks/swe-injected/``: pinned, well-formed, unique; the CLI's
+refusals. No container: the instances are re-run by ``python -m envgym_swe.inject validate`` (CI samples)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from envgym.plugin import suites_root
+from envgym_swe.inject.__main__ import main
+from envgym_swe.inject.build import INJECTED, split_of, suite_dir
+from envgym_swe.sources import LIBRARIES, SCALED_LIBRARIES, library, patch_paths
+
+FOLDERS = sorted(p for p in (suites_root() / INJECTED).glob("*") if (p / "instances.swebench.json").is_file())
+
+
+def test_the_scaled_set_is_apart_from_the_bundled_suites() -> None:
+    assert not set(SCALED_LIBRARIES) & set(LIBRARIES)
+    for name, lib in SCALED_LIBRARIES.items():
+        assert library(name) is lib and suite_dir(lib) == suites_root() / INJECTED / name
+        assert (lib.install == "true") == (not lib.pythonpath)
+    assert FOLDERS, "no scaled library shipped"
+    assert not list((suites_root() / INJECTED).glob("*.jsonl"))  # data only: no suite registers from here
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
+def test_each_shipped_library_is_pinned_and_its_instances_well_formed(folder) -> None:
+    lib = SCALED_LIBRARIES[folder.name]
+    build = json.loads((folder / "build.json").read_text())
+    instances = json.loads((folder / "instances.swebench.json").read_text())
+    assert (build["library"], build["version"], build["sdist_sha256"]) == (lib.dist, lib.version, lib.sha256)
+    assert build["kept"] == len(instances) and build["tried"] == build["kept"] + sum(build["rejected"].values())
+    per_function = Counter((i["injection"]["file"], i["injection"]["function"]) for i in instances)
+    assert max(per_function.values()) <= build["per_function"]
+    for inst in instances:
+        assert inst["repo"] == lib.repo and inst["version"] == lib.version and inst["install"] == lib.install
+        assert 1 <= len(inst["FAIL_TO_PASS"]) <= build["max_fail"]
+        assert set(inst["FAIL_TO_PASS"]).isdisjoint(inst["PASS_TO_PASS"])
+        assert {t.split("::")[0] for t in inst["FAIL_TO_PASS"]} <= set(patch_paths(inst["test_patch"]))
+        assert patch_paths(inst["patch"]) == [inst["injection"]["file"]]
+        assert inst["split"] == split_of(inst["instance_id"])
+        statement = inst["problem_statement"]
+        assert inst["injection"]["file"] not in statement and "@@" not in statement
+
+
+def test_instance_ids_are_unique_across_every_suite() -> None:
+    paths = [*suites_root().glob("swe-*/instances.swebench.json"), *(f / "instances.swebench.json" for f in FOLDERS)]
+    ids = [i["instance_id"] for p in paths for i in json.loads(p.read_text())]
+    assert len(ids) == len(set(ids))
+
+
+def test_build_refuses_unknown_libraries_and_bad_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "--libs", "six,no-such-lib"]) == 2
+    assert "unknown library no-such-lib" in capsys.readouterr().err
+    assert main(["build", "--lib", "six", "--workers", "0"]) == 2
+    assert "--workers and --batch must be at least 1" in capsys.readouterr().err
