@@ -332,6 +332,13 @@ class Desktop:
         reply = await self._root_call({"op": "settle", "quiet": quiet, "timeout": timeout}, timeout=timeout + 10)
         return bool(reply.get("settled"))
 
+    async def office_quiet(self, timeout: float = 30.0, *, horizon_ms: int = 1000) -> bool:  # noqa: ASYNC109 - how long to wait
+        """Wait until LibreOffice has no timer due within ``horizon_ms`` and runs nothing (its own state: the
+        main loop's sleep, read by the user's daemon); False when ``timeout`` passed first or none runs."""
+        reply = await self._user_call({"op": "office_quiet", "timeout": timeout, "horizon_ms": horizon_ms},
+                                      timeout=timeout + 10)
+        return bool(reply.get("quiet"))
+
     async def clipboard(self) -> str:
         return str((await self._root_call({"op": "clipboard"})).get("text", ""))
 

@@ -594,6 +594,39 @@ def office_hand_over(args: list[str], timeout: float) -> bool:
     return False
 
 
+def office_pid() -> int | None:
+    """The user's running ``soffice.bin`` (LibreOffice's process; its main thread's id is its pid)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm") as f:
+                if f.read().strip() == "soffice.bin" and os.stat(f"/proc/{entry}").st_uid == USER_UID:
+                    return int(entry)
+        except OSError:
+            continue
+    return None
+
+
+POLL_SYSCALL = "7"
+"""poll(2)'s number on x86-64, the call LibreOffice's main loop (GLib's) sleeps in."""
+
+
+def main_loop_wait(pid: int) -> tuple[str, int] | None:
+    """What LibreOffice's main thread sleeps in: ``(its /proc syscall line, the poll timeout in ms, -1 for
+    none)``; None while it runs or waits on anything but its main loop's poll."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            line = f.read().strip()
+    except OSError:
+        return None
+    fields = line.split()
+    if len(fields) < 4 or fields[0] != POLL_SYSCALL:
+        return None
+    timeout = int(fields[3], 16) & 0xFFFFFFFF
+    return line, -1 if timeout >= 0x80000000 else timeout
+
+
 def fill_home() -> None:
     """Copy :data:`SKELETON` into the (tmpfs) home once, before the session's first app reads its settings;
     modes are kept (``~/.config`` 0755: root, which has no capabilities, reads the apps' files for grading)."""
@@ -708,6 +741,30 @@ class User:
 
     def op_write_files(self, req: dict) -> dict:
         return write_files(req)
+
+    def op_office_quiet(self, req: dict) -> dict:
+        """Wait until LibreOffice has nothing due: its main thread asleep in its main loop's poll with no timer
+        due within ``horizon_ms`` (or none at all), the same sleep for ``hold`` seconds. After a document
+        loads, LibreOffice updates its toolbar states, ruler and status bar from timers (a few hundred ms,
+        then 20 ms steps) and idle handlers; on a loaded host they come late, after any fixed settle. The
+        poll's timeout is its next timer, read from ``/proc/PID/syscall`` (the user's own process).
+        ``{"quiet": false}`` when ``timeout`` passed first or no LibreOffice runs."""
+        timeout, horizon = float(req.get("timeout", 30.0)), int(req.get("horizon_ms", 1000))
+        hold = float(req.get("hold", 0.15))
+        started = time.monotonic()
+        pid = office_pid()
+        last, since = None, started
+        while pid is not None and time.monotonic() - started < timeout:
+            wait = main_loop_wait(pid)
+            now = time.monotonic()
+            if wait is None or 0 <= wait[1] < horizon:
+                last = None
+            elif wait[0] != last:
+                last, since = wait[0], now
+            elif now - since >= hold:
+                return {"quiet": True, "seconds": round(now - started, 3), "next_timer_ms": wait[1]}
+            time.sleep(0.01)
+        return {"quiet": False, "seconds": round(time.monotonic() - started, 3)}
 
     def op_share_config(self, req: dict) -> dict:
         """Make everything under ``~/.config`` readable by others (folders searchable): the apps write their
