@@ -66,7 +66,7 @@ def import_suite(name: str, *, log=print) -> int:
 
 def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
     """Build ``names`` (resumable, see :mod:`.parallel`); each library's files are written as it completes."""
-    from envgym_swe.inject.build import write_build, write_readme
+    from envgym_swe.inject.build import write_build, write_injected_readme, write_readme
     from envgym_swe.inject.parallel import BuildConfig, build_library
 
     cfg = BuildConfig(n=args.n, seed=args.seed, max_fail=args.max_fail, per_function=args.per_function,
@@ -83,6 +83,8 @@ def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
             out = await asyncio.to_thread(write_build, lib, report, args.seed, per_function=args.per_function,
                                           max_fail=args.max_fail)
             await asyncio.to_thread(write_readme, lib, out)
+            if lib.name in SCALED_LIBRARIES:
+                await asyncio.to_thread(write_injected_readme)
             print(f"{lib.name}: kept {len(report.instances)} of {report.tried} tried in {report.seconds:.0f}s "
                   f"(dropped: {dict(report.rejected)}) -> {out}", flush=True)
             if not args.no_import and await asyncio.to_thread(import_suite, lib.name):

@@ -309,6 +309,36 @@ def write_readme(lib: Library, out: Path) -> None:
     (out / "README.md").write_text("\n".join(lines))
 
 
+def write_injected_readme(root: Path | None = None) -> Path:
+    """``tasks/swe-injected/README.md``: what the scaled set is and a row per library shipped so far."""
+    from envgym_swe.sources import SCALED_LIBRARIES
+
+    folder = root or suites_root() / INJECTED
+    rows, kept, tried = [], 0, 0
+    for sub in sorted(p for p in folder.glob("*") if (p / "build.json").is_file()):
+        meta = json.loads((sub / "build.json").read_text())
+        lib = SCALED_LIBRARIES[sub.name]
+        dropped = ", ".join(f"{k} {v}" for k, v in meta["rejected"].items()) or "none"
+        rows.append(f"| `{sub.name}` | `{lib.dist}=={lib.version}` | `{lib.repo}` | {meta['kept']} | "
+                    f"{meta['tried']} | {dropped} |")
+        kept, tried = kept + meta["kept"], tried + meta["tried"]
+    lines = [
+        "# swe-injected: bugs injected into pure-Python libraries, at scale", "",
+        f"{kept} SWE-bench instances over {len(rows)} libraries ({tried} candidates tried), made like the bundled "
+        "`swe-<lib>` suites (see `environments/swe/envgym_swe/inject/README.md`): a small AST edit of the "
+        "library's source from its pinned PyPI sdist, kept only when 1 to `max_fail` of its own tests fail with "
+        "it, the same ones in two runs, while the other tests of those files that passed before still pass, checked "
+        "in a container with no network. Data only: no suite is registered per library.", "",
+        "| library | sdist | upstream | kept | tried | dropped |", "|---|---|---|---|---|---|", *rows, "",
+        "    python -m envgym_swe.inject import --lib NAME                  # image + tasks.jsonl: suite swe-NAME",
+        "    python -m envgym_swe.inject validate --suite swe-NAME --sample 5",
+        "    python -m envgym_swe.inject build --all --n 300 --per-function 3 --test-timeout 20 --workers 2"
+        "   # continue (journal)", "",
+    ]
+    (folder / "README.md").write_text("\n".join(lines))
+    return folder / "README.md"
+
+
 async def restate_suite(name: str, image: str, *, test_timeout: float = 60,
                         log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """Rewrite the problem statements of ``name``'s stored instances from a fresh run of each bug.
