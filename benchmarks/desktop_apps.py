@@ -1,0 +1,142 @@
+"""The apps image (sandboxes/desktop-apps: Impress, GIMP, VLC, Thunderbird, Chromium), measured in one run.
+
+    python benchmarks/desktop_apps.py [--runs 2] [--apps impress,gimp,...]
+
+  image       size of envgym/desktop-apps:<hash> and of the desktop image it is built FROM (docker image inspect)
+  launch      Desktop.launch(app, file) -> its window mapped (wait_window, settle 0), each run in a fresh desktop
+  ready       launch -> the screen unchanged for 1 s (wait_idle): the window painted and the app idle
+  memory      the container with the app open, after ready: Docker's figure (usage less inactive file pages, what
+              `docker stats` shows), the cgroup's whole usage, and an idle desktop of the same image for reference
+
+The host's load average is printed with the table: on a shared 2-core machine the figures move with it.
+Builds the image first when it is missing (envgym_gui.apps.ensure_image).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import statistics
+import time
+import wave
+import zipfile
+
+from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym.sandbox.images import tag_for
+from envgym_gui.apps import EXTRA_APPS, ensure_image
+from envgym_gui.desktop import PROFILE, Desktop
+
+RUN_ID = "benchmark"
+
+
+def _odp() -> bytes:
+    mime = "application/vnd.oasis.opendocument.presentation"
+    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+          'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2"')
+    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:'
+                'opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" '
+                f'manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" '
+                'manifest:media-type="text/xml"/></manifest:manifest>')
+    body = ('<office:presentation><draw:page draw:name="Slide1"><draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" '
+            'svg:height="3cm"><draw:text-box><text:p>Quarterly review</text:p></draw:text-box></draw:frame>'
+            "</draw:page></office:presentation>")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), mime)
+        z.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
+        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
+                                  f"<office:body>{body}</office:body></office:document-content>", zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (320, 200), (30, 120, 200)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _wav() -> bytes:
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(1)
+        w.setframerate(8000)
+        w.writeframes(b"\x80" * 8000 * 600)
+    return buf.getvalue()
+
+
+CASES = {  # app -> (path, file, window title regex)
+    "impress": ("/home/user/Documents/review.odp", _odp(), r"review\.odp - LibreOffice Impress"),
+    "gimp": ("/home/user/Pictures/sky.png", _png(), r"\[sky\]"),
+    "vlc": ("/home/user/Videos/tone.wav", _wav(), r"tone\.wav - VLC media player"),
+    "thunderbird": (None, None, r"Local Folders - Mozilla Thunderbird"),
+    "chromium": ("/home/user/page.html", b"<html><head><title>Hello page</title></head><body><h1>Hello</h1></body>"
+                                         b"</html>", r"Hello page - Chromium"),
+}
+
+
+async def memory(engine: DockerEngine, container: str) -> tuple[float, float]:
+    """(Docker's figure: usage less inactive file pages, the whole usage) in MiB."""
+    stats = (await engine.call("stats", container, stream=False))["memory_stats"]
+    inner = stats.get("stats", {})
+    inactive = inner.get("total_inactive_file", inner.get("inactive_file", 0))
+    return (stats["usage"] - inactive) / 2**20, stats["usage"] / 2**20
+
+
+async def one(engine: DockerEngine, image: str, app: str | None) -> dict[str, float]:
+    sb = DockerSandbox(image, PROFILE, engine=engine, run_id=RUN_ID)
+    await sb.start()
+    desktop = Desktop(sb)
+    try:
+        await desktop.start()
+        row: dict[str, float] = {}
+        if app is not None:
+            path, data, title = CASES[app]
+            if data is not None:
+                await desktop.write_files({path: data})
+            start = time.perf_counter()
+            pid = await desktop.launch(app, path)
+            await desktop.wait_window(title, timeout=180, settle=0, app=app, pid=pid)
+            row["launch"] = time.perf_counter() - start
+            await desktop.wait_idle(quiet=1.0, timeout=60)
+            row["ready"] = time.perf_counter() - start
+        else:
+            await desktop.wait_idle(quiet=1.0, timeout=60)
+        row["memory"], row["usage"] = await memory(engine, sb.id)
+        return row
+    finally:
+        await desktop.close()
+        await sb.stop()
+
+
+async def main(runs: int, apps: list[str]) -> None:
+    tag = await asyncio.to_thread(ensure_image, apps[0] if apps else "impress")
+    async with DockerEngine(max_concurrency=2) as engine:
+        sizes = {t: (await engine.call("inspect_image", t))["Size"] / 1e9 for t in (tag, tag_for("desktop"))}
+        print(f"image {tag}: {sizes[tag]:.2f} GB (docker image inspect .Size); "
+              f"its parent {tag_for('desktop')}: {sizes[tag_for('desktop')]:.2f} GB")
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        idle = await one(engine, tag, None)
+        print(f"idle desktop of this image: {idle['memory']:.0f} MiB (usage {idle['usage']:.0f} MiB)")
+        print(f"{'app':<12} {'launch p50 s':>12} {'ready p50 s':>12} {'memory MiB':>11} {'max':>6} {'usage MiB':>10}")
+        for app in apps:
+            rows = [await one(engine, tag, app) for _ in range(runs)]
+            print(f"{app:<12} {statistics.median(r['launch'] for r in rows):>12.2f} "
+                  f"{statistics.median(r['ready'] for r in rows):>12.2f} "
+                  f"{statistics.median(r['memory'] for r in rows):>11.0f} {max(r['memory'] for r in rows):>6.0f} "
+                  f"{statistics.median(r['usage'] for r in rows):>10.0f}")
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2, help="fresh desktops per app")
+    parser.add_argument("--apps", default=",".join(EXTRA_APPS), help="comma-separated app keys")
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, [a for a in args.apps.split(",") if a]))
