@@ -294,6 +294,7 @@ async def test_a_document_goes_to_the_prewarmed_libreoffice_and_its_profile_is_r
     pid = await d.launch("calc", "/home/user/Documents/budget.ods", timeout=OFFICE_TIMEOUT_S)
     assert str(pid) in prewarmed  # no second soffice started
     assert any(w.title == "budget.ods - LibreOffice Calc" for w in await d.windows())
+    assert await d.office_quiet(timeout=OFFICE_TIMEOUT_S)  # its timers after the load run out
 
     profile = "/home/user/.config/libreoffice/4/user/registrymodifications.xcu"
     await d.share_config()  # LibreOffice rewrites its profile 0600 while it runs: grading opens it first
