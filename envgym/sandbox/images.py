@@ -26,7 +26,7 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,9 @@ class Recipe:
     name: str
     path: Path
     tag: str
-    parent: str | None = None
-    """The recipe this image is built ``FROM`` (``"base"`` unless a ``FROM`` file says otherwise); None for the base."""
+    parent: str | None = field(default=None, compare=False)
+    """The recipe this image is built ``FROM`` (``"base"`` unless a ``FROM`` file says otherwise); None for the base.
+    Not compared: the tag already hashes the parent's tag."""
 
     @property
     def is_base(self) -> bool:
