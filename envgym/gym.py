@@ -72,13 +72,16 @@ def _call(call: Any, step: int, i: int) -> ToolCall:
 def parse_action(action: Any, step: int) -> Action:
     """Turn a facade action (Action, dict, JSON text or plain text) into an Action.
 
-    Any dict becomes an action: a call without a usable ``name`` gets the empty name, arguments that are
+    A dict with ``name`` is a call, one with ``tool_calls``/``text`` an action; a non-empty dict with none of
+    these is text for the env to read (its JSON: an action space of the env's own, such as OSWorld's
+    computer_13 ``{"action_type": ...}``). A call without a usable ``name`` gets the empty name, arguments that are
     not JSON stay unparseable text, so the env answers with ``last_action_error`` (an agent's invalid
     action is an observation). Only a value that is no action at all (not a str, dict or Action) is a
     ``TypeError``: it is outside the text action space.
     """
     if isinstance(action, Action):
         return action
+    original = action if isinstance(action, str) else None
     if isinstance(action, str):
         try:
             action = json.loads(action)
@@ -87,6 +90,10 @@ def parse_action(action: Any, step: int) -> Action:
         if not isinstance(action, dict):
             return Action(text=json.dumps(action))
     if isinstance(action, dict):
+        if action and not {"name", "tool_calls", "text"} & action.keys():
+            # an object in an action space of the env's own (OSWorld's computer_13: {"action_type": ...}) is
+            # text for the env to read, not an empty action
+            return Action(text=original if original is not None else json.dumps(action))
         if "name" in action:
             return Action(tool_calls=(_call(action, step, 0),))
         calls = action.get("tool_calls") or []

@@ -45,6 +45,15 @@ def test_parse_action_forms():
     assert both.text == "hi" and both.tool_calls[0].arguments == "{bad"
 
 
+def test_an_object_of_an_envs_own_action_space_reaches_it_as_text():
+    # OSWorld's computer_13 action through the facade: before, it became an empty action (no call, no text)
+    text = '{"action_type": "CLICK", "parameters": {"x": 10, "y": 20}}'
+    assert parse_action(text, 1).text == text and not parse_action(text, 1).tool_calls
+    as_dict = parse_action({"action_type": "WAIT"}, 2)
+    assert json.loads(as_dict.text) == {"action_type": "WAIT"} and not as_dict.tool_calls
+    assert parse_action({}, 3).text is None and not parse_action("{}", 3).tool_calls  # empty stays empty
+
+
 def test_make_vec_builds_the_lockstep_facade():
     envs = gymnasium.make_vec("envgym/test-notes-v1", num_envs=2, vectorization_mode="vector_entry_point")
     try:
