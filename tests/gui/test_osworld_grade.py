@@ -218,7 +218,8 @@ async def test_a_metric_that_raises_on_the_agents_file_scores_0_with_the_error_i
 async def test_on_a_real_desktop_setup_runs_in_the_container_and_grading_reads_it_out(tmp_path: Path) -> None:
     tasks, _ = import_tasks(FIXTURES)
     move = next(t for t in tasks if t.metadata["osworld"]["id"] == "7688b85f-87a4-4e4a-b2f8-f3d6c3f29b82")
-    calc, path = cached(tmp_path, "libreoffice_calc", CALC, xlsx(START), xlsx(GOLD))
+    start = xlsx(START)
+    calc, path = cached(tmp_path, "libreoffice_calc", CALC, start, xlsx(GOLD))
     async with envgym.make("gui/osworld-v1") as env:
         await env.reset(task=move)
         desktop = env.unwrapped.desktop
@@ -235,7 +236,13 @@ async def test_on_a_real_desktop_setup_runs_in_the_container_and_grading_reads_i
         await env.step(envgym.Action.call("done"))
         null = await env.verify()  # the workbook read out of the container is the downloaded one
         assert null.score == 0 and null.evidence["desktop"][-1]["metrics"][0]["score"] == 0.0
+        # an agent that fills in the two levels in Calc and does not save: OSWorld's postconfig (focus the
+        # document, ctrl+s), replayed by the env before grading, saves them
         await env.reset(task=calc)
-        await env.unwrapped.desktop.write_files({path: xlsx(GOLD)})  # the end state of an agent that filled it in
+        for cell, level in (("B3", "A"), ("B5", "B")):
+            for name, args in (("key", {"keys": "Escape ctrl+shift+F5"}), ("type", {"text": cell}),
+                               ("key", {"keys": "Return"}), ("type", {"text": level}), ("key", {"keys": "Return"})):
+                await env.step(envgym.Action.call(name, **args))
+        assert await env.unwrapped.desktop.read_file(path) == start  # nothing saved by the agent
         await env.step(envgym.Action.call("done"))
         assert (await env.verify()).passed

@@ -35,6 +35,7 @@ OSWorld's XML form. The screen is 1280x720 (OSWorld's VM: 1920x1080): coordinate
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Literal
 
 from envgym.plugin import (
@@ -46,6 +47,7 @@ from envgym.plugin import (
     TaskSpec,
     ToolCall,
     ToolResult,
+    VerifyContext,
     decode_arguments,
 )
 from envgym.plugin.sandbox import SandboxCrashed
@@ -56,6 +58,9 @@ from envgym_gui.env import DesktopEnv, DesktopLost
 from envgym_gui.observe import GuiObservation, OSWorldObservation, osworld_tree, render, render_tree
 from envgym_gui.osworld_actions import STATEFUL, Op, parse_code, parse_computer13
 from envgym_gui.osworld_actions import TOOLS as OSWORLD_TOOLS
+from envgym_gui.setup import run_setup
+
+log = logging.getLogger(__name__)
 
 __all__ = ["OSWorldEnv", "osworld_action"]
 
@@ -95,8 +100,23 @@ class OSWorldEnv(DesktopEnv):
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[GuiObservation, dict[str, Any]]:
         self._pointer, self._down, self._keys, self._keys_used = None, None, [], False
+        self._postconfig_done = False
         obs, info = await super().reset(task=task, seed=seed, options=options)
         return obs, {**info, "tools": [*TOOLS, *OSWORLD_TOOLS]}
+
+    async def verify_context(self) -> VerifyContext:
+        """OSWorld's grading-time ``postconfig`` (the importer's ``initial_state.postconfig``: focus the
+        document, ctrl+s) replayed once, as OSWorld does before its getters read the files; then the files are
+        read. A step the episode's end state makes impossible (the agent closed the window) is logged and the
+        files are graded as they are, as OSWorld grades them."""
+        steps = (self.task.initial_state.get("postconfig") if self.task else None) or []
+        if steps and not self._postconfig_done and self._sandbox is not None:
+            self._postconfig_done = True
+            try:
+                await run_setup(self._sandbox, steps, part="postconfig")
+            except (EnvError, DesktopGone, desktop.DesktopError) as exc:
+                log.warning("task %s: postconfig not replayed: %s", self.task.id if self.task else "?", exc)
+        return await super().verify_context()
 
     # --- stepping ------------------------------------------------------------------------------------------
     async def step(self, action: Action) -> StepResult:
