@@ -90,10 +90,14 @@ def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
             if not args.no_import and await asyncio.to_thread(import_suite, lib.name):
                 status = 1
 
+    def stop() -> None:
+        # Every task, not only the main one: a build once ran on after a SIGTERM that cancelled only the main
+        # task (cause not pinned down); cancelling each task leaves nothing running to absorb it.
+        for task in asyncio.all_tasks():
+            task.cancel()
+
     async def run_all() -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
         slots = asyncio.Semaphore(max(1, args.workers) if len(names) > 1 else 1)
         async with asyncio.TaskGroup() as group:
             for name in names:
