@@ -23,9 +23,9 @@ Levels group the task types by the length of their gold paths (:data:`TASK_TYPES
 grow a plant, chemistry, melting point of a known substance); 3: longer (boil, freeze, grow fruit, inclined
 planes, unknown melting points, Mendelian genetics).
 
-Each task needs the JVM simulator (a process keeps one for generating, see :data:`JVM_OPTIONS`): a generation
-takes from a fraction of a second to a couple of minutes (Mendelian genetics) of simulator time; the tasks a
-process makes are kept in memory (the last 512).
+Each task needs the JVM simulator, a fresh one per generation (see :class:`_simulator`): a generation takes
+the JVM's start, then from a fraction of a second to a couple of minutes (Mendelian genetics) of simulator
+time; the tasks a process makes are kept in memory (the last 512).
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ of world objects keep their insertion order. Without it the gold path depends on
 the greenhouse): not a function of the variation."""
 
 _lock = threading.Lock()
-_sim: Any = None
 
 
 def play_gold(sim: Any, name: str, variation: int) -> tuple[list[str], str, int, bool]:
@@ -125,23 +124,47 @@ def _list_variations() -> dict[str, dict[str, list[int]]]:
 
 
 class _simulator:
-    """The process's generation simulator (its own JVM, see :data:`JVM_OPTIONS`), one generation at a time."""
+    """A generation's simulator: a JVM of its own (:data:`JVM_OPTIONS`), started for it and stopped after, one
+    generation at a time per process. Not one JVM kept for the process's generations: a gold path then depended
+    on what that JVM had loaded before, although ``load`` reseeds ScienceWorld's random numbers and restarts its
+    object ids (of 20 level-1 tasks made in one process and in reverse order in another, 5 test-conductivity
+    tasks had other gold paths: another route to the workshop, other wires), so a task was not a function of
+    its request. A fresh JVM starts every generation from the same state."""
 
     def __enter__(self) -> Any:
-        global _sim
+        from envgym_textgames.scienceworld import new_simulator
+
         _lock.acquire()
         try:
-            if _sim is None:
-                from envgym_textgames.scienceworld import new_simulator
-
-                _sim = new_simulator(JVM_OPTIONS)
+            self.sim = new_simulator(JVM_OPTIONS)
         except BaseException:
             _lock.release()
             raise
-        return _sim
+        return self.sim
 
     def __exit__(self, *exc: object) -> None:
-        _lock.release()
+        try:
+            _stop(self.sim)
+        finally:
+            _lock.release()
+
+
+def _stop(sim: Any) -> None:
+    """Stop a simulator and wait for its JVM: the package's ``close`` asks the JVM to exit but leaves its pipes
+    and its temporary folder (``_obj_tree_tempdir``) to the garbage collector (ResourceWarnings)."""
+    import subprocess
+
+    sim.close()
+    process = sim._gateway.java_process
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+    sim._obj_tree_tempdir.cleanup()
 
 
 @functools.lru_cache(maxsize=512)
