@@ -19,7 +19,7 @@ import pytest
 
 from envgym_swe import sources
 from envgym_swe.inject.build import _plan
-from envgym_swe.inject.parallel import BuildConfig, Journal, _Build, journal_path, replay
+from envgym_swe.inject.parallel import BuildConfig, Journal, _Build, build_library, journal_path, replay
 from envgym_swe.inject.runner import RunResult
 
 from .test_sources import make_sdist
@@ -107,7 +107,7 @@ async def test_selection_is_the_sequential_walk_whatever_the_workers_and_batches
 
 async def test_an_interrupted_build_resumes_from_its_journal_without_rerunning(plan, tmp_path: Path) -> None:
     cfg = BuildConfig(n=12, per_function=2, max_tries=60, max_fail=3)
-    journal = Journal(journal_path(plan, cfg, tmp_path))
+    journal = Journal(journal_path(plan, cfg, tmp_path / "cache"))
     first: list[str] = []
     task = asyncio.ensure_future(build(plan, cfg, journal, workers=2, batch=3, seed=3, seen=first))
     while len(first) < 10:  # noqa: ASYNC110 - the scripted runner has no event to wait on
@@ -119,6 +119,13 @@ async def test_an_interrupted_build_resumes_from_its_journal_without_rerunning(p
     assert 1 < len(journaled) < len(plan.pool)
     with journal.path.open("a") as f:
         f.write('{"type": "candidate", "key": "cut sh')  # a line a kill cut short is ignored
+    # What is journaled can be written as it stands: the walk's known prefix, marked unfinished.
+    partial = await build_library("mini", cfg, "no-image-needed", run=False, cache=tmp_path / "cache",
+                                  log=lambda _: None)
+    assert not partial.complete and partial.run == len(journaled - {None})
+    expected = sequential(plan, cfg)
+    keys = [i["instance_id"].rsplit("-", 1)[1] for i in partial.instances]
+    assert keys == expected[:len(keys)]
     second: list[str] = []
     got = await build(plan, cfg, journal, workers=2, batch=3, seed=4, seen=second)
     assert got == sequential(plan, cfg)

@@ -79,14 +79,16 @@ def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
         nonlocal status
         async with slots:
             lib = library(name)
-            report = await build_library(name, cfg, image, workers=per_lib, batch=args.batch)
+            report = await build_library(name, cfg, image, workers=per_lib, batch=args.batch,
+                                         run=not args.from_journal)
             out = await asyncio.to_thread(write_build, lib, report, args.seed, per_function=args.per_function,
                                           max_fail=args.max_fail)
             await asyncio.to_thread(write_readme, lib, out)
             if lib.name in SCALED_LIBRARIES:
                 await asyncio.to_thread(write_injected_readme)
             print(f"{lib.name}: kept {len(report.instances)} of {report.tried} tried in {report.seconds:.0f}s "
-                  f"(dropped: {dict(report.rejected)}) -> {out}", flush=True)
+                  f"(dropped: {dict(report.rejected)}){'' if report.complete else ' [walk unfinished]'} -> {out}",
+                  flush=True)
             if not args.no_import and await asyncio.to_thread(import_suite, lib.name):
                 status = 1
 
@@ -129,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--batch", type=int, default=8, help="candidates per container exec")
     b.add_argument("--image", help="test image (default: envgym/swe-python)")
     b.add_argument("--no-import", action="store_true", help="write the instances only")
+    b.add_argument("--from-journal", action="store_true",
+                   help="validate nothing: write what the journal holds so far (the walk's longest known prefix)")
     i = sub.add_parser("import", help="rebuild the repository from the sdist and import the stored instances")
     i.add_argument("--lib", required=True, choices=KNOWN)
     v = sub.add_parser("validate", help="rebuild from the sdist and re-check a sample of tasks in containers")

@@ -120,6 +120,8 @@ class BuildReport:
     """Candidates validated in all (the parallel build runs some ahead of the ones its walk reaches)."""
     worker_seconds: float = 0.0
     """Container time those took, summed over workers and resumed runs (the parallel build's journal)."""
+    complete: bool = True
+    """False when written from a journal whose walk had not finished (``build --from-journal``)."""
 
 
 def _usable(test_id: str) -> bool:
@@ -265,7 +267,8 @@ def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | No
             "seed": seed, "per_function": per_function, "max_fail": max_fail, "tried": report.tried,
             "kept": len(report.instances),
             "rejected": dict(sorted(report.rejected.items())), "build_seconds": round(report.seconds, 1),
-            **({"candidates_run": report.run, "worker_seconds": round(report.worker_seconds, 1)} if report.run else {}),
+            **({"candidates_run": report.run, "worker_seconds": round(report.worker_seconds, 1),
+                "complete": report.complete} if report.run else {}),
             "kinds": dict(sorted(Counter(i["injection"]["kind"] for i in report.instances).items())),
             "splits": dict(sorted(Counter(i["split"] for i in report.instances).items()))}
     (out / "build.json").write_text(json.dumps(meta, indent=1) + "\n")
@@ -319,7 +322,8 @@ def write_injected_readme(root: Path | None = None) -> Path:
         meta = json.loads((sub / "build.json").read_text())
         lib = SCALED_LIBRARIES[sub.name]
         dropped = ", ".join(f"{k} {v}" for k, v in meta["rejected"].items()) or "none"
-        rows.append(f"| `{sub.name}` | `{lib.dist}=={lib.version}` | `{lib.repo}` | {meta['kept']} | "
+        partial = " (walk unfinished)" if meta.get("complete") is False else ""
+        rows.append(f"| `{sub.name}` | `{lib.dist}=={lib.version}` | `{lib.repo}` | {meta['kept']}{partial} | "
                     f"{meta['tried']} | {dropped} |")
         kept, tried = kept + meta["kept"], tried + meta["tried"]
     lines = [

@@ -241,8 +241,12 @@ class _Build:
 
 
 async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int = 1, batch: int = 8,
-                        cache: Path = CACHE, log: Callable[[str], None] = print) -> BuildReport:
-    """Build library ``name``'s instances with ``workers`` containers; see the module docstring."""
+                        cache: Path = CACHE, run: bool = True, log: Callable[[str], None] = print) -> BuildReport:
+    """Build library ``name``'s instances with ``workers`` containers; see the module docstring.
+
+    ``run=False`` validates nothing: the instances are those of the journal's longest prefix of the walk (what
+    a build stopped there would have made; ``report.complete`` says whether the walk had finished).
+    """
     started = time.monotonic()
     plan = await asyncio.to_thread(_plan, name, cfg.seed, cache)
     journal = Journal(journal_path(plan, cfg, cache))
@@ -255,11 +259,13 @@ async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int
         async with TestRunner(image, plan.repo, pythonpath=plan.lib.pythonpath) as runner:
             await state.work(runner)
 
-    async with asyncio.TaskGroup() as group:
-        for _ in range(max(1, workers)):
-            group.create_task(one_worker())
+    if run:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, workers)):
+                group.create_task(one_worker())
     result = replay(plan.pool, state.outcomes, cfg)
     report = BuildReport(plan.lib.name, tried=result.tried, rejected=result.rejected, run=len(state.outcomes),
+                         complete=result.complete,
                          worker_seconds=sum(r.get("seconds", 0.0) for r in state.outcomes.values()))
     for m in result.selected:
         rec = state.outcomes[m.key]
