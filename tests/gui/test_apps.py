@@ -3,11 +3,12 @@
 Every case starts its own container of the image (built on first use by :func:`envgym_gui.apps.ensure_image`:
 a few minutes once, the host's apt downloads its Debian packages) under the desktop's PROFILE, opens one app on
 its file with ``Desktop.launch(key, path)``, waits for the window, reads the accessibility tree and measures the
-container's memory with the app open (Docker's figure: usage less inactive file pages).
+container's memory with the app open (:func:`_memory_mib`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 import secrets
@@ -106,12 +107,17 @@ async def engine():
         api.close()
 
 
-async def _memory_mib(engine: DockerEngine, container: str) -> float:
-    """What ``docker stats`` shows: usage less inactive file pages (cgroup v1 or v2)."""
+async def _memory_mib(engine: DockerEngine, container: str) -> tuple[float, float]:
+    """(anonymous memory + tmpfs, Docker's figure) of the container in MiB. Docker's figure (usage less inactive
+    file pages, what ``docker stats`` shows) also holds the page cache of the image's files that this container
+    read first: the same libraries read by another container first are charged there, so it moves by tens of MiB
+    from run to run (Thunderbird's 200 MB of libraries). Anonymous memory + tmpfs is what the desktop itself
+    holds and cannot give back; the target is asserted on it (cgroup v1 or v2)."""
     stats = (await engine.call("stats", container, stream=False))["memory_stats"]
     inner = stats.get("stats", {})
     inactive = inner.get("total_inactive_file", inner.get("inactive_file", 0))
-    return (stats["usage"] - inactive) / 2**20
+    held = sum(inner.get(f"total_{k}", inner.get(k, 0)) for k in ("active_anon", "inactive_anon"))  # tmpfs included
+    return held / 2**20, (stats["usage"] - inactive) / 2**20
 
 
 def test_every_app_key_runs_in_the_apps_image_and_the_desktop_takes_it():
@@ -132,17 +138,20 @@ async def test_the_app_opens_its_file_shows_its_window_and_fits_the_memory_targe
             await d.write_files({path: data})
         pid = await d.launch(app, path)
         window = await d.wait_window(title, timeout=LAUNCH_TIMEOUT_S, app=app, pid=pid)
-        await d.wait_idle(quiet=1.0, timeout=60)
-        tree = await d.a11y_tree(max_nodes=600)
-        if node is not None:
-            role, name = node
-            assert any(e.role == role and re.search(name, e.name) for e in tree), [e.line() for e in tree[:40]]
+        deadline = asyncio.get_running_loop().time() + LAUNCH_TIMEOUT_S
+        while True:  # the tree is read as an agent would (VLC's is empty: see sandboxes/desktop-apps/README.md)
+            tree = await d.a11y_tree(max_nodes=600)
+            if node is None or any(e.role == node[0] and re.search(node[1], e.name) for e in tree):
+                break
+            assert asyncio.get_running_loop().time() < deadline, [e.line() for e in tree[:40]]
+            await asyncio.sleep(1)
+        await d.wait_idle(quiet=1.0, timeout=10)  # a playing VLC never settles: its clock ticks
         shown = await d.windows()
         assert [w.title for w in shown] == [window.title]  # still alive, and no first-run dialog beside it
         assert (shown[0].w, shown[0].h >= 680) == (1280, True), shown  # maximized, as every app on this desktop
-        memory = await _memory_mib(engine, sb.id)
-        print(f"{case}: {memory:.0f} MiB with the app open")
-        assert memory <= MEMORY_LIMIT_MIB, f"{case}: {memory:.0f} MiB with the app open"
+        held, docker_figure = await _memory_mib(engine, sb.id)
+        print(f"{case}: {held:.0f} MiB held, {docker_figure:.0f} MiB as docker stats shows it, with the app open")
+        assert held <= MEMORY_LIMIT_MIB, f"{case}: {held:.0f} MiB held with the app open"
     finally:
         await d.close()
         await sb.stop()
