@@ -19,6 +19,7 @@ import base64
 import collections
 import hashlib
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -90,6 +91,9 @@ async def run(app: str, n: int, out: Path | None, gap: str) -> tuple[int, int, l
                 if out is not None:
                     await asyncio.to_thread(save, out / f"{app}-{i:03d}-{digest[:8]}", png, obs.a11y or "")
             seen[digest] += 1
+            if (i + 1) % 10 == 0:
+                print(f"  {app}: {seen.most_common(1)[0][1]} identical of {i + 1}, {len(seen)} distinct "
+                      f"(load {load()})", file=sys.stderr, flush=True)
     return seen.most_common(1)[0][1], len(seen), times, task.id
 
 

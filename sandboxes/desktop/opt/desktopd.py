@@ -420,7 +420,8 @@ class Root:
 
     def settle(self, quiet: float, timeout: float) -> bool:
         """Wait until, for ``quiet`` seconds, the screen has not changed and the apps have been idle (True), or
-        ``timeout`` passed (False). Idle: the user's processes but Xvfb (which serves these grabs) used at most
+        ``timeout`` passed (False). Idle: no thread of the user's (Xvfb's included) runnable at any sample
+        (:func:`user_runnable`), and the user's processes but Xvfb (which serves these grabs) used at most
         :data:`IDLE_TICKS` of CPU. On a loaded host an app's late idle callbacks (LibreOffice's ruler and
         toolbar states) can come after a still second; while they are pending the app still uses CPU."""
         import zlib
@@ -437,7 +438,7 @@ class Root:
         while time.monotonic() < deadline:
             time.sleep(min(0.05, quiet))
             now = self.x.guarded(grab)
-            if now != last:
+            if now != last or user_runnable():
                 last, since, ticks = now, time.monotonic(), app_ticks()
             elif time.monotonic() - since >= quiet:
                 used = app_ticks()
@@ -627,6 +628,27 @@ def main_loop_wait(pid: int) -> tuple[str, int] | None:
     return line, -1 if timeout >= 0x80000000 else timeout
 
 
+def user_runnable() -> bool:
+    """Whether a thread of the desktop user's processes (Xvfb included) is running or waiting for a CPU. On a
+    loaded host the apps and the X server can sit runnable for a while: the screen then stays still and they
+    use no CPU, but they are not done."""
+    me = str(os.getpid())  # the user's daemon asking
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == me:
+            continue
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != USER_UID:
+                continue
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    stat = f.read()
+                if stat[stat.rindex(")") + 2] == "R":
+                    return True
+        except (OSError, ValueError, IndexError):  # the process or thread ended meanwhile
+            continue
+    return False
+
+
 def fill_home() -> None:
     """Copy :data:`SKELETON` into the (tmpfs) home once, before the session's first app reads its settings;
     modes are kept (``~/.config`` 0755: root, which has no capabilities, reads the apps' files for grading)."""
@@ -757,7 +779,7 @@ class User:
         while pid is not None and time.monotonic() - started < timeout:
             wait = main_loop_wait(pid)
             now = time.monotonic()
-            if wait is None or 0 <= wait[1] < horizon:
+            if wait is None or 0 <= wait[1] < horizon or user_runnable():
                 last = None
             elif wait[0] != last:
                 last, since = wait[0], now
