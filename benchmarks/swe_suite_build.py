@@ -70,7 +70,7 @@ def cost(lib_name: str, tries: int, workers: list[int], rounds: int, batch: int)
 
 def data() -> None:
     root = suites_root()
-    folders = sorted(p for p in root.glob("swe-*") if (p / "build.json").is_file())
+    folders = sorted(p for p in root.glob("swe-*") if (p / "build.json").is_file() and p.name != INJECTED)
     folders += sorted(p for p in (root / INJECTED).glob("*") if (p / "build.json").is_file())
     print(f"{'library':<16} {'kept':>5} {'tried':>6} {'run':>6} {'worker s':>9} {'s/run':>6}  dropped")
     kept = tried = 0
@@ -82,7 +82,8 @@ def data() -> None:
               + ", ".join(f"{k} {v}" for k, v in meta["rejected"].items()))
         kept, tried = kept + meta["kept"], tried + meta["tried"]
     print(f"{'total':<16} {kept:>5} {tried:>6}   ({len(folders)} libraries)")
-    for label, paths in (("bundled suites (tasks/swe-*)", [str(p) for p in root.glob("swe-*")]),
+    bundled = [str(p) for p in root.glob("swe-*") if p.name != INJECTED]
+    for label, paths in (("bundled suites (tasks/swe-*)", bundled),
                          ("scaled set (tasks/swe-injected)", [str(root / INJECTED)])):
         paths = [p for p in paths if Path(p).exists()]
         if paths:
