@@ -327,9 +327,11 @@ class Desktop:
             raise type(exc)(f"{exc}; its log: {log!r}") from None
         return Window(**reply["window"])
 
-    async def wait_idle(self, quiet: float = 0.3, timeout: float = 5.0) -> bool:  # noqa: ASYNC109 - how long to wait
-        """Wait until the screen has not changed for ``quiet`` seconds; False when ``timeout`` passed first."""
-        reply = await self._root_call({"op": "settle", "quiet": quiet, "timeout": timeout}, timeout=timeout + 10)
+    async def wait_idle(self, quiet: float = 0.3, timeout: float = 5.0, *, strict: bool = False) -> bool:  # noqa: ASYNC109 - how long to wait
+        """Wait until the screen has not changed and the apps were idle for ``quiet`` seconds (``strict``: and
+        none of the user's threads runnable); False when ``timeout`` passed first."""
+        reply = await self._root_call({"op": "settle", "quiet": quiet, "timeout": timeout, "strict": strict},
+                                      timeout=timeout + 10)
         return bool(reply.get("settled"))
 
     async def office_quiet(self, timeout: float = 30.0, *, horizon_ms: int = 1000) -> bool:  # noqa: ASYNC109 - how long to wait

@@ -332,7 +332,8 @@ class DesktopEnv(Env):
         deadline = time.monotonic() + LAUNCH_TIMEOUT_S
         while True:
             await self.desktop.office_quiet(timeout=max(deadline - time.monotonic(), 1.0))
-            await self.desktop.wait_idle(quiet=SETTLE_OFFICE_S, timeout=max(deadline - time.monotonic(), 1.0))
+            await self.desktop.wait_idle(quiet=SETTLE_OFFICE_S, timeout=max(deadline - time.monotonic(), 1.0),
+                                         strict=True)
             if time.monotonic() >= deadline or drawn(await self.desktop.screenshot(), window):
                 return
 

@@ -418,11 +418,11 @@ class Root:
                                        f"(windows: {titles}){running}")
             time.sleep(0.03)
 
-    def settle(self, quiet: float, timeout: float) -> bool:
+    def settle(self, quiet: float, timeout: float, strict: bool = False) -> bool:
         """Wait until, for ``quiet`` seconds, the screen has not changed and the apps have been idle (True), or
-        ``timeout`` passed (False). Idle: no thread of the user's (Xvfb's included) runnable at any sample
-        (:func:`user_runnable`), and the user's processes but Xvfb (which serves these grabs) used at most
-        :data:`IDLE_TICKS` of CPU. On a loaded host an app's late idle callbacks (LibreOffice's ruler and
+        ``timeout`` passed (False). Idle: the user's processes but Xvfb (which serves these grabs) used at most
+        :data:`IDLE_TICKS` of CPU, and with ``strict`` no thread of the user's (Xvfb's included) was runnable
+        at any sample (:func:`user_runnable`; slow on a loaded host, where some thread nearly always waits). On a loaded host an app's late idle callbacks (LibreOffice's ruler and
         toolbar states) can come after a still second; while they are pending the app still uses CPU."""
         import zlib
 
@@ -438,7 +438,7 @@ class Root:
         while time.monotonic() < deadline:
             time.sleep(min(0.05, quiet))
             now = self.x.guarded(grab)
-            if now != last or user_runnable():
+            if now != last or (strict and user_runnable()):
                 last, since, ticks = now, time.monotonic(), app_ticks()
             elif time.monotonic() - since >= quiet:
                 used = app_ticks()
@@ -448,7 +448,8 @@ class Root:
         return False
 
     def op_settle(self, req: dict) -> dict:
-        return {"settled": self.settle(float(req.get("quiet", 0.3)), float(req.get("timeout", 5.0)))}
+        return {"settled": self.settle(float(req.get("quiet", 0.3)), float(req.get("timeout", 5.0)),
+                                       bool(req.get("strict")))}
 
     def op_clipboard(self, req: dict) -> dict:
         self.x.size()
