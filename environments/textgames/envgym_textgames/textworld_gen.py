@@ -28,8 +28,9 @@ Template families are goal families (:data:`GOALS`; train and test share none, s
 
 Levels (:data:`LEVELS`) grow the world and the quest: 1: 3 rooms, 6 objects, 2 actions, things named with
 adjectives (``--adjectives``: with bare nouns a two-command quest over three rooms has few walkthroughs to
-give, and they repeated); 2: 6 rooms, 12 objects, 4 actions; 3: 10 rooms, 20 objects, 7 actions, and the objective names only the last action
-(TextWorld's ``--only-last-action``: the agent must find the way there itself).
+give, and they repeated); 2: 6 rooms, 12 objects, 4 actions; 3: 10 rooms, 20 objects, 7 actions, and the
+objective names only the last action (TextWorld's ``--only-last-action``: the agent must find the way there
+itself).
 """
 
 from __future__ import annotations
