@@ -44,7 +44,8 @@ def ensure_image(app: str | None, log: Callable[[str], None] = print) -> str:
         present = bool(api.images(name=tag))
     finally:
         api.close()
-    if not present:
-        log(f"{tag} (the image of app {app!r}) is not built on this host: building it now, once "
-            f"(`envgym sandbox build {recipe}` does the same ahead of time)")
+    if present:
+        return tag
+    log(f"{tag} (the image of app {app!r}) is not built on this host: building it now, once "
+        f"(`envgym sandbox build {recipe}` does the same ahead of time)")
     return build_images([recipe], log=log)[-1][0]

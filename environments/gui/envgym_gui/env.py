@@ -40,7 +40,7 @@ from envgym.plugin import Action, AgentFault, Clock, Env, EnvError, StepResult, 
 from envgym.plugin.sandbox import DockerEngine, DockerSandbox, SandboxCrashed, SandboxError, leases, tag_for
 from envgym_gui import actions, desktop
 from envgym_gui.actions import CLICKS, ENDINGS, TOOLS, ActionError
-from envgym_gui.apps import image_for
+from envgym_gui.apps import EXTRA_APPS, ensure_image, image_for
 from envgym_gui.desktop import PREWARM_APPS, PROFILE, Desktop, DesktopGone
 from envgym_gui.files import materialize
 from envgym_gui.observe import GuiObservation, Screenshot, WindowInfo, render, render_tree
@@ -266,7 +266,12 @@ class DesktopEnv(Env):
 
     async def _reset(self, chosen: TaskSpec, files: dict[str, bytes]) -> tuple[GuiObservation, dict[str, Any]]:
         opening = chosen.initial_state.get("open") or {}
-        self.image = self._image or tag_for(image_for(opening.get("app")))
+        if self._image:
+            self.image = self._image
+        elif opening.get("app") in EXTRA_APPS:  # an image built FROM the desktop: built here on first use
+            self.image = await asyncio.to_thread(ensure_image, opening["app"], log.warning)
+        else:
+            self.image = tag_for(image_for(opening.get("app")))
         key, factory = pool_for(self.image, opening.get("app"))
         if key not in self._held:
             await leases.hold(key, factory, spare=SPARE)
