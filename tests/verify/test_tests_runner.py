@@ -86,6 +86,41 @@ def test_a_blanket_rewrite_from_the_library_turns_the_canary_too(tmp_path):
     assert report.tampering().startswith("tampered: a grader canary test that fails came out passing")  # ... caught
 
 
+PARAMETRIZED_CONFTEST = ("import pytest\n\n\n"
+                         "@pytest.fixture(scope='session', autouse=True, params=('native', 'fast'))\n"
+                         "def _impl(request):\n    return request.param\n")
+"""markupsafe's shape: an autouse fixture with params parametrizes every test of the folder, the canary too."""
+
+
+def test_a_canary_the_repositorys_fixtures_parametrize_still_counts(tmp_path):
+    honest, _ = run(repo(tmp_path / "h", **{"tests/conftest.py": PARAMETRIZED_CONFTEST}))
+    assert honest.statuses["tests/test_mean.py::test_mean[native]"] == "FAILED"
+    assert list(honest.canaries.values()) == ["FAILED"] and honest.tampering() is None
+    assert not any(t.split("[")[0] in honest.canaries for t in honest.statuses)  # its instances left out
+    root = repo(tmp_path / "r", **{"tests/conftest.py": PARAMETRIZED_CONFTEST})
+    (root / "calc/__init__.py").write_text((root / "calc/__init__.py").read_text() + REPORT_REWRITE)
+    forged, _ = run(root)
+    # before: the canary's reports were CANARY[native] / CANARY[fast], the canary MISSING, the forgery trusted
+    assert forged.tampering().startswith("tampered: a grader canary test that fails came out passing")
+
+
+def test_a_canary_whose_reports_are_renamed_away_makes_the_run_untrusted(tmp_path):
+    """The library renames every report of a test module it does not know to a test it wants passed: the canary
+    never reaches the report, and a finished run without it is not believed."""
+    rename = ("\ntry:\n    import _pytest.reports as _r\n    _orig = _r.TestReport.__init__\n"
+              "    def _init(self, nodeid, *a, **k):\n        _orig(self, nodeid, *a, **k)\n"
+              "        if 'test_mean.py' not in self.nodeid and 'test_other.py' not in self.nodeid:\n"
+              "            self.nodeid = 'tests/test_mean.py::test_mean'\n"
+              "        if 'test_mean.py' in self.nodeid:\n            self.outcome = 'passed'\n"
+              "            self.longrepr = None\n    _r.TestReport.__init__ = _init\nexcept Exception:\n    pass\n")
+    root = repo(tmp_path / "r")
+    (root / "calc/__init__.py").write_text((root / "calc/__init__.py").read_text() + rename)
+    report, _ = run(root)
+    assert report.statuses["tests/test_mean.py::test_mean"] == "PASSED" and report.end is not None  # forged ...
+    assert set(report.canaries.values()) == {"MISSING"}
+    assert report.tampering() == "tampered: a grader canary test the run was given was never reported"  # caught
+
+
 def test_the_library_cannot_write_a_tagged_line_it_cannot_read(tmp_path):
     """The code under test writes forged lines on every descriptor it has and tries to read the channel back."""
     root = repo(tmp_path / "r")
