@@ -28,7 +28,7 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from envgym.plugin import CriterionResult, FrozenModel, Verdict, VerifyContext
 from envgym_gui.osworld.grade import OsworldEval
@@ -301,7 +301,15 @@ class DesktopSpec(FrozenModel):
     """``fail``: the task is infeasible; only an episode the agent ended with ``fail`` passes."""
     osworld: OsworldEval | None = None
     """An imported OSWorld task's evaluator, scored by OSWorld's own metric functions
-    (:mod:`envgym_gui.osworld.grade`); the verdict's score is OSWorld's when every other check passes."""
+    (:mod:`envgym_gui.osworld.grade`); the verdict's score is OSWorld's when every other check passes. Left out
+    of the serialised form while None, so the desktop tasks written before it keep their content hash."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_osworld(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("osworld") is None:
+            data.pop("osworld", None)
+        return data
 
     @model_validator(mode="after")
     def _something_to_check(self) -> DesktopSpec:

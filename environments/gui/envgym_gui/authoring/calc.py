@@ -94,7 +94,7 @@ def sum_total(rng: random.Random, i: int, index: int) -> TaskSpec:
         check(_cell(path, f"B{r}"), "numeric", "total", expected=total, tolerance=0.01),
         check(get("ods_table", path=path, range=f"A1:B{n + 1}"), "table_equal", "data kept", expected=rows),
     ], [old])
-    solution = [*_goto(r - 1), *_enter(f"Total\t=SUM(B2:B{n + 1})"), *_save(), done()]
+    solution = [wait(10), *_goto(r - 1), *_enter(f"Total\t=SUM(B2:B{n + 1})"), *_save(), done()]
     tid = f"calc-sum-{i:02d}"
     EXPECTED[tid] = {"files": {path: _ods([*rows, ["Total", {"formula": f"=SUM(B2:B{n + 1})", "value": total}]])}}
     return task(SUITE, tid, index, instruction, files={path: _ods(rows), old: old_spec}, open_app=_open(path),
@@ -117,7 +117,7 @@ def statistic(rng: random.Random, i: int, index: int) -> TaskSpec:
         check(_cell(path, "D2"), "numeric", "value", expected=round(value, 6), tolerance=0.01),
         check(get("ods_table", path=path, range=f"A1:B{n + 1}"), "table_equal", "scores kept", expected=rows),
     ], [f"{DOCS}/scores-old.ods"])
-    solution = [*_goto(0, 3), *_enter(label), *_enter(f"={function}(B2:B{n + 1})"), *_save(), done()]
+    solution = [wait(10), *_goto(0, 3), *_enter(label), *_enter(f"={function}(B2:B{n + 1})"), *_save(), done()]
     tid = f"calc-stat-{i:02d}"
     result = {"formula": f"={function}(B2:B{n + 1})", "value": value}
     after = [row + ([None, label] if k == 0 else [None, result] if k == 1 else []) for k, row in enumerate(rows)]
@@ -143,7 +143,7 @@ def edit_similar(rng: random.Random, i: int, index: int) -> TaskSpec:
     instruction = (f"In expenses.ods (open in Calc), change the cost of \"{target}\" to {new}. Change nothing "
                    "else, and save the file in place.")
     verifier = desktop([check(get("ods_table", path=path), "table_equal", "sheet", expected=after)], [old])
-    solution = [*_goto(place, 1), *_enter(str(new)), *_save(), done()]
+    solution = [wait(10), *_goto(place, 1), *_enter(str(new)), *_save(), done()]
     tid = f"calc-edit-{i:02d}"
     EXPECTED[tid] = {"files": {path: _ods(after)}}
     return task(SUITE, tid, index, instruction, files={path: _ods(rows), old: _ods(_budget(rng, 5))},
@@ -161,7 +161,7 @@ def append_row(rng: random.Random, i: int, index: int) -> TaskSpec:
     after = [*rows, new]
     verifier = desktop([check(get("ods_table", path=path), "table_equal", "table", expected=after)],
                        [f"{DOCS}/orders.ods"])
-    solution = [*_goto(len(rows)), *_enter(f"{new[0]}\t{new[1]}\t{new[2]}"), *_save(), done()]
+    solution = [wait(10), *_goto(len(rows)), *_enter(f"{new[0]}\t{new[1]}\t{new[2]}"), *_save(), done()]
     tid = f"calc-append-{i:02d}"
     EXPECTED[tid] = {"files": {path: _ods(after)}}
     orders = _ods([["Order", "Product"], [101, products[0]], [102, products[1]]])
@@ -193,7 +193,7 @@ def question(rng: random.Random, i: int, index: int) -> TaskSpec:
     tid = f"calc-ask-{i:02d}"
     EXPECTED[tid] = {"files": {}, "answer": answer}
     return task(SUITE, tid, index, instruction, files={path: _ods(rows)}, open_app=_open(path),
-                solution=[done(answer)], verifier=verifier, tags=("question",))
+                solution=[wait(10), done(answer)], verifier=verifier, tags=("question",))
 
 
 def save_copy(rng: random.Random, i: int, index: int) -> TaskSpec:
@@ -207,7 +207,7 @@ def save_copy(rng: random.Random, i: int, index: int) -> TaskSpec:
     instruction = (f"In budget.ods (open in Calc), set the cost of {rows[place][0]} to {new}, but save the result "
                    f"as a new file {copy} (OpenDocument spreadsheet). budget.ods itself must stay unchanged.")
     verifier = desktop([check(get("ods_table", path=copy), "table_equal", "copy", expected=after)], [path])
-    solution = [*_goto(place, 1), *_enter(str(new)), key("ctrl+shift+s"), wait(5),
+    solution = [wait(10), *_goto(place, 1), *_enter(str(new)), key("ctrl+shift+s"), wait(5),
                 key("ctrl+a"), typed(copy), key("Return"), wait(5), done()]
     tid = f"calc-saveas-{i:02d}"
     EXPECTED[tid] = {"files": {copy: _ods(after)}}
@@ -226,7 +226,7 @@ def other_file(rng: random.Random, i: int, index: int) -> TaskSpec:
     instruction = (f"Calc shows last year's budget. In this year's file, {target}, set the cost of "
                    f"{rows[place][0]} to {new} and save it. Do not change budget-2025.ods.")
     verifier = desktop([check(get("ods_table", path=target), "table_equal", "this year", expected=after)], [shown])
-    solution = [key("ctrl+o"), wait(5), typed(target), key("Return"), wait(8),
+    solution = [wait(10), key("ctrl+o"), wait(5), typed(target), key("Return"), wait(8),
                 *_goto(place, 1), *_enter(str(new)), *_save(), done()]
     tid = f"calc-otherfile-{i:02d}"
     EXPECTED[tid] = {"files": {target: _ods(after)}}
@@ -251,7 +251,7 @@ def infeasible(rng: random.Random, i: int, index: int) -> TaskSpec:
     tid = f"calc-infeasible-{i:02d}"
     EXPECTED[tid] = {"files": {}, "fail": True}
     return task(SUITE, tid, index, instruction, files={path: _ods(rows)}, open_app=_open(path),
-                solution=[fail(reason)], verifier=verifier, tags=("infeasible",))
+                solution=[wait(2), fail(reason)], verifier=verifier, tags=("infeasible",))
 
 
 KINDS = ((sum_total, 5), (statistic, 5), (edit_similar, 5), (append_row, 4), (question, 5), (save_copy, 3),

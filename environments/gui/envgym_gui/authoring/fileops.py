@@ -64,7 +64,7 @@ def setting(rng: random.Random, i: int, index: int) -> TaskSpec:
                    "is, and save the file.")
     checks = [check(get("config_key", path=path, format="kv", key=target), "exact", target, expected=str(new)),
               check(get("file_text", path=path), "exact", "other lines kept", expected="\n".join(after) + "\n")]
-    solution = [key(f"{_line_keys(lines.index(f'{target}={values[target]}'))} shift+End"),
+    solution = [wait(2), key(f"{_line_keys(lines.index(f'{target}={values[target]}'))} shift+End"),
                 typed(f"{target}={new}"), *_editor_save(), done()]
     tid = f"files-setting-{i:02d}"
     EXPECTED[tid] = {"files": {path: _text("\n".join(after) + "\n")}}
@@ -93,7 +93,7 @@ def ini_setting(rng: random.Random, i: int, index: int) -> TaskSpec:
                     expected=str(new)),
               check(get("file_text", path=path), "exact", "other lines kept", expected="\n".join(after))]
     other = f"{HOME}/.notes/notes-default.ini"
-    solution = [key(f"{_line_keys(k)} shift+End"), typed(f"{name} = {new}"), *_editor_save(), done()]
+    solution = [wait(2), key(f"{_line_keys(k)} shift+End"), typed(f"{name} = {new}"), *_editor_save(), done()]
     tid = f"files-ini-{i:02d}"
     EXPECTED[tid] = {"files": {path: _text("\n".join(after))}}
     return task(SUITE, tid, index, instruction, files={path: _text("\n".join(lines)), other: _text("\n".join(lines))},
@@ -107,7 +107,7 @@ def append_line(rng: random.Random, i: int, index: int) -> TaskSpec:
     body = "\n".join(items) + "\n"
     instruction = f"Add the line \"{new}\" at the end of {path} (open in the text editor) and save the file."
     checks = [check(get("file_text", path=path), "exact", "text", expected=body + new + "\n")]
-    solution = [key("ctrl+End"), typed(f"{new}\n"), *_editor_save(), done()]
+    solution = [wait(2), key("ctrl+End"), typed(f"{new}\n"), *_editor_save(), done()]
     tid = f"files-append-{i:02d}"
     EXPECTED[tid] = {"files": {path: _text(body + new + "\n")}}
     other = f"{HOME}/shopping.txt"
@@ -124,7 +124,7 @@ def delete_line(rng: random.Random, i: int, index: int) -> TaskSpec:
     instruction = (f"Remove {gone} from the guest list {path} (open in the text editor): delete that whole line, "
                    "leaving no empty line, and save the file.")
     checks = [check(get("file_text", path=path), "exact", "text", expected="\n".join(left) + "\n")]
-    solution = [key(f"{_line_keys(k)} shift+Down"), key("Delete"), *_editor_save(), done()]
+    solution = [wait(2), key(f"{_line_keys(k)} shift+Down"), key("Delete"), *_editor_save(), done()]
     tid = f"files-delline-{i:02d}"
     EXPECTED[tid] = {"files": {path: _text("\n".join(left) + "\n")}}
     other = f"{HOME}/guests-2025.txt"
@@ -134,7 +134,7 @@ def delete_line(rng: random.Random, i: int, index: int) -> TaskSpec:
 
 
 def _run(command: str) -> list:
-    return [typed(command + "\n"), wait(2)]
+    return [wait(2), typed(command + "\n"), wait(2)]
 
 
 def move_logs(rng: random.Random, i: int, index: int) -> TaskSpec:
@@ -236,7 +236,7 @@ def count_question(rng: random.Random, i: int, index: int) -> TaskSpec:
     tid = f"files-ask-{i:02d}"
     EXPECTED[tid] = {"files": {}, "answer": str(jpgs)}
     return task(SUITE, tid, index, instruction, files=files, open_app=_terminal(folder),
-                solution=[done(str(jpgs))], verifier=desktop(checks, sorted(files)[:3]), tags=("question",))
+                solution=[wait(2), done(str(jpgs))], verifier=desktop(checks, sorted(files)[:3]), tags=("question",))
 
 
 def new_folder(rng: random.Random, i: int, index: int) -> TaskSpec:
@@ -250,7 +250,7 @@ def new_folder(rng: random.Random, i: int, index: int) -> TaskSpec:
               check(get("dir_listing", path=f"{folder}/{name}"), "exact", "empty", expected=[])]
     tid = f"files-mkdir-{i:02d}"
     EXPECTED[tid] = {"files": {}, "dirs": [f"{folder}/{name}"]}
-    solution = [key("ctrl+shift+n"), wait(1), key("ctrl+a"), typed(name), key("Return"), wait(1), done()]
+    solution = [wait(2), key("ctrl+shift+n"), wait(1), key("ctrl+a"), typed(name), key("Return"), wait(1), done()]
     return task(SUITE, tid, index, instruction, files=files, open_app={"app": "files", "path": folder,
                                                                        "title": "Projects"},
                 solution=solution, verifier=desktop(checks, sorted(files)), tags=("file-manager",))
@@ -276,7 +276,7 @@ def infeasible(rng: random.Random, i: int, index: int) -> TaskSpec:
         open_app = _editor(path)
     tid = f"files-infeasible-{i:02d}"
     EXPECTED[tid] = {"files": {}, "fail": True}
-    return task(SUITE, tid, index, instruction, files=present, open_app=open_app, solution=[fail(reason)],
+    return task(SUITE, tid, index, instruction, files=present, open_app=open_app, solution=[wait(1), fail(reason)],
                 verifier=desktop([], sorted(present), expect="fail"), tags=("infeasible",))
 
 

@@ -83,7 +83,7 @@ def style_one(rng: random.Random, i: int, index: int) -> TaskSpec:
               check(_para(path, other, attr), "exact", f"other paragraph not {attr}", expected=False),
               check(get("odt_paragraphs", path=path), "exact", "text kept", expected=[title, *body])]
     nd, nd_spec = _distractor(rng)
-    solution = [key(f"{_to_paragraph(k)} shift+End"), key(shortcut), key("ctrl+s"), wait(5), done()]
+    solution = [wait(10), key(f"{_to_paragraph(k)} shift+End"), key(shortcut), key("ctrl+s"), wait(5), done()]
     tid = f"writer-{attr}-{i:02d}"
     after = [{"text": title, "style": {"bold": True, "size": 16}}]
     after += [{"text": s, "style": {attr: True}} if s == target else s for s in body]
@@ -108,7 +108,7 @@ def align(rng: random.Random, i: int, index: int) -> TaskSpec:
         checks.append(check(_para(path, title, "align"), "exact", "title untouched", expected="left"))
     else:
         checks.append(check(_para(path, body[0], "align"), "exact", "body untouched", expected="left"))
-    solution = [key(_to_paragraph(k)), key(shortcut), key("ctrl+s"), wait(5), done()]
+    solution = [wait(10), key(_to_paragraph(k)), key(shortcut), key("ctrl+s"), wait(5), done()]
     tid = f"writer-align-{i:02d}"
     title_style: dict[str, Any] = {"bold": True, "size": 16}
     paragraphs = [{"text": title, "style": {**title_style, "align": where} if k == 0 else title_style}]
@@ -127,7 +127,7 @@ def append(rng: random.Random, i: int, index: int) -> TaskSpec:
                    f"{line} Save the document in place.")
     checks = [check(get("odt_paragraphs", path=path), "exact", "paragraphs", expected=[title, *body, line])]
     nd, nd_spec = _distractor(rng)
-    solution = [key("ctrl+End Return"), typed(line), key("ctrl+s"), wait(5), done()]
+    solution = [wait(10), key("ctrl+End Return"), typed(line), key("ctrl+s"), wait(5), done()]
     tid = f"writer-append-{i:02d}"
     EXPECTED[tid] = {"files": {path: _doc(title, [*body, line])}}
     return task(SUITE, tid, index, instruction, files={path: _doc(title, body), nd: nd_spec}, open_app=_open(path),
@@ -143,7 +143,7 @@ def retitle(rng: random.Random, i: int, index: int) -> TaskSpec:
     checks = [check(get("odt_paragraphs", path=path), "exact", "paragraphs", expected=[new, *body]),
               check(_para(path, new, "bold"), "exact", "title bold", expected=True)]
     nd, nd_spec = _distractor(rng)
-    solution = [key("ctrl+Home shift+End"), typed(new), key("ctrl+s"), wait(5), done()]
+    solution = [wait(10), key("ctrl+Home shift+End"), typed(new), key("ctrl+s"), wait(5), done()]
     tid = f"writer-retitle-{i:02d}"
     EXPECTED[tid] = {"files": {path: _doc(new, body)}}
     return task(SUITE, tid, index, instruction, files={path: _doc(old, body), nd: nd_spec}, open_app=_open(path),
@@ -161,7 +161,7 @@ def delete(rng: random.Random, i: int, index: int) -> TaskSpec:
     checks = [check(get("odt_paragraphs", path=path, skip_empty=False), "exact", "paragraphs",
                     expected=[title, *left])]
     nd, nd_spec = _distractor(rng)
-    solution = [key(f"{_to_paragraph(k)} shift+Down"), key("Delete"), key("ctrl+s"), wait(5), done()]
+    solution = [wait(10), key(f"{_to_paragraph(k)} shift+Down"), key("Delete"), key("ctrl+s"), wait(5), done()]
     tid = f"writer-delete-{i:02d}"
     EXPECTED[tid] = {"files": {path: _doc(title, left)}}
     return task(SUITE, tid, index, instruction, files={path: _doc(title, body), nd: nd_spec}, open_app=_open(path),
@@ -180,7 +180,7 @@ def question(rng: random.Random, i: int, index: int) -> TaskSpec:
     tid = f"writer-ask-{i:02d}"
     EXPECTED[tid] = {"files": {}, "answer": date}
     return task(SUITE, tid, index, instruction, files={path: _doc(title, body)}, open_app=_open(path),
-                solution=[done(date)], verifier=desktop(checks, [path]), tags=("question",))
+                solution=[wait(10), done(date)], verifier=desktop(checks, [path]), tags=("question",))
 
 
 def save_copy(rng: random.Random, i: int, index: int) -> TaskSpec:
@@ -191,7 +191,7 @@ def save_copy(rng: random.Random, i: int, index: int) -> TaskSpec:
                    "(OpenDocument text). report.odt itself must stay unchanged.")
     checks = [check(_para(copy, title, "align"), "exact", "title centred", expected="center"),
               check(get("odt_paragraphs", path=copy), "exact", "text", expected=[title, *body])]
-    solution = [key("ctrl+Home"), key("ctrl+e"), key("ctrl+shift+s"), wait(5), key("ctrl+a"),
+    solution = [wait(10), key("ctrl+Home"), key("ctrl+e"), key("ctrl+shift+s"), wait(5), key("ctrl+a"),
                 typed(copy), key("Return"), wait(5), done()]
     tid = f"writer-saveas-{i:02d}"
     paragraphs = [{"text": title, "style": {"bold": True, "size": 16, "align": "center"}}, *body]
@@ -214,7 +214,7 @@ def infeasible(rng: random.Random, i: int, index: int) -> TaskSpec:
     tid = f"writer-infeasible-{i:02d}"
     EXPECTED[tid] = {"files": {}, "fail": True}
     return task(SUITE, tid, index, instruction, files={path: _doc(title, body)}, open_app=_open(path),
-                solution=[fail(reason)], verifier=desktop([], [path], expect="fail"), tags=("infeasible",))
+                solution=[wait(2), fail(reason)], verifier=desktop([], [path], expect="fail"), tags=("infeasible",))
 
 
 KINDS = ((style_one, 8), (align, 4), (append, 3), (retitle, 3), (delete, 3), (question, 3), (save_copy, 2),
