@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from envgym.plugin import (
     Action,
@@ -84,6 +84,10 @@ def osworld_action(action: Any) -> Action:
 class OSWorldEnv(DesktopEnv):
     """``gui/osworld-v1``: see the module docstring. ``observation``: ``"envgym"`` (:class:`GuiObservation`,
     as ``gui/desktop-v1``) or ``"osworld"`` (:class:`OSWorldObservation`)."""
+
+    gate_sample: ClassVar[int | None] = 8
+    """Admission gates on 8 of the imported tasks (``envgym check --all-tasks`` gates every one): each episode is
+    a desktop's seconds, and the importer's own tests grade every mapping rule."""
 
     def __init__(self, *, observation: Literal["envgym", "osworld"] = "envgym", a11y: bool = True,
                  **kwargs: Any) -> None:
