@@ -278,6 +278,22 @@ async def test_alt_tab_switches_between_two_windows(desktop):
     assert "Mousepad" in await focus_after("alt+shift+Tab", "Mousepad")
 
 
+async def test_clicks_where_the_pointer_rests_and_short_drags_do_not_stall(desktop):
+    """xdotool's ``mousemove --sync`` to where the pointer already is waits for a motion event that never comes
+    (about 16 s a call); a second click on the same point, or a drag of a few pixels, took that long. Each call
+    here gets 8 s; the pointer ends where the last call put it."""
+    d = desktop
+    for _ in range(2):
+        await d._root_call({"op": "click", "x": 300, "y": 300}, timeout=8.0)
+    assert await d.pointer() == (300, 300)
+    await d._root_call({"op": "drag", "x1": 300, "y1": 300, "x2": 303, "y2": 300}, timeout=8.0)
+    await d._root_call({"op": "move", "x": 303, "y": 300}, timeout=8.0)
+    assert await d.pointer() == (303, 300)
+    await d.mouse_button(310, 310, down=True)
+    await d.mouse_button(310, 310, down=False)
+    assert await d.pointer() == (310, 310)
+
+
 async def test_a_document_goes_to_the_prewarmed_libreoffice_and_its_profile_is_readable(desktop):
     # the document is handed to the running LibreOffice over its own pipe: launch returns once it is loaded
     # (the window is there at once) and names the prewarmed process; the profile LibreOffice keeps under

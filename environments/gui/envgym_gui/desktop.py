@@ -369,6 +369,19 @@ class Desktop:
         """xdotool key syntax: ``"ctrl+s"``, ``"ctrl+a Delete"``; an unknown key name is an :class:`ActionError`."""
         await self._root_call({"op": "key", "keys": keys})
 
+    async def pointer(self) -> tuple[int, int]:
+        """Where the pointer is on the screen."""
+        reply = await self._root_call({"op": "pointer"})
+        return int(reply["x"]), int(reply["y"])
+
+    async def mouse_button(self, x: int, y: int, *, down: bool, button: str = "left") -> None:
+        """Press (``down``) or release ``button`` at (x, y), and leave it so (a drag in several steps)."""
+        await self._root_call({"op": "mouse_button", "x": x, "y": y, "button": button, "down": down})
+
+    async def key_state(self, keys: str, *, down: bool) -> None:
+        """Press (``down``) or release key combinations and leave them so (a shift-click in several steps)."""
+        await self._root_call({"op": "key_state", "keys": keys, "down": down})
+
     async def hold_key(self, keys: str, seconds: float) -> None:
         await self._root_call({"op": "hold_key", "keys": keys, "seconds": seconds}, timeout=CALL_TIMEOUT_S + 10)
 

@@ -293,6 +293,17 @@ class Root:
         self.x.size()  # a dead server is ``gone`` before xdotool says something vaguer
         run(["xdotool", *args], data=data, timeout=timeout)
 
+    def pointer(self) -> tuple[int, int]:
+        reply = self.x.guarded(lambda d: d.screen().root.query_pointer())
+        return reply.root_x, reply.root_y
+
+    def moveto(self, x: int, y: int, *, at: tuple[int, int] | None = None) -> list[str]:
+        """xdotool arguments that move the pointer to (x, y): none when it is there already (``at``, else read),
+        since ``mousemove --sync`` waits for a motion event that never comes then (about 16 s)."""
+        if (at or self.pointer()) == (x, y):
+            return []
+        return ["mousemove", "--sync", str(x), str(y)]
+
     def point(self, req: dict, kx: str = "x", ky: str = "y") -> tuple[int, int]:
         x, y = req.get(kx), req.get(ky)
         w, h = self.x.size()
@@ -322,22 +333,24 @@ class Root:
             raise action_error(f"button must be one of {sorted(BUTTONS)}, got {req.get('button')!r}")
         if not isinstance(count, int) or not 1 <= count <= 3:
             raise action_error(f"count must be 1, 2 or 3, got {count!r}")
-        self.xdotool("mousemove", "--sync", str(x), str(y), "click", "--repeat", str(count), "--delay", "60",
-                     str(button))
+        self.xdotool(*self.moveto(x, y), "click", "--repeat", str(count), "--delay", "60", str(button))
         return {}
 
     def op_move(self, req: dict) -> dict:
         x, y = self.point(req)
-        self.xdotool("mousemove", "--sync", str(x), str(y))
+        args = self.moveto(x, y)
+        if args:
+            self.xdotool(*args)
         return {}
 
     def op_drag(self, req: dict) -> dict:
         x1, y1 = self.point(req, "x1", "y1")
         x2, y2 = self.point(req, "x2", "y2")
-        steps = [f"{round(x1 + (x2 - x1) * i / 8)} {round(y1 + (y2 - y1) * i / 8)}".split() for i in range(1, 9)]
-        args = ["mousemove", "--sync", str(x1), str(y1), "mousedown", "1", "sleep", "0.05"]
-        for sx, sy in steps:
-            args += ["mousemove", "--sync", sx, sy, "sleep", "0.02"]
+        args, at = [*self.moveto(x1, y1), "mousedown", "1", "sleep", "0.05"], (x1, y1)
+        for i in range(1, 9):  # a short drag rounds to the same pixel twice: each step moves, or is left out
+            step = (round(x1 + (x2 - x1) * i / 8), round(y1 + (y2 - y1) * i / 8))
+            args += [*self.moveto(*step, at=at), "sleep", "0.02"]
+            at = step
         self.xdotool(*args, "mouseup", "1")
         return {}
 
@@ -349,8 +362,7 @@ class Root:
             raise action_error(f"direction must be one of {sorted(SCROLL)}, got {req.get('direction')!r}")
         if not isinstance(amount, int) or not 1 <= amount <= 50:
             raise action_error(f"amount must be an integer in 1..50, got {amount!r}")
-        self.xdotool("mousemove", "--sync", str(x), str(y), "click", "--repeat", str(amount), "--delay", "20",
-                     str(button))
+        self.xdotool(*self.moveto(x, y), "click", "--repeat", str(amount), "--delay", "20", str(button))
         return {}
 
     def op_type(self, req: dict) -> dict:
@@ -371,6 +383,28 @@ class Root:
         combos = self.x.combos(req.get("keys"))
         self.xdotool("key", "--delay", "30", "--", *combos)
         return {"keys": combos}
+
+    def op_pointer(self, req: dict) -> dict:
+        x, y = self.pointer()
+        return {"x": x, "y": y}
+
+    def op_mouse_button(self, req: dict) -> dict:
+        """Press (``down``: true) or release a button at (x, y); pyautogui's mouseDown / mouseUp."""
+        x, y = self.point(req)
+        button = BUTTONS.get(str(req.get("button", "left")))
+        if button is None:
+            raise action_error(f"button must be one of {sorted(BUTTONS)}, got {req.get('button')!r}")
+        self.xdotool(*self.moveto(x, y), "mousedown" if req.get("down") else "mouseup", str(button))
+        return {}
+
+    def op_key_state(self, req: dict) -> dict:
+        """Press (``down``: true) or release key combinations and leave them so; pyautogui's keyDown / keyUp."""
+        combos = self.x.combos(req.get("keys"))
+        if req.get("down"):
+            self.xdotool("keydown", "--", *combos)
+        else:
+            self.xdotool("keyup", "--", *reversed(combos))
+        return {}
 
     def op_hold_key(self, req: dict) -> dict:
         combos = self.x.combos(req.get("keys"))
