@@ -9,16 +9,14 @@ container's memory with the app open (:func:`_memory_mib`).
 from __future__ import annotations
 
 import asyncio
-import io
 import re
 import secrets
-import wave
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym_gui._samples import odp, png, wav
 from envgym_gui.apps import EXTRA_APPS, ensure_image, image_for
 from envgym_gui.desktop import APPS, PROFILE, Desktop
 
@@ -29,59 +27,25 @@ MEMORY_LIMIT_MIB = 300
 """Issue 37's target: a desktop with one of these apps open."""
 
 
-def _odp() -> bytes:
-    mime = "application/vnd.oasis.opendocument.presentation"
-    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-          'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
-          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-          'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2"')
-    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:'
-                'opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" '
-                f'manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" '
-                'manifest:media-type="text/xml"/></manifest:manifest>')
-    body = ('<office:presentation><draw:page draw:name="Slide1"><draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" '
-            'svg:height="3cm"><draw:text-box><text:p>Quarterly review</text:p></draw:text-box></draw:frame>'
-            "</draw:page></office:presentation>")
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr(zipfile.ZipInfo("mimetype"), mime)
-        z.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
-        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
-                                  f"<office:body>{body}</office:body></office:document-content>", zipfile.ZIP_DEFLATED)
-    return buf.getvalue()
 
 
-def _png() -> bytes:
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.new("RGB", (320, 200), (30, 120, 200)).save(buf, "PNG")
-    return buf.getvalue()
 
 
-def _wav(seconds: int = 600) -> bytes:
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(1)
-        w.setframerate(8000)
-        w.writeframes(b"\x80" * 8000 * seconds)
-    return buf.getvalue()
 
 
 PPTX = Path(__file__).parent / "fixtures" / "apps_review.pptx"
-"""The slide of :func:`_odp` as OOXML (OSWorld's Impress tasks are .pptx), saved by the image's LibreOffice 7.4
+"""The slide of `envgym_gui._samples.odp` as OOXML (OSWorld's Impress tasks are .pptx), saved by LibreOffice 7.4
 (``soffice --headless --convert-to pptx`` in another container: converting in the tested one leaves state in its
 profile)."""
 HTML = b"<html><head><title>Hello page</title></head><body><h1>Hello</h1></body></html>"
 CASES = {  # case -> (app, path, file, window title, a node the accessibility tree must show, or None)
-    "impress-odp": ("impress", "/home/user/Documents/review.odp", _odp(), r"^review\.odp - LibreOffice Impress$",
+    "impress-odp": ("impress", "/home/user/Documents/review.odp", odp(), r"^review\.odp - LibreOffice Impress$",
                     ("frame", r"review\.odp - LibreOffice Impress")),
     "impress-pptx": ("impress", "/home/user/Documents/review.pptx", PPTX.read_bytes(),
                      r"^review\.pptx - LibreOffice Impress$",
                      ("frame", r"review\.pptx - LibreOffice Impress")),
-    "gimp": ("gimp", "/home/user/Pictures/sky.png", _png(), r"^\[sky\] .* GIMP$", ("frame", r"\[sky\]")),
-    "vlc": ("vlc", "/home/user/Videos/tone.wav", _wav(), r"^tone\.wav - VLC media player$", None),
+    "gimp": ("gimp", "/home/user/Pictures/sky.png", png(), r"^\[sky\] .* GIMP$", ("frame", r"\[sky\]")),
+    "vlc": ("vlc", "/home/user/Videos/tone.wav", wav(), r"^tone\.wav - VLC media player$", None),
     "thunderbird": ("thunderbird", None, None, r"^Local Folders - Mozilla Thunderbird$",
                     ("frame", r"Local Folders - Mozilla Thunderbird")),
     "chromium": ("chromium", "/home/user/page.html", HTML, r"^Hello page - Chromium$", ("heading", r"^Hello$")),

@@ -1,0 +1,48 @@
+"""Small documents of each kind the extra apps open (a slide, an image, a sound), built here so that tests and
+benchmarks need no files: ``odp()`` for Impress, ``png()`` for GIMP, ``wav(seconds)`` for VLC."""
+
+from __future__ import annotations
+
+import io
+import wave
+import zipfile
+
+
+def odp() -> bytes:
+    mime = "application/vnd.oasis.opendocument.presentation"
+    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+          'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2"')
+    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:'
+                'opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" '
+                f'manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" '
+                'manifest:media-type="text/xml"/></manifest:manifest>')
+    body = ('<office:presentation><draw:page draw:name="Slide1"><draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" '
+            'svg:height="3cm"><draw:text-box><text:p>Quarterly review</text:p></draw:text-box></draw:frame>'
+            "</draw:page></office:presentation>")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), mime)
+        z.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
+        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
+                                  f"<office:body>{body}</office:body></office:document-content>", zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def png() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (320, 200), (30, 120, 200)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def wav(seconds: int = 600) -> bytes:
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(1)
+        w.setframerate(8000)
+        w.writeframes(b"\x80" * 8000 * seconds)
+    return buf.getvalue()
