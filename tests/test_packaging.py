@@ -49,3 +49,13 @@ def test_import_verifiers_from_the_checkout_root_is_pypis():
     location = out.stdout.strip()
     assert location != "None", "import verifiers found only the checkout's folder verifiers/"
     assert not Path(location).resolve().is_relative_to(ROOT / "verifiers"), f"import verifiers loaded {location}"
+
+
+def test_every_file_of_the_task_data_is_in_the_package_data():
+    # setuptools' package-data globs do not cross folders: a suite nested one level deeper (tasks/swe-injected/<lib>/)
+    # needs its own patterns, or a built wheel silently lacks it.
+    base = ROOT / "tasks"
+    covered = {p for pattern in SETUPTOOLS["package-data"]["envgym_tasks"] for p in base.glob(pattern)}
+    files = {p for p in base.rglob("*") if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")}
+    missing = sorted(str(p.relative_to(base)) for p in files - covered)
+    assert not missing, f"add to [tool.setuptools.package-data] envgym_tasks: {missing[:10]}"
