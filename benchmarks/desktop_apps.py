@@ -23,17 +23,11 @@ import time
 
 from envgym.sandbox.docker import DockerEngine, DockerSandbox
 from envgym.sandbox.images import tag_for
-from envgym_gui._samples import odp, png, wav
+from envgym_gui._samples import container_memory, odp, png, wav
 from envgym_gui.apps import EXTRA_APPS, ensure_image
 from envgym_gui.desktop import PROFILE, Desktop
 
 RUN_ID = "benchmark"
-
-
-
-
-
-
 
 
 CASES = {  # app -> (path, file, window title regex)
@@ -44,19 +38,6 @@ CASES = {  # app -> (path, file, window title regex)
     "chromium": ("/home/user/page.html", b"<html><head><title>Hello page</title></head><body><h1>Hello</h1></body>"
                                          b"</html>", r"Hello page - Chromium"),
 }
-
-
-async def memory(engine: DockerEngine, container: str) -> tuple[float, float, float]:
-    """(Docker's figure: usage less inactive file pages, anonymous memory + tmpfs, the whole usage) in MiB.
-
-    Docker's figure includes the page cache of the image's files this container read first (a library another
-    container read first is charged there), so it moves between runs; anonymous memory + tmpfs is what the
-    desktop itself holds."""
-    stats = (await engine.call("stats", container, stream=False))["memory_stats"]
-    inner = stats.get("stats", {})
-    inactive = inner.get("total_inactive_file", inner.get("inactive_file", 0))
-    held = sum(inner.get(f"total_{k}", inner.get(k, 0)) for k in ("active_anon", "inactive_anon"))  # tmpfs included
-    return (stats["usage"] - inactive) / 2**20, held / 2**20, stats["usage"] / 2**20
 
 
 async def one(engine: DockerEngine, image: str, app: str | None) -> dict[str, float]:
@@ -79,7 +60,8 @@ async def one(engine: DockerEngine, image: str, app: str | None) -> dict[str, fl
         else:
             await desktop.wait_idle(quiet=1.0, timeout=60)
         await desktop.a11y_tree(max_nodes=600)  # as an agent would: the app builds its accessible objects
-        row["memory"], row["held"], row["usage"] = await memory(engine, sb.id)
+        measured = await container_memory(engine, sb.id)
+        row["memory"], row["held"], row["usage"] = measured.docker, measured.held, measured.usage
         return row
     finally:
         await desktop.close()

@@ -3,7 +3,8 @@
 Every case starts its own container of the image (built on first use by :func:`envgym_gui.apps.ensure_image`:
 a few minutes once, the host's apt downloads its Debian packages) under the desktop's PROFILE, opens one app on
 its file with ``Desktop.launch(key, path)``, waits for the window, reads the accessibility tree and measures the
-container's memory with the app open (:func:`_memory_mib`).
+container's memory with the app open (:func:`envgym_gui._samples.container_memory`: the target is asserted on
+anonymous memory + tmpfs, what the desktop itself holds).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from envgym.sandbox.docker import DockerEngine, DockerSandbox
-from envgym_gui._samples import odp, png, wav
+from envgym_gui._samples import container_memory, odp, png, wav
 from envgym_gui.apps import EXTRA_APPS, ensure_image, image_for
 from envgym_gui.desktop import APPS, PROFILE, Desktop
 
@@ -25,12 +26,6 @@ RUN_ID = f"pytest-gui-apps-{secrets.token_hex(4)}"
 LAUNCH_TIMEOUT_S = 180.0
 MEMORY_LIMIT_MIB = 300
 """Issue 37's target: a desktop with one of these apps open."""
-
-
-
-
-
-
 
 
 PPTX = Path(__file__).parent / "fixtures" / "apps_review.pptx"
@@ -71,19 +66,6 @@ async def engine():
         api.close()
 
 
-async def _memory_mib(engine: DockerEngine, container: str) -> tuple[float, float]:
-    """(anonymous memory + tmpfs, Docker's figure) of the container in MiB. Docker's figure (usage less inactive
-    file pages, what ``docker stats`` shows) also holds the page cache of the image's files that this container
-    read first: the same libraries read by another container first are charged there, so it moves by tens of MiB
-    from run to run (Thunderbird's 200 MB of libraries). Anonymous memory + tmpfs is what the desktop itself
-    holds and cannot give back; the target is asserted on it (cgroup v1 or v2)."""
-    stats = (await engine.call("stats", container, stream=False))["memory_stats"]
-    inner = stats.get("stats", {})
-    inactive = inner.get("total_inactive_file", inner.get("inactive_file", 0))
-    held = sum(inner.get(f"total_{k}", inner.get(k, 0)) for k in ("active_anon", "inactive_anon"))  # tmpfs included
-    return held / 2**20, (stats["usage"] - inactive) / 2**20
-
-
 def test_every_app_key_runs_in_the_apps_image_and_the_desktop_takes_it():
     assert set(EXTRA_APPS) == {"impress", "gimp", "vlc", "thunderbird", "chromium"}
     assert all(image_for(app) == "desktop-apps" for app in EXTRA_APPS) and image_for("calc") == "desktop"
@@ -113,9 +95,9 @@ async def test_the_app_opens_its_file_shows_its_window_and_fits_the_memory_targe
         shown = await d.windows()
         assert [w.title for w in shown] == [window.title]  # still alive, and no first-run dialog beside it
         assert (shown[0].w, shown[0].h >= 680) == (1280, True), shown  # maximized, as every app on this desktop
-        held, docker_figure = await _memory_mib(engine, sb.id)
-        print(f"{case}: {held:.0f} MiB held, {docker_figure:.0f} MiB as docker stats shows it, with the app open")
-        assert held <= MEMORY_LIMIT_MIB, f"{case}: {held:.0f} MiB held with the app open"
+        memory = await container_memory(engine, sb.id)
+        print(f"{case}: {memory.held:.0f} MiB held, {memory.docker:.0f} MiB as docker stats shows it, app open")
+        assert memory.held <= MEMORY_LIMIT_MIB, f"{case}: {memory.held:.0f} MiB held with the app open"
     finally:
         await d.close()
         await sb.stop()

@@ -1,11 +1,13 @@
-"""Small documents of each kind the extra apps open (a slide, an image, a sound), built here so that tests and
-benchmarks need no files: ``odp()`` for Impress, ``png()`` for GIMP, ``wav(seconds)`` for VLC."""
+"""What the tests and the benchmark of the extra apps share: small documents of each kind the apps open (a slide,
+an image, a sound), built here so that neither needs files (``odp()`` for Impress, ``png()`` for GIMP,
+``wav(seconds)`` for VLC), and the reading of a desktop container's memory (:func:`container_memory`)."""
 
 from __future__ import annotations
 
 import io
 import wave
 import zipfile
+from typing import Any, NamedTuple
 
 
 def odp() -> bytes:
@@ -46,3 +48,25 @@ def wav(seconds: int = 600) -> bytes:
         w.setframerate(8000)
         w.writeframes(b"\x80" * 8000 * seconds)
     return buf.getvalue()
+
+
+class ContainerMemory(NamedTuple):
+    """A container's memory in MiB, as :func:`container_memory` reads it from Docker's stats (cgroup v1 or v2)."""
+
+    held: float
+    """Anonymous memory + tmpfs: what the desktop itself holds and cannot give back."""
+    docker: float
+    """Usage less inactive file pages, the figure ``docker stats`` shows. It also holds the page cache of the image's
+    files that this container read first (the same libraries read by another container first are charged there),
+    so it moves by tens of MiB from run to run (Thunderbird's 200 MB of libraries)."""
+    usage: float
+    """The whole usage, page cache included."""
+
+
+async def container_memory(engine: Any, container: str) -> ContainerMemory:
+    """The memory of ``container`` now; ``engine`` is an ``envgym.sandbox.docker.DockerEngine``."""
+    stats = (await engine.call("stats", container, stream=False))["memory_stats"]
+    inner = stats.get("stats", {})
+    inactive = inner.get("total_inactive_file", inner.get("inactive_file", 0))
+    held = sum(inner.get(f"total_{k}", inner.get(k, 0)) for k in ("active_anon", "inactive_anon"))  # tmpfs included
+    return ContainerMemory(held / 2**20, (stats["usage"] - inactive) / 2**20, stats["usage"] / 2**20)
