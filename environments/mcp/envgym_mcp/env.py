@@ -30,6 +30,12 @@ agent only ever spoke to the server. A declared state that is missing after the 
 (:class:`~envgym_mcp.spec.McpStateMissing`), never the agent's. A stateless server (``state: null``) is graded
 from the final answer and the tool-call record alone. ``envgym check`` runs the kernel's tampering agents on it
 like any tool env.
+
+Only a SQLite state answers SQL, so ``sql_state`` (the capability a rubric ``sql`` check needs) follows the
+server: an env built for one server says what that server's state is; ``mcp/server-v1``, whose servers are
+its tasks', says True for the class, and each task is admitted on its own server's state: a task with a
+``sql`` check on a git or stateless server is a :class:`SpecError` naming that check's field when it is
+chosen (:func:`~envgym_mcp.spec.refuse_sql_checks`), before any sandbox starts.
 """
 
 from __future__ import annotations
@@ -69,7 +75,7 @@ from envgym_mcp.client import (
     McpServerError,
     ProcessTransport,
 )
-from envgym_mcp.spec import WORKDIR, McpServerSpec, McpStateMissing, Tables, server_of
+from envgym_mcp.spec import WORKDIR, McpServerSpec, McpStateMissing, Tables, refuse_sql_checks, server_of
 
 __all__ = ["SERVERS", "DiskBoundExceeded", "McpServerSpec", "McpToolEnv"]
 
@@ -96,7 +102,8 @@ def _host_file(ref: str) -> bytes:
 class McpToolEnv(Env):
     """An env over an MCP server's tools (see the module docstring)."""
 
-    sql_state: ClassVar[bool] = True  # rubric sql checks query its state database
+    sql_state: ClassVar[bool] = True
+    """The class's: some servers keep a SQLite state. An instance's follows its server (see the module docstring)."""
     has_write_actions: ClassVar[bool] = True
     needs_sandbox: ClassVar[bool] = True
     _states: ClassVar[OrderedDict[tuple[str, str, str], Tables]] = OrderedDict()
@@ -114,6 +121,7 @@ class McpToolEnv(Env):
             server if isinstance(server, McpServerSpec) else McpServerSpec.model_validate(server))
         self.server: McpServerSpec | None = self._fixed
         """The server of the episode (the fixed one, or the current task's)."""
+        self._follow_server()
         self._sandbox: Any = None
         self._client: McpClient | None = None
         self._image: str | None = None
@@ -131,6 +139,17 @@ class McpToolEnv(Env):
     def server_for(self, task: TaskSpec) -> McpServerSpec:
         """The server ``task`` runs on: this env's own, else the one the task names (``metadata.server``)."""
         return self._fixed if self._fixed is not None else self._with_overrides(server_of(task))
+
+    def _follow_server(self) -> None:
+        if self.server is not None:
+            self.sql_state = self.server.sql_state  # type: ignore[misc] - the instance's, read through wrappers
+
+    def choose_task(self, task: TaskSpec | str | None, seed: int | None,
+                    options: dict[str, Any] | None = None) -> TaskSpec:
+        """The kernel's choice, admitted on the state of the server it runs on: a ``sql`` check needs SQLite."""
+        chosen = super().choose_task(task, seed, options)
+        refuse_sql_checks(chosen, self.server_for(chosen))
+        return chosen
 
     async def prepare(self, task: TaskSpec) -> None:
         """Build the server's image when it is installed from a package and not built yet (outside every
@@ -214,6 +233,7 @@ class McpToolEnv(Env):
         chosen = self.choose_task(task, seed, options)
         await self._release()
         self.server = self.server_for(chosen)
+        self._follow_server()
         if self.server.package is not None:  # built when the rollout prepared the task: then one inspect
             await self.prepare(chosen)
         self._sandbox = await self._new_sandbox(self.server)
@@ -329,10 +349,10 @@ class McpToolEnv(Env):
             raise EnvError("verify() without an open episode")
         if self.server.state is None:  # stateless: the answer and the call record are all there is
             return VerifyContext(calls=list(self._calls), final_answer=self._final, task=self.task)
-        tables, columns = await self.server.state.read(self._sandbox, self.server.state.path)
+        state = await self.server.state.view(self._sandbox, self.server.state.path)
         initial = await self._replayed("initial", ())
         expected = await self._replayed("expected", self.task.solution) if self.task.solution is not None else None
-        return VerifyContext(calls=list(self._calls), final_answer=self._final, state=FrozenState(tables, columns),
+        return VerifyContext(calls=list(self._calls), final_answer=self._final, state=state,
                              initial_state=FrozenState(*initial),
                              expected_state=FrozenState(*expected) if expected is not None else None, task=self.task)
 

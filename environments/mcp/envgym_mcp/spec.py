@@ -17,12 +17,15 @@ env ``mcp/server-v1`` names its server in ``metadata.server``, the same fields a
   which the server creates itself from ``{init}``, or envgym creates from the task's ``initial_state["sql"]``
   with ``seed: true``), ``git`` (a repository envgym creates from the task's files and reads back as tables:
   :mod:`envgym_mcp.gitstate`), or ``null``: a stateless server, graded from the final answer and the
-  tool-call record alone (no state is read, no reference replayed).
+  tool-call record alone (no state is read, no reference replayed). Only the SQLite state answers a rubric
+  ``sql`` check (:attr:`McpServerSpec.sql_state`): a task with one on a git or stateless server is refused
+  before it runs (:func:`refuse_sql_checks`), not failed at grading.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import shutil
 import sqlite3
@@ -33,9 +36,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from envgym.plugin import EnvError, FrozenModel, SpecError
-from envgym.plugin.tools import store
+from envgym.plugin.tools import FrozenState, store
 
-__all__ = ["GitState", "McpServerSpec", "McpStateMissing", "SqliteState", "StateSpec", "server_of"]
+__all__ = ["GitState", "McpServerSpec", "McpStateMissing", "SqliteState", "StateSpec", "refuse_sql_checks",
+           "server_of"]
 
 WORKDIR = "/work"
 _NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
@@ -66,13 +70,21 @@ class SqliteState(FrozenModel):
             await sandbox.write(f"{WORKDIR}/{where}", data)
 
     async def read(self, sandbox: Any, where: str) -> Tables:
+        return await asyncio.to_thread(_sqlite_tables, await self._file(sandbox, where))
+
+    async def view(self, sandbox: Any, where: str) -> FrozenState:
+        """The state as verifiers read it: its tables, and SQL (a rubric ``sql`` check) on an in-memory copy."""
+        data = await self._file(sandbox, where)
+        tables, columns = await asyncio.to_thread(_sqlite_tables, data)
+        return FrozenState(tables, columns, reopen=functools.partial(store.clone, data), inline_queries=True)
+
+    async def _file(self, sandbox: Any, where: str) -> bytes:
         from envgym.plugin.sandbox import SandboxFileNotFound
 
         try:
-            data = await sandbox.read(f"{WORKDIR}/{where}")
+            return await sandbox.read(f"{WORKDIR}/{where}")
         except SandboxFileNotFound:
             raise McpStateMissing(f"the server left no state file {where} (its spec's state: sqlite)") from None
-        return await asyncio.to_thread(_sqlite_tables, data)
 
 
 class GitState(FrozenModel):
@@ -92,6 +104,10 @@ class GitState(FrozenModel):
         out = await _gitstate(sandbox, "dump", where)
         tables = json.loads(out)
         return tables, {name: tuple(rows[0]) if rows else () for name, rows in tables.items()}
+
+    async def view(self, sandbox: Any, where: str) -> FrozenState:
+        """The state as verifiers read it: its tables, a snapshot (no SQL: :attr:`McpServerSpec.sql_state`)."""
+        return FrozenState(*await self.read(sandbox, where))
 
 
 StateSpec = Annotated[SqliteState | GitState, Field(discriminator="kind")]
@@ -166,6 +182,12 @@ class McpServerSpec(FrozenModel):
             raise ValueError("the command names {state}, but the server declares no state (state: null)")
         return self
 
+    @property
+    def sql_state(self) -> bool:
+        """Whether its state answers SQL (a rubric ``sql`` check): a SQLite file does; the tables read back from
+        a git repository and a stateless server do not."""
+        return isinstance(self.state, SqliteState)
+
     def kinds(self, tools: list[dict[str, Any]]) -> dict[str, Literal["read", "write"]]:
         """Each listed tool's kind: ``read_tools``/``write_tools``, else its ``readOnlyHint`` annotation.
         A declared name the server does not list is a :class:`SpecError` naming the field."""
@@ -197,6 +219,29 @@ def server_of(task: Any) -> McpServerSpec:
         where = ".".join(str(part) for part in first["loc"])
         raise SpecError(f"task {task.id!r}: {first['msg'].removeprefix('Value error, ')}",
                         field="metadata.server" + (f".{where}" if where else "")) from None
+
+
+def refuse_sql_checks(task: Any, server: McpServerSpec) -> None:
+    """A :class:`SpecError` naming the field of ``task``'s first rubric ``sql`` check when ``server``'s state
+    answers no SQL (:attr:`McpServerSpec.sql_state`); nothing otherwise."""
+    if server.sql_state:
+        return
+    where = _sql_check(task.model_dump(mode="json")["verifiers"], "verifiers")
+    if where is not None:
+        kind = "stateless (state: null)" if server.state is None else f"a {server.state.kind} state"
+        raise SpecError(f"task {task.id!r} has a sql check, but MCP server {server.name!r} keeps {kind}, which "
+                        "answers no SQL: check its tables with write_action's final state, or the answer",
+                        field=where)
+
+
+def _sql_check(node: Any, where: str) -> str | None:
+    """The field path of the first rubric ``sql`` check in ``node`` (a task's verifiers as JSON), or None. The
+    kernel keeps its own walk private (``envgym.task``), so the family reads the JSON form, where every check,
+    combinators' included, sits under a ``check`` key."""
+    if isinstance(node, dict) and isinstance(node.get("check"), dict) and node["check"].get("type") == "sql":
+        return f"{where}.check"
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    return next((found for key, child in children if (found := _sql_check(child, f"{where}.{key}"))), None)
 
 
 def _seeded_sqlite(script: str) -> bytes:
