@@ -445,14 +445,16 @@ class _Reader:
             rx, ry = (_coord(bound.get(k) or 0, k) for k in ("xOffset", "yOffset"))
             if name == "dragRel" and (button != "left" or bound.get("mouseDownUp", True) is not True):
                 raise ActionError(f"line {node.lineno}: dragRel with the {button} button or mouseDownUp=False is "
-                                  "not supported here; drag with the left button")
+                                  "not supported here; drag with the left button, or with mouseDown(button=...), "
+                                  "moveTo and mouseUp(button=...)")
             self.emit(Op("osw_move" if name == "moveRel" else "osw_drag_to", {"rx": rx, "ry": ry}))
         elif name == "dragTo":
             if not point:
                 raise ActionError(f"line {node.lineno}: dragTo needs x and y")
             if button != "left" or bound.get("mouseDownUp", True) is not True:
                 raise ActionError(f"line {node.lineno}: dragTo with the {button} button or mouseDownUp=False is "
-                                  "not supported here; drag with the left button")
+                                  "not supported here; drag with the left button, or with mouseDown(button=...), "
+                                  "moveTo and mouseUp(button=...)")
             self.emit(Op("osw_drag_to", point))
         elif name in ("mouseDown", "mouseUp"):
             if point:

@@ -20,12 +20,13 @@ envgym's tools (:mod:`envgym_gui.actions`)  as in ``gui/desktop-v1``
 pyautogui calls), never executed; what it cannot read is ``last_action_error`` and nothing of it runs. The
 agent's steps go through the same desktop operations as envgym's tools.
 
-OSWorld's pyautogui keeps a pointer and buttons and keys held between calls; this env keeps them too: the
-pointer's position (read from the X server once, then followed), a button held by ``mouseDown`` (released by
-``mouseUp``: a click where it was pressed, else a left-button drag from there: the desktop has no separate
-press and release, so the press shows only at the release) and keys held by ``keyDown`` (added to every key
-press until ``keyUp``; a ``keyDown``/``keyUp`` pair with nothing between is a press of that key). A click or
-typing while keys are held is refused (no modifier clicks on this desktop yet).
+OSWorld's pyautogui leaves buttons and keys held between calls; so does this env, on the X server itself:
+``mouseDown`` / ``mouseUp`` (computer_13's ``MOUSE_DOWN`` / ``MOUSE_UP``) press and release the button where
+the pointer is, so a move between them is a drag the app sees as it happens, and ``keyDown`` / ``keyUp``
+(``KEY_DOWN`` / ``KEY_UP``) press and release keys, so a click, a scroll or a key press between them carries the
+modifier (a shift-click; ``keyDown('ctrl'); press('c')`` is ctrl+c). A key combination that names a key already
+held leaves that key out (pressing it again would release it). Keys still held when the episode ends are
+released before the grading-time ``postconfig``; a held button stays held, as on OSWorld's VM.
 
 ``observation="osworld"`` makes every observation an :class:`~envgym_gui.observe.OSWorldObservation`, whose
 ``.osworld()`` is OSWorld's ``{"screenshot", "accessibility_tree", "terminal", "instruction"}`` with the tree in
@@ -96,14 +97,12 @@ class OSWorldEnv(DesktopEnv):
         # in OSWorld's form the tree is read once per observation here, for both the XML and the text
         super().__init__(a11y=a11y and observation == "envgym", **kwargs)
         self.observation, self.text_a11y = observation, a11y
-        self._pointer: tuple[int, int] | None = None
-        self._down: tuple[str, tuple[int, int]] | None = None
-        self._keys: list[str] = []
-        self._keys_used = False
+        self._keys: list[str] = []  # held by keyDown, in the order pressed (xdotool's names)
+        self._buttons: set[str] = set()  # held by mouseDown
 
     async def reset(self, *, task: TaskSpec | None = None, seed: int | None = None,
                     options: dict[str, Any] | None = None) -> tuple[GuiObservation, dict[str, Any]]:
-        self._pointer, self._down, self._keys, self._keys_used = None, None, [], False
+        self._keys, self._buttons = [], set()
         self._postconfig_done = False
         obs, info = await super().reset(task=task, seed=seed, options=options)
         return obs, {**info, "tools": [*TOOLS, *OSWORLD_TOOLS]}
@@ -117,6 +116,8 @@ class OSWorldEnv(DesktopEnv):
         if steps and not self._postconfig_done and self._sandbox is not None:
             self._postconfig_done = True
             try:
+                if self._keys and self.desktop is not None:
+                    await self._release_keys()
                 await run_setup(self._sandbox, steps, part="postconfig")
             except (EnvError, DesktopGone, desktop.DesktopError) as exc:
                 log.warning("task %s: postconfig not replayed: %s", self.task.id if self.task else "?", exc)
@@ -187,33 +188,23 @@ class OSWorldEnv(DesktopEnv):
         assert d is not None
         name, args = op.name, op.args
         if name == "osw_key_down":
-            if args["keys"] not in self._keys:
+            if args["keys"] not in self._keys:  # pyautogui's second keyDown of a held key: no second press
+                await d.key_state(args["keys"], down=True)
                 self._keys.append(args["keys"])
-            self._keys_used = False
         elif name == "osw_key_up":
-            if args["keys"] in self._keys:
-                if not self._keys_used:  # keyDown(k); keyUp(k) with nothing between: a press of k
-                    await d.key("+".join(self._keys))
+            if args["keys"] in self._keys:  # a key this env never pressed is left alone
+                await d.key_state(args["keys"], down=False)
                 self._keys.remove(args["keys"])
-                self._keys_used = True
         elif name == "key" and self._keys:
-            await d.key(" ".join("+".join([*self._keys, combo]) for combo in args["keys"].split()))
-            self._keys_used = True
-        elif self._keys and name not in ("wait", "screenshot", "osw_move"):
-            raise ActionError(f"{_label(op)} while keys are held down ({', '.join(self._keys)}: keyDown without "
-                              "keyUp) is not supported on this desktop; use hotkey / press for key combinations")
+            keys = self._without_held(args["keys"])
+            if keys:  # press('shift') while shift is held: it is down already
+                await d.key(keys)
         elif name == "osw_move":
-            target = await self._target(args)
-            if self._down is None and target != self._pointer:
-                await d.move(*target)
-            self._pointer = target
+            await d.move(*await self._target(args))
         elif name == "osw_click":
-            self._no_button(op)
-            point = await self._approach(await self._target(args))
-            await d.click(*point, button=args["button"], count=args["count"])
-            self._pointer = point
+            await d.click(*await self._target(args), button=args["button"], count=args["count"])
         elif name == "osw_scroll":
-            point = await self._approach(await self._target(args))
+            point = await self._target(args)
             dx, dy = args["dx"], args["dy"]
             direction = ("right" if dx > 0 else "left") if dx else ("up" if dy > 0 else "down")
             total = abs(dx or dy)
@@ -222,79 +213,49 @@ class OSWorldEnv(DesktopEnv):
             while total > 0:
                 await d.scroll(*point, direction, min(total, MAX_SCROLL))
                 total -= MAX_SCROLL
-            self._pointer = point
-        elif name == "osw_drag_to":
-            self._no_button(op)
-            start = await self._approach(await self._pointer_now())
-            target = await self._target(args)
-            await d.drag(*start, *target)
-            self._pointer = target
-        elif name == "osw_mouse_down":
-            self._no_button(op)
-            self._down = (args["button"], await self._pointer_now())
-        elif name == "osw_mouse_up":
-            if self._down is None:
-                return  # pyautogui releases a button that is not pressed without complaint
-            (button, start), end = self._down, await self._pointer_now()
-            if button != args["button"]:
-                raise ActionError(f"mouseUp of the {args['button']} button while the {button} one is down")
-            self._down = None
-            if start == end:
-                await d.click(*await self._approach(end), button=button)
-            elif button == "left":
-                await d.drag(*await self._approach(start), *end)
+        elif name == "osw_drag_to":  # the left button (the reader refuses others: mouseDown / mouseUp do those)
+            start, target = await d.pointer(), await self._target(args)
+            if "left" in self._buttons:  # held by mouseDown: pyautogui's dragTo moves, then releases it
+                await d.move(*target)
+                await d.mouse_button(*target, down=False)
+                self._buttons.discard("left")
             else:
-                raise ActionError(f"a drag with the {button} button is not supported on this desktop")
+                await d.drag(*start, *target)  # the daemon's drag moves in steps, as a hand would
+        elif name == "osw_mouse_down":
+            if args["button"] not in self._buttons:  # pyautogui presses a pressed button again: no new press
+                await d.mouse_button(*await d.pointer(), down=True, button=args["button"])
+                self._buttons.add(args["button"])
+        elif name == "osw_mouse_up":
+            if args["button"] in self._buttons:  # pyautogui releases a button that is not pressed silently
+                await d.mouse_button(*await d.pointer(), down=False, button=args["button"])
+                self._buttons.discard(args["button"])
         else:
-            self._no_button(op)
-            if "start_x" in args:
-                await self._approach((args["start_x"], args["start_y"]))
-            elif "x" in args:
-                await self._approach((args["x"], args["y"]))
             await self._perform(name, args)
-            if "x" in args:
-                self._pointer = (args["x"], args["y"])
-            elif name in ("click_element", "focus_element", "set_element_text"):
-                self._pointer = None  # an element action may click at the element's centre
 
-    def _no_button(self, op: Op) -> None:
-        if self._down is not None and op.name not in ("wait", "screenshot"):
-            raise ActionError(f"{_label(op)} while the {self._down[0]} button is held (mouseDown without "
-                              "mouseUp) is not supported on this desktop; release it first")
+    def _without_held(self, keys: str) -> str:
+        """xdotool key combinations less the keys held by ``keyDown`` (already down on the X server: pressing
+        one again in a combination would release it at the combination's end). ``keyDown('ctrl');
+        press('c')`` is ctrl+c; ``keyDown('ctrl'); hotkey('ctrl', 'c')`` too."""
+        combos = ["+".join(part for part in combo.split("+") if part not in self._keys) for combo in keys.split()]
+        return " ".join(c for c in combos if c)
 
-    async def _approach(self, point: tuple[int, int]) -> tuple[int, int]:
-        """Step the pointer one pixel off ``point`` if it rests there: the desktop daemon moves it with xdotool's
-        ``mousemove --sync``, which waits about 16 s when the pointer is already there (a click where the pointer
-        rests, pyautogui's ``click()``, would take that long). Returns ``point``."""
-        if await self._pointer_now() == point:
-            assert self.desktop is not None
-            x, y = point
-            await self.desktop.move(x - 1 if x > 0 else x + 1, y)
-            self._pointer = (x - 1 if x > 0 else x + 1, y)
-        return point
-
-    async def _pointer_now(self) -> tuple[int, int]:
-        """Where the pointer is: followed since it was first read from the X server."""
-        if self._pointer is None:
-            assert self.desktop is not None
-            found = await self.desktop.sandbox.exec(["xdotool", "getmouselocation", "--shell"],
-                                                    env={"DISPLAY": ":0"}, timeout=10)
-            fields = dict(line.split("=", 1) for line in found.stdout.splitlines() if "=" in line)
-            try:
-                self._pointer = (int(fields["X"]), int(fields["Y"]))
-            except (KeyError, ValueError):
-                raise EnvError(f"the pointer's position could not be read: {found.stdout!r:.200}") from None
-        return self._pointer
+    async def _release_keys(self) -> None:
+        """Release the keys ``keyDown`` left held, before the grading-time ``postconfig`` presses its own (its
+        ctrl+s is not a ctrl+shift+s). A held button stays held, as on OSWorld's VM: releasing it could finish a
+        drag the agent left unfinished, a change the agent did not make."""
+        keys, self._keys = self._keys, []
+        for key in reversed(keys):
+            await self.desktop.key_state(key, down=False)  # type: ignore[union-attr]
 
     async def _target(self, args: dict[str, Any]) -> tuple[int, int]:
         """The point an op names: its x, y; the pointer moved by rx, ry (moveRel, dragRel); else the pointer."""
         if "x" in args:
-            point = (args["x"], args["y"])
-        elif "rx" in args:
-            here = await self._pointer_now()
-            point = (here[0] + args["rx"], here[1] + args["ry"])
-        else:
-            return await self._pointer_now()
+            return args["x"], args["y"]
+        assert self.desktop is not None
+        here = await self.desktop.pointer()
+        if "rx" not in args:
+            return here
+        point = (here[0] + args["rx"], here[1] + args["ry"])
         width, height = self.size
         if not (0 <= point[0] < width and 0 <= point[1] < height):
             raise ActionError(f"({point[0]}, {point[1]}) is off the screen; x must be in 0..{width - 1} and y in "
@@ -320,7 +281,3 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
         return decode_arguments(call.name, call.arguments)
     except ArgumentsError as exc:
         raise ActionError(str(exc)) from None
-
-
-def _label(op: Op) -> str:
-    return op.name.removeprefix("osw_").replace("_", " ")
