@@ -3,6 +3,7 @@ cancelled, finished episodes stay recorded, the exit status is 143 and the same 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from envgym.record import read_records
 
 SLOW_AGENT = textwrap.dedent("""
     import asyncio
+    import os
 
     from envgym.agents.baseline import OracleFactory
 
@@ -29,7 +31,7 @@ SLOW_AGENT = textwrap.dedent("""
             act = agent.act
 
             async def slowly(observation):
-                await asyncio.sleep(1.5)
+                await asyncio.sleep(float(os.environ.get("SLOW_AGENT_DELAY", "1.5")))
                 return await act(observation)
 
             agent.act = slowly
@@ -61,8 +63,9 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_the_same_command_resumes(tmp_path
     assert "terminated" in output and "run the same command again to resume" in output
     done, _ = read_records(records)
     assert done and all(r.outcome.value == "success" for r in done)
+    # the same command; its agent is slow only so that SIGTERM lands mid-run: the rest now runs at full speed
     rerun = subprocess.run(_eval(tmp_path, "slow.py:make"), cwd=tmp_path, capture_output=True, text=True,
-                           timeout=300)
+                           timeout=300, env={**os.environ, "SLOW_AGENT_DELAY": "0"})
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"skipped {len(done)}" in rerun.stdout
     every, _ = read_records(records)
