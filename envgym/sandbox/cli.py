@@ -3,6 +3,10 @@
     envgym sandbox build [NAME...] [--all] [--force] [--dir DIR]   build recipes (unchanged ones are skipped)
     envgym sandbox gc [--images] [--dry-run]                        remove orphaned containers (+ stale images)
 
+``gc --images`` removes envgym's image tags nothing asks for again (:func:`envgym.sandbox.images.stale_images`:
+outdated recipe tags, and family images built FROM them), children first, keeping a parent an image that
+stays is built on.
+
 ``add_parser(subparsers)`` is its ``envgym.cli`` entry point (the path every plug-in subcommand takes); each
 command returns an exit code.
 """
@@ -58,9 +62,14 @@ def _cmd_gc(args: argparse.Namespace) -> int:
     if args.images:
         stale = stale_images(Path(args.dir))
         if not args.dry_run:
-            remove_images(stale)
-        for tag in stale:
-            out.print(f"{verb} image {tag} (recipe changed)")
+            stale = remove_images(stale)
+        for image in stale:
+            if image.kept is None:
+                out.print(f"{verb} image {image.tag} ({image.reason})")
+            else:
+                out.print(f"kept image {image.tag} ({image.reason}, but {image.kept})")
+        removed = sum(image.kept is None for image in stale)
+        out.print(f"{verb} {removed} stale image tag(s), kept {len(stale) - removed}")
     return 0
 
 
@@ -76,7 +85,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     b.add_argument("--verbose", "-v", action="store_true", help="show build output")
     b.set_defaults(fn=_cmd_build)
     g = sub.add_parser("gc", help="remove containers whose owner is gone or whose expiry passed")
-    g.add_argument("--images", action="store_true", help="also remove envgym images of outdated recipes")
+    g.add_argument("--images", action="store_true", help="also remove envgym images of outdated recipes, and family "
+                   "images (envgym-mcp/..., envgym-swe/...) built FROM them")
     g.add_argument("--dry-run", action="store_true", help="list, remove nothing")
     g.add_argument("--dir", default=str(SANDBOXES), help="the sandboxes/ folder (for --images)")
     g.set_defaults(fn=_cmd_gc)

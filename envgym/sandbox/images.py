@@ -26,7 +26,7 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -257,21 +257,115 @@ def download_debs(packages: list[str], status: Path, archives: Path) -> list[Pat
     return sorted(archives.glob("*.deb"))
 
 
-def stale_images(root: Path = SANDBOXES) -> list[str]:
-    """Tags of envgym images whose recipe has changed since (or disappeared)."""
+FAMILY_REPOS = f"{REPO}-"
+"""Images a family builds FROM a recipe image are named ``envgym-<family>/...`` (``envgym-mcp/<server>``,
+``envgym-swe/<repo>``), their tags hashing the parent's tag: built FROM a parent that is no longer current, such
+an image is never asked for again."""
+
+
+@dataclass(frozen=True)
+class StaleImage:
+    """A tag ``envgym sandbox gc --images`` removes, or keeps with the reason (``kept``)."""
+
+    tag: str
+    reason: str
+    kept: str | None = None
+    """Why it stays: its image is the parent of an image that stays (the child is built on its layers; Docker
+    would only untag it), or removing it failed (a container uses the image), or it is below one that did."""
+    ancestors: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The ids of the images below its own: kept with it when its removal fails."""
+
+
+def stale_images(root: Path = SANDBOXES) -> list[StaleImage]:
+    """envgym's image tags that nothing will ask for again, children before their parents (the order to remove
+    them in): ``envgym/<name>`` tags that are not the current tag of a recipe under ``root`` (changed, or gone),
+    and family images (``envgym-<family>/...``) built FROM such an image. A tag whose image stays the parent of an
+    image with a tag that is not stale (a family image of the current recipes, someone's own image) is listed as
+    ``kept``: removing the last tag of a parent would fail, and must not take the child's layers."""
     current = {r.tag for r in recipes(root).values()}
     api = _client()
     try:
-        tags = [t for image in api.images(name=f"{REPO}/*") for t in image.get("RepoTags") or []]
+        images = {i["Id"]: i for i in api.images(all=True)}
     finally:
         api.close()
-    return sorted(t for t in tags if t.startswith(f"{REPO}/") and t not in current)
+    tags = {iid: [t for t in i.get("RepoTags") or [] if t != "<none>:<none>"] for iid, i in images.items()}
+    children: dict[str, list[str]] = {}
+    for iid, image in images.items():
+        children.setdefault(image.get("ParentId") or "", []).append(iid)
+
+    def built_from(iid: str) -> str | None:
+        """The nearest ancestor image holding an ``envgym/`` tag (what a family image was built FROM)."""
+        parent = images[iid].get("ParentId")
+        while parent and parent in images:
+            if any(t.startswith(f"{REPO}/") for t in tags[parent]):
+                return parent
+            parent = images[parent].get("ParentId")
+        return None
+
+    stale: dict[str, str] = {}  # tag -> reason
+    for names in tags.values():
+        for tag in names:
+            if tag.startswith(f"{REPO}/") and tag not in current:
+                stale[tag] = "recipe changed or gone"
+    for iid, names in tags.items():
+        family = [t for t in names if t.startswith(FAMILY_REPOS)]
+        parent = built_from(iid) if family else None
+        if parent is not None and not any(t in current for t in tags[parent]):
+            for tag in family:
+                stale[tag] = f"built FROM {min(tags[parent])}, no longer current"
+
+    def ancestors(iid: str) -> list[str]:
+        found, parent = [], images[iid].get("ParentId")
+        while parent and parent in images:
+            found.append(parent)
+            parent = images[parent].get("ParentId")
+        return found
+
+    def staying_child(iid: str) -> str | None:
+        """A tag that stays on an image below ``iid`` (through untagged layers), if any."""
+        pending = list(children.get(iid, ()))
+        while pending:
+            child = pending.pop()
+            staying = [t for t in tags[child] if t not in stale]
+            if staying:
+                return staying[0]
+            pending.extend(children.get(child, ()))
+        return None
+
+    found = []
+    below = {i: ancestors(i) for i in tags if any(t in stale for t in tags[i])}
+    for iid in sorted(below, key=lambda i: (-len(below[i]), min(tags[i]))):
+        last = all(t in stale for t in tags[iid])  # else removing the tag only untags the image
+        child = staying_child(iid) if last else None
+        for tag in sorted(t for t in tags[iid] if t in stale):
+            found.append(StaleImage(tag, stale[tag], f"the parent of {child}" if child else None,
+                                    frozenset(below[iid])))
+    return found
 
 
-def remove_images(tags: list[str]) -> None:
+def remove_images(stale: list[StaleImage]) -> list[StaleImage]:
+    """Remove the tags of ``stale`` that are not ``kept``, in order (children first); what could not be removed is
+    returned as kept, with Docker's reason (a container uses it), and the rest goes on."""
+    import docker.errors
+
     api = _client()
+    result, held = [], {}  # image id -> the tag above it that stays
     try:
-        for tag in tags:
-            api.remove_image(tag)
+        for image in stale:
+            if image.kept is None:
+                try:
+                    iid = api.inspect_image(image.tag)["Id"] if held else ""
+                    if iid in held:
+                        image = replace(image, kept=f"the parent of {held[iid]}, which stays")
+                    else:
+                        api.remove_image(image.tag)
+                except docker.errors.ImageNotFound:
+                    pass  # removed by another gc meanwhile
+                except docker.errors.APIError as exc:  # a container uses it
+                    image = replace(image, kept=str(exc.explanation or exc))
+            if image.kept is not None:
+                held.update(dict.fromkeys(image.ancestors, image.tag))
+            result.append(image)
+        return result
     finally:
         api.close()
