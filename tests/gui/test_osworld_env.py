@@ -32,7 +32,8 @@ def tasks():
     return {t.id: t for t in load_tasks(SUITE)}
 
 
-async def test_references_pass_and_doing_nothing_or_the_wrong_thing_fails(tasks) -> None:
+async def test_references_pass_wrong_paths_fail_and_mouse_down_up_works_beside_envgym_tools(tasks) -> None:
+    """One env (one warm desktop pool) for both: every episode still starts on a desktop of its own."""
     rename, infeasible = tasks[RENAME], tasks[BLUETOOTH]
     # a tempting wrong path: copy the folder under a misspelt name, then claim success
     wrong = ScriptedAgent([Action.call("type", text="cp -r ~/Desktop/todo_list_Jan_1 ~/Desktop/todo_list_Jan2"),
@@ -45,12 +46,33 @@ async def test_references_pass_and_doing_nothing_or_the_wrong_thing_fails(tasks)
             "oracle infeasible": await run_episode(env, OracleAgent(infeasible), infeasible),
             "claims done on infeasible": await run_episode(env, ScriptedAgent([Action.call("done")]), infeasible),
         }
-    outcomes = {name: (t.outcome, t.reward) for name, t in runs.items()}
-    assert outcomes == {
-        "oracle": (Outcome.SUCCESS, 1.0), "null": (Outcome.FAILURE, 0.0), "wrong": (Outcome.FAILURE, 0.0),
-        "oracle infeasible": (Outcome.SUCCESS, 1.0), "claims done on infeasible": (Outcome.FAILURE, 0.0)}
-    evidence = runs["wrong"].verdict.evidence["desktop"]
-    assert [e["passed"] for e in evidence] == [True, False]  # ended with done, but no folder todo_list_Jan_2
+        outcomes = {name: (t.outcome, t.reward) for name, t in runs.items()}
+        assert outcomes == {
+            "oracle": (Outcome.SUCCESS, 1.0), "null": (Outcome.FAILURE, 0.0), "wrong": (Outcome.FAILURE, 0.0),
+            "oracle infeasible": (Outcome.SUCCESS, 1.0), "claims done on infeasible": (Outcome.FAILURE, 0.0)}
+        evidence = runs["wrong"].verdict.evidence["desktop"]
+        assert [e["passed"] for e in evidence] == [True, False]  # ended with done, but no folder todo_list_Jan_2
+
+        # mouse down/up and OSWorld's action spaces as tools beside envgym's own, in one episode
+        obs, info = await env.reset(task=rename)
+        assert {"pyautogui", "computer_13", "left_click", "done"} <= {t["function"]["name"] for t in info["tools"]}
+        assert type(obs) is GuiObservation and obs.a11y is not None  # envgym's own observation by default
+        steps = [
+            Action(tool_calls=(ToolCall.of("pyautogui", code="pyautogui.mouseDown(100, 100); "
+                                                              "pyautogui.moveTo(300, 200); pyautogui.mouseUp()"),
+                               ToolCall.of("computer_13", action_type="HOTKEY",
+                                           parameters={"keys": ["ctrl", "shift", "c"]}))),
+            Action(tool_calls=(ToolCall.of("pyautogui", code="pyautogui.keyDown('ctrl'); pyautogui.keyUp('ctrl')"),
+                               ToolCall.of("type", text=MV),
+                               ToolCall.of("computer_13", action_type="PRESS", parameters={"key": "enter"}),
+                               ToolCall.of("wait", seconds=1))),
+        ]
+        for action in steps:
+            obs, _, done, _, _ = await env.step(action)
+            assert not done and obs.last_action_error is None, obs.last_action_error
+            assert [r.content for r in obs.tool_results] == ["ok"] * len(action.tool_calls)
+        _, reward, done, _, _ = await env.step(Action.call("done"))
+        assert (done, reward) == (True, 1.0)
 
 
 # --- OSWorld's own agent loop, action spaces and observation (lib_run_single's loop, prompt-free agents) ----
@@ -97,7 +119,8 @@ RENAME_COMPUTER_13 = [
 ]
 
 
-async def test_an_osworld_agent_loop_runs_unchanged_in_both_action_spaces(tasks) -> None:
+async def test_an_osworld_agent_loop_runs_unchanged_in_both_action_spaces_and_sees_osworlds_tree(tasks) -> None:
+    """One env (one warm desktop pool) for the loop and the tree: every episode still starts on a desktop of its own."""
     rename, infeasible = tasks[RENAME], tasks[BLUETOOTH]
     async with envgym.make(ENV_ID, observation="osworld") as env:
         await env.reset(task=rename)
@@ -124,36 +147,9 @@ async def test_an_osworld_agent_loop_runs_unchanged_in_both_action_spaces(tasks)
         obs, reward, done, _, _ = await env.step(Action(text="DONE"))
         assert (done, reward) == (True, 0.0)  # the first snippet's typing never ran: the folder keeps its name
 
-
-async def test_mouse_down_up_and_envgym_tools_side_by_side(tasks) -> None:
-    rename = tasks[RENAME]
-    async with envgym.make(ENV_ID) as env:
-        obs, info = await env.reset(task=rename)
-        assert {"pyautogui", "computer_13", "left_click", "done"} <= {t["function"]["name"] for t in info["tools"]}
-        assert type(obs) is GuiObservation and obs.a11y is not None  # envgym's own observation by default
-        steps = [
-            Action(tool_calls=(ToolCall.of("pyautogui", code="pyautogui.mouseDown(100, 100); "
-                                                              "pyautogui.moveTo(300, 200); pyautogui.mouseUp()"),
-                               ToolCall.of("computer_13", action_type="HOTKEY",
-                                           parameters={"keys": ["ctrl", "shift", "c"]}))),
-            Action(tool_calls=(ToolCall.of("pyautogui", code="pyautogui.keyDown('ctrl'); pyautogui.keyUp('ctrl')"),
-                               ToolCall.of("type", text=MV),
-                               ToolCall.of("computer_13", action_type="PRESS", parameters={"key": "enter"}),
-                               ToolCall.of("wait", seconds=1))),
-        ]
-        for action in steps:
-            obs, _, done, _, _ = await env.step(action)
-            assert not done and obs.last_action_error is None, obs.last_action_error
-            assert [r.content for r in obs.tool_results] == ["ok"] * len(action.tool_calls)
-        _, reward, done, _, _ = await env.step(Action.call("done"))
-        assert (done, reward) == (True, 1.0)
-
-
-async def test_the_osworld_tree_of_an_accessible_app_is_what_osworld_agents_filter() -> None:
-    editor = next(t for t in load_suite("gui-files") if t.initial_state.get("open", {}).get("app") == "editor")
-    task = TaskSpec.model_validate({**editor.model_dump(mode="json"), "env_id": ENV_ID})
-    async with envgym.make(ENV_ID, observation="osworld") as env:
-        obs, _ = await env.reset(task=task)
+        # the OSWorld tree of an accessible app (the editor; xterm has none) is what OSWorld's agents filter
+        editor = next(t for t in load_suite("gui-files") if t.initial_state.get("open", {}).get("app") == "editor")
+        obs, _ = await env.reset(task=TaskSpec.model_validate({**editor.model_dump(mode="json"), "env_id": ENV_ID}))
     tree = ET.fromstring(obs.osworld()["accessibility_tree"])
     st, cp = "{" + OSWORLD_NS["st"] + "}", "{" + OSWORLD_NS["cp"] + "}"
     frame = next(n for n in tree.iter("frame"))
