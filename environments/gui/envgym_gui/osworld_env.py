@@ -263,8 +263,8 @@ class OSWorldEnv(DesktopEnv):
         return point
 
     # --- observation ---------------------------------------------------------------------------------------
-    async def _observe(self, error: str | None = None) -> GuiObservation:
-        obs = await super()._observe(error)
+    async def _observe(self, error: str | None = None, **kwargs: Any) -> GuiObservation:
+        obs = await super()._observe(error, **kwargs)  # kwargs: the desktop env's (a reset's still screen)
         if self.observation != "osworld":
             return obs
         assert self.desktop is not None and self.task is not None
