@@ -20,16 +20,13 @@ on every run.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from envgym.plugin import (
     Action,
     AnswerSpec,
-    ExpectedWrite,
     Limits,
     TaskSpec,
-    ToolCall,
     VerifierSpec,
     WriteActionSpec,
     answer_pattern,
@@ -37,6 +34,7 @@ from envgym.plugin import (
     refuse_quote,
     write_suite,
 )
+from envgym_mcp.authoring import _Script  # a reference solution and the writes it expects
 
 ENV_ID = "mcp/server-v1"
 SQLITE: dict[str, Any] = {
@@ -63,21 +61,6 @@ INSERT INTO orders VALUES (1001, 1, 10, 'shipped'), (1002, 4, 1, 'pending'), (10
 """
 HISTORY = [{"message": "Initial commit", "files": {"README.md": "# Greeter\n", "src/app.py": "print('hello')\n"}},
            {"message": "Add notes", "files": {"notes.txt": "- write docs\n"}}]
-
-
-class _Script:
-    """A reference solution (tool-call ids numbered per task) and the writes it expects."""
-
-    def __init__(self) -> None:
-        self.actions: list[Action] = []
-        self.writes: list[ExpectedWrite] = []
-
-    def call(self, name: str, expect: dict[str, Any] | None = None, **arguments: Any) -> _Script:
-        self.actions.append(Action(tool_calls=(ToolCall(id=f"call_{len(self.actions) + 1}", name=name,
-                                                        arguments=json.dumps(arguments)),)))
-        if expect is not None:
-            self.writes.append(ExpectedWrite(tool=name, args=expect))
-        return self
 
 
 def _task(suite: str, index: int, slug: str, server: dict[str, Any], instruction: str, script: _Script, *,
