@@ -334,6 +334,14 @@ class Desktop:
                                       timeout=timeout + 10)
         return bool(reply.get("settled"))
 
+    async def still_screenshot(self, quiet: float = 0.3, timeout: float = 5.0, *,  # noqa: ASYNC109 - how long to wait
+                               strict: bool = False) -> bytes | None:
+        """:meth:`wait_idle`, returning the still screen as a PNG (what :meth:`screenshot` would give then), or
+        None when ``timeout`` passed first."""
+        reply = await self._root_call({"op": "settle", "quiet": quiet, "timeout": timeout, "strict": strict,
+                                       "shot": True}, timeout=timeout + 10)
+        return base64.b64decode(reply["data"]) if reply.get("settled") else None
+
     async def office_quiet(self, timeout: float = 30.0, *, horizon_ms: int = 1000) -> bool:  # noqa: ASYNC109 - how long to wait
         """Wait until LibreOffice has no timer due within ``horizon_ms`` and runs nothing (its own state: the
         main loop's sleep, read by the user's daemon); False when ``timeout`` passed first or none runs."""

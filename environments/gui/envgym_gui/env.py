@@ -294,16 +294,18 @@ class DesktopEnv(Env):
                 await self.desktop.write_files(files)
             if chosen.initial_state.get("setup"):
                 await run_setup(self._sandbox, chosen.initial_state["setup"])
+            still = None
             if opening:
                 window = await self._open(opening)
                 # the window is up (LibreOffice's document loaded); the app may still be drawing (toolbar
                 # states): the first observation waits until the screen is still and the apps idle, so the same
-                # task gives the same screenshot and the agent's first keys reach a loaded document
+                # task gives the same screenshot and the agent's first keys reach a loaded document. The still
+                # screen is that observation's screenshot.
                 if opening["app"] in PREWARM_APPS:
-                    await self._until_drawn(window)
+                    still = await self._until_drawn(window)
                 else:
-                    await self.desktop.wait_idle(quiet=SETTLE_S, timeout=LAUNCH_TIMEOUT_S)
-            obs = await self._observe()
+                    still = await self.desktop.still_screenshot(quiet=SETTLE_S, timeout=LAUNCH_TIMEOUT_S)
+            obs = await self._observe(still=still)
         except SandboxCrashed as exc:
             raise DesktopLost(f"the desktop container died during reset: {exc}") from exc
         except (DesktopGone, ActionError, desktop.ActionError) as exc:
@@ -334,18 +336,19 @@ class DesktopEnv(Env):
                 log.warning("task %s: %s; launching it again", self.task.id if self.task else "?", exc)
         raise AssertionError("unreachable")
 
-    async def _until_drawn(self, window: desktop.Window) -> None:
+    async def _until_drawn(self, window: desktop.Window) -> bytes:
         """Until LibreOffice has no timer due (:meth:`Desktop.office_quiet`), then settle
         (:data:`SETTLE_OFFICE_S`) until the window's menu and toolbar rows are drawn: loading a document,
-        LibreOffice can hold a blank window still for seconds on a loaded host."""
+        LibreOffice can hold a blank window still for seconds on a loaded host. Returns the last screen (PNG)."""
         assert self.desktop is not None
         deadline = time.monotonic() + LAUNCH_TIMEOUT_S
         while True:
             await self.desktop.office_quiet(timeout=max(deadline - time.monotonic(), 1.0), horizon_ms=OFFICE_HORIZON_MS)
-            await self.desktop.wait_idle(quiet=SETTLE_OFFICE_S, timeout=max(deadline - time.monotonic(), 1.0),
-                                         strict=True)
-            if time.monotonic() >= deadline or drawn(await self.desktop.screenshot(), window):
-                return
+            png = await self.desktop.still_screenshot(quiet=SETTLE_OFFICE_S,
+                                                      timeout=max(deadline - time.monotonic(), 1.0), strict=True)
+            png = png or await self.desktop.screenshot()
+            if time.monotonic() >= deadline or drawn(png, window):
+                return png
 
     async def step(self, action: Action) -> StepResult:
         if self.desktop is None or self.task is None:
@@ -409,16 +412,19 @@ class DesktopEnv(Env):
         obs = GuiObservation(text=f"Episode finished ({how}).")
         return StepResult(obs, 0.0, True, False, {})
 
-    async def _observe(self, error: str | None = None) -> GuiObservation:
+    async def _observe(self, error: str | None = None, *, still: bytes | None = None) -> GuiObservation:
+        """The observation now; ``still``: the screen as a PNG at scale 1, just taken by a settle (reset)."""
         d = self.desktop
         assert d is not None and self.task is not None
+        reuse = still is not None and self.screenshot_scale == 1.0
         shot_task = (asyncio.ensure_future(d.screenshot(scale=self.screenshot_scale))
-                     if self.screenshot else None)
+                     if self.screenshot and not reuse else None)
         try:
-            windows = tuple(WindowInfo(title=w.title, wm_class=w.wm_class, focused=w.focused)
-                            for w in await d.windows())
-            tree = render_tree(await d.a11y_tree()) if self.a11y else None
-            png = await shot_task if shot_task is not None else None
+            # the window list (root's daemon) and the tree (the user's) at once
+            listed, elements = await asyncio.gather(d.windows(), d.a11y_tree() if self.a11y else asyncio.sleep(0))
+            windows = tuple(WindowInfo(title=w.title, wm_class=w.wm_class, focused=w.focused) for w in listed)
+            tree = render_tree(elements) if self.a11y else None
+            png = still if reuse and self.screenshot else await shot_task if shot_task is not None else None
         finally:
             if shot_task is not None and not shot_task.done():
                 shot_task.cancel()

@@ -16,6 +16,7 @@ so host and daemons agree on it without asking.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
@@ -35,6 +36,8 @@ SKELETON = "/opt/envgym/home"
 """The image's home (GTK settings: no blinking caret; the LibreOffice profile; the GSettings keyfile), kept
 outside ``HOME``: the container mounts an empty tmpfs there, and the session copies this in before any app."""
 HERE = os.path.dirname(os.path.abspath(__file__))
+WM_RUNNING = f"{RUNTIME}/wm-running"
+"""Made by openbox's ``--startup`` command: the window manager is in its main loop."""
 SESSION_ENV = {
     "DISPLAY": DISPLAY, "HOME": HOME, "USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash",
     "XDG_RUNTIME_DIR": RUNTIME, "DBUS_SESSION_BUS_ADDRESS": f"unix:path={RUNTIME}/bus",
@@ -163,8 +166,8 @@ class XClient:
         raise AssertionError("unreachable")
 
     # -- screen -----------------------------------------------------------------------------------------------
-    def screenshot(self, scale: float, fmt: str, quality: int) -> bytes:
-        from PIL import Image
+    def grab(self) -> tuple[int, int, bytes]:
+        """The whole screen: width, height and its pixels (BGRX)."""
         from Xlib import X
 
         def grab(d):  # noqa: ANN001, ANN202
@@ -172,7 +175,15 @@ class XClient:
             geo = root.get_geometry()
             return geo.width, geo.height, root.get_image(0, 0, geo.width, geo.height, X.ZPixmap, 0xFFFFFFFF).data
 
-        w, h, data = self.guarded(grab)
+        return self.guarded(grab)
+
+    def screenshot(self, scale: float, fmt: str, quality: int) -> bytes:
+        return self.encode(*self.grab(), scale, fmt, quality)
+
+    @staticmethod
+    def encode(w: int, h: int, data: bytes, scale: float = 1.0, fmt: str = "png", quality: int = 80) -> bytes:
+        from PIL import Image
+
         image = Image.frombuffer("RGB", (w, h), data, "raw", "BGRX", 0, 1)
         if scale != 1.0:
             image = image.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
@@ -453,37 +464,37 @@ class Root:
             time.sleep(0.03)
 
     def settle(self, quiet: float, timeout: float, strict: bool = False) -> bool:
-        """Wait until, for ``quiet`` seconds, the screen has not changed and the apps have been idle (True), or
+        return self.still_frame(quiet, timeout, strict) is not None
+
+    def still_frame(self, quiet: float, timeout: float, strict: bool = False) -> tuple[int, int, bytes] | None:
+        """:meth:`settle`, returning the still screen (width, height, pixels) or None. Wait until, for ``quiet`` seconds, the screen has not changed and the apps have been idle (True), or
         ``timeout`` passed (False). Idle: the user's processes but Xvfb (which serves these grabs) used at most
         :data:`IDLE_TICKS` of CPU, and with ``strict`` no thread of the user's (Xvfb's included) was runnable
         at any sample (:func:`user_runnable`; slow on a loaded host, where some thread nearly always waits). On a loaded host an app's late idle callbacks (LibreOffice's ruler and
         toolbar states) can come after a still second; while they are pending the app still uses CPU."""
-        import zlib
-
-        from Xlib import X
-
-        def grab(d):  # noqa: ANN001, ANN202
-            root = d.screen().root
-            geo = root.get_geometry()
-            return zlib.crc32(root.get_image(0, 0, geo.width, geo.height, X.ZPixmap, 0xFFFFFFFF).data)
-
         deadline = time.monotonic() + timeout
-        last, since, ticks = self.x.guarded(grab), time.monotonic(), app_ticks()
+        frame = self.x.grab()
+        since, ticks = time.monotonic(), app_ticks()
         while time.monotonic() < deadline:
             time.sleep(min(0.05, quiet))
-            now = self.x.guarded(grab)
-            if now != last or (strict and user_runnable()):
-                last, since, ticks = now, time.monotonic(), app_ticks()
+            now = self.x.grab()
+            if now != frame or (strict and user_runnable()):
+                frame, since, ticks = now, time.monotonic(), app_ticks()
             elif time.monotonic() - since >= quiet:
                 used = app_ticks()
                 if used - ticks <= IDLE_TICKS:
-                    return True
+                    return frame
                 since, ticks = time.monotonic(), used  # still busy: a new quiet period from now
-        return False
+        return None
 
     def op_settle(self, req: dict) -> dict:
-        return {"settled": self.settle(float(req.get("quiet", 0.3)), float(req.get("timeout", 5.0)),
-                                       bool(req.get("strict")))}
+        """``{"settled": bool}``; with ``"shot": true`` also the still screen as a PNG (``"data"``), as
+        :meth:`op_screenshot` would have taken it then: a reset's first observation needs no second grab."""
+        frame = self.still_frame(float(req.get("quiet", 0.3)), float(req.get("timeout", 5.0)),
+                                 bool(req.get("strict")))
+        if frame is not None and req.get("shot"):
+            return {"settled": True, "data": b64(self.x.encode(*frame))}
+        return {"settled": frame is not None}
 
     def op_clipboard(self, req: dict) -> dict:
         self.x.size()
@@ -747,25 +758,20 @@ class User:
         if not pid_alive(self.pids.get("atspi")):
             self.spawn("atspi", ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"])
         if not pid_alive(self.pids.get("wm")):
-            self.spawn("wm", ["openbox", "--config-file", f"{HERE}/openbox-rc.xml"])
+            # Ready when openbox runs its --startup command: it does so on entering its main loop, after its
+            # theme and fonts are loaded. Its _NET_SUPPORTING_WM_CHECK comes earlier, and a window mapped
+            # between the two (an xterm launched at once) had its geometry request unanswered: Xt waits
+            # wmTimeout (5 s) for the window manager before it shows the window.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(WM_RUNNING)
+            self.spawn("wm", ["openbox", "--config-file", f"{HERE}/openbox-rc.xml", "--startup",
+                              f"touch {WM_RUNNING}"])
             deadline = time.monotonic() + 30
-            while not self._wm_ready():
-                if time.monotonic() > deadline:
+            while not os.path.exists(WM_RUNNING):
+                if time.monotonic() > deadline or not pid_alive(self.pids["wm"]):
                     raise Fault("error", f"the window manager did not start: {self.log('wm')}")
                 time.sleep(0.01)
         return {"pids": self.pids, "env": SESSION_ENV, "seconds": round(time.monotonic() - started, 3)}
-
-    def _wm_ready(self) -> bool:
-        from Xlib import display
-
-        try:
-            d = display.Display(DISPLAY)
-        except Exception:  # noqa: BLE001
-            return False
-        try:
-            return bool(d.screen().root.get_full_property(d.intern_atom("_NET_SUPPORTING_WM_CHECK"), 0))
-        finally:
-            d.close()
 
     def op_launch(self, req: dict) -> dict:
         """Start ``app`` on ``path``. A LibreOffice app whose process was prewarmed gets the document over that
@@ -920,19 +926,22 @@ class User:
         level = [(apps[i][0], apps[i][1], str(i), 0) for i in order]
         kept = 0
         while level and kept < max_nodes:
+            # states first, then the rest only of the nodes shown: most children of a showing node are not
+            # (a menu bar's closed menus hold hundreds of items), and each call costs the app's main loop
+            states_of = self._calls([(name, path, acc, "GetState", None) for name, path, _, _ in level])
+            level = [(node, list(states[0])) for node, states in zip(level, states_of)
+                     if states is not None and (node[3] == 0 or has(list(states[0]), showing))]
             calls = []
-            for name, path, _, _ in level:
+            for (name, path, _, _), _ in level:
                 calls += [(name, path, "org.freedesktop.DBus.Properties", "GetAll", GLib.Variant("(s)", (acc,))),
-                          (name, path, acc, "GetRole", None), (name, path, acc, "GetState", None)]
+                          (name, path, acc, "GetRole", None)]
             answers = self._calls(calls)
             parents = []
-            for k, (name, path, ident, depth) in enumerate(level):
-                props, role, states = answers[3 * k: 3 * k + 3]
-                if props is None or role is None or states is None:
+            for k, ((name, path, ident, depth), states) in enumerate(level):
+                props, role = answers[2 * k: 2 * k + 2]
+                if props is None or role is None:
                     continue
-                props, role, states = props[0], role[0], list(states[0])
-                if depth > 0 and not has(states, showing):
-                    continue
+                props, role = props[0], role[0]
                 if kept >= max_nodes:
                     break
                 kept += 1
@@ -1048,7 +1057,24 @@ class User:
 
 
 # ---------------------------------------------------------------------------------------------------------
+def warm(role: str) -> None:
+    """Import what the first observation needs (the X and image libraries; for the user's role GObject
+    introspection's AT-SPI, about a second of a loaded host's CPU) now, while the desktop waits in the pool,
+    not in the reset that first reads the screen or the accessibility tree."""
+    import Xlib.display  # noqa: F401
+
+    if role == "root":
+        import PIL.Image
+        import PIL.PngImagePlugin  # noqa: F401
+    else:
+        import gi
+
+        gi.require_version("Atspi", "2.0")
+        from gi.repository import Atspi, Gio, GLib  # noqa: F401
+
+
 def serve(role: str) -> None:
+    warm(role)
     handler = Root() if role == "root" else User()
     out = sys.stdout
     out.write(json.dumps({"hello": os.getpid()}) + "\n")
