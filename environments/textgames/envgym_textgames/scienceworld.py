@@ -177,8 +177,8 @@ class ScienceWorldEnv(TextGameEnv):
                 raise EnvError(f"task {task.id}: ScienceWorld has no task type {name!r}")
             if not 0 <= variation < sim.get_max_variations(name):
                 raise EnvError(f"task {task.id}: {name!r} has variations 0..{sim.get_max_variations(name) - 1}")
-            sim.load(name, variation, "", generateGoldPath=False)
-            sim.server.reset()
+            sim.load(name, variation, "", generateGoldPath=False)  # the whole world anew (server.reset() is
+            # a second load of the same)
             self._score, self._completed, self._out_of_moves, self._limit = 0, False, False, limit
             return canonical(sim.server.step("look around"))  # a move, as in the package's reset
 

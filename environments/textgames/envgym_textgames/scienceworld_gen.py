@@ -23,13 +23,14 @@ Levels group the task types by the length of their gold paths (:data:`TASK_TYPES
 grow a plant, chemistry, melting point of a known substance); 3: longer (boil, freeze, grow fruit, inclined
 planes, unknown melting points, Mendelian genetics).
 
-Each task needs the JVM simulator, a fresh one per generation (see :class:`_simulator`): a generation takes
-the JVM's start, then from a fraction of a second to a couple of minutes (Mendelian genetics) of simulator
-time; the tasks a process makes are kept in memory (the last 512).
+Each task needs the JVM simulator: a process keeps one for its generations (see :class:`_simulator`), so a
+generation takes from a fraction of a second to a couple of minutes (Mendelian genetics) of simulator time, plus
+the JVM's start once per process; the tasks a process makes are kept in memory (the last 512).
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import threading
 from typing import Any
@@ -68,15 +69,29 @@ _lock = threading.Lock()
 def play_gold(sim: Any, name: str, variation: int) -> tuple[list[str], str, int, bool]:
     """Load a variation with its gold path, then replay the path on a fresh load: (gold path, task
     description, score, completed). Blocking; ``sim`` is a simulator (:func:`~envgym_textgames.scienceworld.
-    new_simulator`) used by no one else meanwhile."""
+    new_simulator`) used by no one else meanwhile. The result does not depend on what ``sim`` loaded before
+    (:func:`forget_paths`)."""
+    forget_paths(sim)
     sim.load(name, variation, "", generateGoldPath=True)
     gold = list(sim.get_gold_action_sequence())
-    sim.server.reset()
+    # a plain load, not server.reset(): once a gold path was made, reset() makes it again (seconds), and both
+    # end in the same load of the world (object ids and random numbers restarted)
+    sim.load(name, variation, "")
     description = sim.server.freeActionTaskDesc()
     sim.server.step("look around")
     for command in gold:
         sim.server.step(command)
     return gold, description, round(100 * sim.server.getScore()), bool(sim.server.getCompleted())
+
+
+def forget_paths(sim: Any) -> None:
+    """Empty ScienceWorld's one cache that outlives a ``load``: ``PathFinder.precomputedExhaustivePaths``, the
+    search route through every room from a start room, made with the random numbers of the first gold path that
+    asked for it in that JVM and reused by every later one (test-conductivity's route to the workshop, a paint
+    task's). ``load`` restarts the rest (random numbers, object ids, the task maker); the other state the JVM
+    keeps is constant (word lists) or only grows with object types the shipped table lacks (none in 1.2.3).
+    Emptied before each gold path, a reused JVM makes the gold path a fresh one makes."""
+    sim._gateway.jvm.scienceworld.goldagent.PathFinder.precomputedExhaustivePaths().clear()
 
 
 @functools.lru_cache(maxsize=4)
@@ -124,29 +139,43 @@ def _list_variations() -> dict[str, dict[str, list[int]]]:
 
 
 class _simulator:
-    """A generation's simulator: a JVM of its own (:data:`JVM_OPTIONS`), started for it and stopped after, one
-    generation at a time per process. Not one JVM kept for the process's generations: a gold path then depended
-    on what that JVM had loaded before, although ``load`` reseeds ScienceWorld's random numbers and restarts its
-    object ids (of 20 level-1 tasks made in one process and in reverse order in another, 5 test-conductivity
-    tasks had other gold paths: another route to the workshop, other wires), so a task was not a function of
-    its request. A fresh JVM starts every generation from the same state."""
+    """The process's generation simulator, one generation at a time: a JVM started with :data:`JVM_OPTIONS` for
+    the first generation and kept for the next ones (stopped at exit, or after a generation that raised).
+    Reusing it is safe because :func:`play_gold` empties the cache that carried one gold path's route into the
+    next (:func:`forget_paths`; without that, made in reverse order in another process, 5 of 20 level-1 tasks
+    had other gold paths); ``envgym check``'s determinism check and tests/textgames/test_scienceworld_gen_jvm.py
+    make tasks in both orders to catch another such leak. A JVM per generation cost its start and a cold
+    simulator, about 10 s a task."""
+
+    sim: Any = None
 
     def __enter__(self) -> Any:
-        from envgym_textgames.scienceworld import new_simulator
-
         _lock.acquire()
         try:
-            self.sim = new_simulator(JVM_OPTIONS)
+            if _simulator.sim is None:
+                from envgym_textgames.scienceworld import new_simulator
+
+                _simulator.sim = new_simulator(JVM_OPTIONS)
         except BaseException:
             _lock.release()
             raise
-        return self.sim
+        return _simulator.sim
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         try:
-            _stop(self.sim)
+            if kind is not None:  # its state is unknown: the next generation starts another
+                sim, _simulator.sim = _simulator.sim, None
+                _stop(sim)
         finally:
             _lock.release()
+
+
+@atexit.register
+def _stop_kept() -> None:
+    with _lock:
+        sim, _simulator.sim = _simulator.sim, None
+    if sim is not None:
+        _stop(sim)
 
 
 def _stop(sim: Any) -> None:
