@@ -14,8 +14,9 @@
 
 Every subcommand comes in one way: an entry point in the group ``envgym.cli`` names a callable
 ``add_parser(subparsers)`` that adds one subcommand with ``subparsers.add_parser(NAME, ...)`` and
-``set_defaults(fn=...)``; ``fn(args)`` returns the exit code. The kernel's own (``list``, ``check``, ``tasks``,
-``eval``, ``leaderboard`` here, ``sandbox``, ``train``, ``mcp``) and the families' are registered in
+``set_defaults(fn=...)``; ``fn(args)`` returns the exit code. The kernel's own (``tasks``, ``eval``,
+``leaderboard`` here, ``list`` and ``check`` in :mod:`envgym.cli_check`, ``sandbox``, ``train``, ``mcp``) and the
+families' are registered in
 pyproject.toml exactly as any installed package's. :func:`build_parser` calls the hooks
 in entry-point name order; one that fails to import or raises costs only its own subcommand (a one-line
 warning on stderr; ``envgym --help`` and every other subcommand still work); two that add the same name
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import math
 import re
 import signal
@@ -63,6 +65,17 @@ T = TypeVar("T")
 
 console: Console | LazyConsole = LazyConsole(stderr=True)
 out: Console | LazyConsole = LazyConsole(soft_wrap=True)
+
+# ``list`` and ``check`` live in envgym.cli_check, which prints through this module's ``out``: the entry points
+# (pyproject.toml) and callers still name them here. They resolve by name on first use, so that this module
+# never imports cli_check (which imports this one).
+_CHECK_COMMANDS = frozenset({"add_list", "add_check", "_shipped"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CHECK_COMMANDS:
+        return getattr(importlib.import_module("envgym.cli_check"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def escape(text: str) -> str:
@@ -139,121 +152,6 @@ def fraction(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
     return value
-
-
-def _cmd_list(args: argparse.Namespace) -> int:
-    from envgym.registry import generator_spec, list_envs, list_generators, spec, suite_spec
-    from envgym.task import list_suites, load_suite
-
-    table = _table("environments", "id", "suites", "description")
-    for env_id in list_envs(args.family):
-        s = spec(env_id)
-        table.add_row(env_id, ", ".join(s.suites), s.description)
-    out.print(table)
-    suites = _table("suites", "suite", "tasks", "train", "test", "description")
-    for name in list_suites():  # every named suite: bundled, and those any installed plug-in registers
-        tasks = load_suite(name)
-        registered = suite_spec(name)
-        suites.add_row(name, str(len(tasks)), str(sum(t.split == "train" for t in tasks)),
-                       str(sum(t.split == "test" for t in tasks)), registered.description if registered else "")
-    out.print(suites)
-    gens = _table("task generators (a suite by name, NAME@START:STOP[:level=L][:split=S])", "generator", "env",
-                  "levels", "splits", "description")
-    for name in list_generators():  # made on demand, never read from disk: `envgym tasks generate --list`
-        g = generator_spec(name)
-        if g is not None and (args.family is None or g.family == args.family):
-            gens.add_row(name, g.env_id, ", ".join(map(str, g.levels)), ", ".join(g.splits), g.description)
-    out.print(gens)
-    return 0
-
-
-def _shipped(env_ids: list[str]) -> list[str]:
-    """``check --all`` checks what envgym and the installed plug-ins ship: an env whose every suite the user made on
-    this machine (``SuiteSpec.user``, e.g. ``envgym swe import``) is left out, and the run says which."""
-    from envgym.errors import RegistryError
-    from envgym.registry import spec, suite_spec
-
-    kept: list[str] = []
-    mine: list[str] = []
-    for env_id in env_ids:
-        try:
-            suites = [suite_spec(name) for name in spec(env_id).suites]
-        except RegistryError:  # not registered after all: check says so for it
-            suites = []
-        (mine if suites and all(s is not None and s.user for s in suites) else kept).append(env_id)
-    if mine:
-        out.print(f"--all: left out {len(mine)} env(s) whose suites were imported or mined on this machine "
-                  f"(check them by id): {', '.join(mine)}", markup=False)
-    return kept
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from envgym.registry import list_envs, list_generators
-
-    ids = [*_shipped(list_envs()), *list_generators()] if args.all else args.env_ids
-    if not ids:
-        raise EnvgymError("name an env id (or a task generator) or pass --all")
-    if args.seed is not None and args.sample is None and any("/" in name for name in ids):
-        # a generator's sample (--generator-sample) is seeded by --seed too; an env's tasks only with --sample
-        raise EnvgymError("--seed S seeds --sample N: give --sample N with it (or --limit N for the first N tasks)")
-    if args.all_tasks and (args.limit or args.sample):
-        which = "--limit" if args.limit else "--sample"
-        raise EnvgymError(f"--all-tasks gates every task and {which} a few of them: give one")
-    failed: list[str] = []
-    for env_id in ids:
-        try:
-            report = asyncio.run(_check_one(env_id, args))
-        except ExtraMissing as exc:
-            if not args.all:
-                raise
-            out.print(f"{env_id}: skipped: {exc}", markup=False)  # --all checks what this install can run
-            continue
-        if not report.ok:
-            what = [name for name, _ in report.failed]
-            what += [f"{len(report.gate_failures)} gate(s) failed"] if report.gate_failures else []
-            what += [f"{len(report.tamper_failures)} probe(s) forged"] if report.tamper_failures else []
-            failed.append(f"{env_id} ({'; '.join(what)})")
-        title = f"{env_id}: {report.tasks} tasks"
-        if report.selection:
-            title = f"{env_id}: {report.checked} of {report.tasks} tasks checked ({report.selection})"
-        table = _table(title, "check", "result")
-        for name in report.passed:
-            table.add_row(name, "[green]ok[/]")
-        for name, detail in report.failed:
-            table.add_row(name, f"[red]FAILED[/] {detail}")
-        gates = "[green]all pass[/]" if not report.gate_failures else f"[red]{len(report.gate_failures)} failed[/]"
-        if not args.no_gates:
-            sampled = f" on {report.gated} of {report.tasks} tasks" if report.gated < report.tasks else ""
-            inverted = f"; null 1 on {len(report.null_accepted)} declared" if report.null_accepted else ""
-            table.add_row(f"admission gates (oracle 1, null 0{inverted}){sampled}", gates)
-            runs = ", ".join(f"{name} x{n}" for name, n in sorted(report.tamper_runs.items())) or "none ran"
-            table.add_row("hack probes score 0 (" + runs + ")", "[green]all 0[/]" if not report.tamper_failures
-                          else f"[red]{len(report.tamper_failures)} forged[/]")
-        out.print(table)
-        for task_id, why in report.gate_failures + report.tamper_failures:
-            out.print(f"  [red]gate failed[/] {task_id}: {why}")
-        for task_id, why in report.reset_retries:
-            out.print(f"  [yellow]reset failed, run again[/] {task_id}: {why}")
-        for note in report.deprecated:
-            out.print(f"  [yellow]deprecated[/] {note}")
-    if failed and len(ids) > 1:  # the last lines of a long --all run say which envs failed
-        out.print(f"[red]check failed[/] for {len(failed)} of {len(ids)} envs: " + ", ".join(failed))
-    return 1 if failed else 0
-
-
-async def _check_one(name: str, args: argparse.Namespace) -> Any:
-    """``envgym check``'s report on an env id, or on a task generator (a name without ``/``: a seeded sample of
-    ``--sample`` or ``--generator-sample`` tasks)."""
-    from envgym.check import check
-    from envgym.check_generator import check_generator
-
-    common = {"gates": not args.no_gates, "concurrency": args.concurrency, "tamper": args.tamper_sample,
-              "limit": args.limit, "seed": args.seed or 0}
-    if "/" not in name:
-        return await check_generator(name, sample=args.sample or args.generator_sample, **common)
-    return await check(name, all_tasks=args.all_tasks, sample=args.sample, **common)
 
 
 def _cmd_tasks_validate(args: argparse.Namespace) -> int:
@@ -541,36 +439,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_plugin_commands(sub)
     return parser
-
-
-def add_list(sub: argparse._SubParsersAction) -> None:
-    """The ``list`` subcommand (entry point ``envgym.cli: list``)."""
-    p = sub.add_parser("list", help="list environments and suites")
-    p.add_argument("--family", help="only this family's environments (tool, web, gui, swe, timed, ...)")
-    p.set_defaults(fn=_cmd_list)
-
-
-def add_check(sub: argparse._SubParsersAction) -> None:
-    """The ``check`` subcommand (entry point ``envgym.cli: check``)."""
-    p = sub.add_parser("check", help="contract checks and admission gates")
-    p.add_argument("env_ids", nargs="*", metavar="ENV_ID",
-                   help="environment ids to check (family/name-vN), or task generators (NAME, NAME@START:STOP...)")
-    p.add_argument("--all", action="store_true", help="check every registered env and task generator")
-    p.add_argument("--no-gates", action="store_true", help="skip the oracle/null gates and the hack probes")
-    p.add_argument("--all-tasks", action="store_true",
-                   help="gate every task, also of envs that gate a sample (Env.gate_sample: desktop containers)")
-    p.add_argument("--tamper-sample", type=int, default=2, metavar="N",
-                   help="tasks per env each tampering agent runs on (0 skips the hack probes)")
-    p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight at once (>= 1)")
-    few = p.add_mutually_exclusive_group()
-    few.add_argument("--limit", type=positive_int, metavar="N",
-                     help="check on the first N tasks only (every check that plays episodes; default: all)")
-    few.add_argument("--sample", type=positive_int, metavar="N",
-                     help="check on N tasks drawn at random with --seed (the same seed, the same tasks)")
-    p.add_argument("--seed", type=int, metavar="S", help="seed of --sample (default 0)")
-    p.add_argument("--generator-sample", type=positive_int, default=200, metavar="N",
-                   help="tasks sampled (with --seed) from each task generator checked, unless --sample or --limit")
-    p.set_defaults(fn=_cmd_check)
 
 
 def add_tasks(sub: argparse._SubParsersAction) -> None:
