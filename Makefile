@@ -118,7 +118,8 @@ $(MCP_VENV)/.installed: pyproject.toml
 # `pip install '.[bfcl]'` then `envgym bfcl setup` (bfcl-eval --no-deps: its own pins would pull torch and CUDA
 # and replace numpy; environments/bfcl/envgym_bfcl/install.py).
 BFCL_VENV := .venv-bfcl
-$(BFCL_VENV)/.installed: pyproject.toml
+# (after the MCP venv's build, when both build: each editable install writes envgym.egg-info and build/ here)
+$(BFCL_VENV)/.installed: pyproject.toml | $(MCP_VENV)/.installed
 	$(PY) -m venv $(BFCL_VENV)
 	$(call step,venv-bfcl: pip install) $(BFCL_VENV)/bin/pip install -q --no-compile -e ".[bfcl]" "pytest>=8" "pytest-asyncio>=0.24"
 	$(BFCL_VENV)/bin/envgym bfcl setup
