@@ -58,3 +58,15 @@ async def test_the_driver_reruns_honestly_stops_early_and_kills_hung_runs(image:
     assert len(many) == 1 and many[0].stopped_early and len(many[0].failed()) == 3
     hang = out["hang"]
     assert len(hang) == 1 and hang[0].timed_out and not hang[0].passed()
+
+
+async def test_deselected_tests_never_run_and_the_cpu_weight_reaches_the_container(image: str, tree: Path) -> None:
+    skipped = {IDS[0], IDS[3]}
+    async with TestRunner(image, tree, deselect=sorted(skipped), cpu_shares=256) as runner:
+        batch = await runner.run_batch("mini", [job("clean")], timeout=60)
+        single = await runner.run(TESTS, timeout=60)
+        assert runner.sandbox is not None
+        info = await runner.sandbox.engine.call("inspect_container", runner.sandbox.id)
+    assert batch["clean"][0].passed() == single.passed() == set(IDS) - skipped
+    assert not batch["clean"][0].status.keys() & skipped and not single.status.keys() & skipped
+    assert info["HostConfig"]["CpuShares"] == 256

@@ -149,6 +149,18 @@ def test_the_journal_is_named_by_what_an_outcome_depends_on(plan, tmp_path: Path
     other = dataclasses.replace(plan, lib=dataclasses.replace(plan.lib, test_globs=("tests/test_ops.py",)))
     assert a != journal_path(other, BuildConfig(n=10), tmp_path)
     assert a.parent == tmp_path / "inject"
+    deselected = dataclasses.replace(plan, lib=dataclasses.replace(plan.lib, deselect=("tests/test_ops.py::test_0",)))
+    assert a != journal_path(deselected, BuildConfig(n=10), tmp_path)
+    # no deselect: the digest of before the field existed, so the journals of earlier builds keep their names
+    before = hashlib.sha256(json.dumps([repr(plan.lib), 20, 60.0]).encode()).hexdigest()[:10]
+    assert a.name == f"{plan.lib.slug}-{before}.jsonl"
+
+
+def test_a_higher_per_function_cap_keeps_every_instance_a_lower_one_kept(plan) -> None:
+    outcomes = {m.key: {"verdict": "valid" if fate(m.key) == "valid" else "no test fails"} for m in plan.pool}
+    walks = [replay(plan.pool, outcomes, BuildConfig(n=10**6, per_function=cap, max_tries=10**6)) for cap in (1, 2, 3)]
+    kept = [{m.key for m in w.selected} for w in walks]
+    assert kept[0] < kept[1] < kept[2]
 
 
 def test_replay_waits_for_the_first_missing_outcome_and_applies_the_caps(plan) -> None:

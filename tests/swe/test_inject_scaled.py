@@ -4,16 +4,17 @@ refusals. No container: the instances are re-run by ``python -m envgym_swe.injec
 from __future__ import annotations
 
 import json
+import lzma
 from collections import Counter
 
 import pytest
 
 from envgym.plugin import suites_root
 from envgym_swe.inject.__main__ import main
-from envgym_swe.inject.build import INJECTED, split_of, suite_dir
+from envgym_swe.inject.build import INJECTED, PACKED, instances_file, load_instances, split_of, suite_dir
 from envgym_swe.sources import LIBRARIES, SCALED_LIBRARIES, library, patch_paths
 
-FOLDERS = sorted(p for p in (suites_root() / INJECTED).glob("*") if (p / "instances.swebench.json").is_file())
+FOLDERS = sorted(p for p in (suites_root() / INJECTED).glob("*") if (p / "build.json").is_file())
 
 
 def test_the_scaled_set_is_apart_from_the_bundled_suites() -> None:
@@ -29,7 +30,8 @@ def test_the_scaled_set_is_apart_from_the_bundled_suites() -> None:
 def test_each_shipped_library_is_pinned_and_its_instances_well_formed(folder) -> None:
     lib = SCALED_LIBRARIES[folder.name]
     build = json.loads((folder / "build.json").read_text())
-    instances = json.loads((folder / "instances.swebench.json").read_text())
+    assert instances_file(folder).name == PACKED  # the scaled set ships its instances compressed
+    instances = json.loads(lzma.decompress((folder / PACKED).read_bytes()))
     assert (build["library"], build["version"], build["sdist_sha256"]) == (lib.dist, lib.version, lib.sha256)
     assert build["kept"] == len(instances) and build["tried"] == build["kept"] + sum(build["rejected"].values())
     per_function = Counter((i["injection"]["file"], i["injection"]["function"]) for i in instances)
@@ -49,8 +51,9 @@ def test_each_shipped_library_is_pinned_and_its_instances_well_formed(folder) ->
 
 
 def test_instance_ids_are_unique_across_every_suite() -> None:
-    paths = [*suites_root().glob("swe-*/instances.swebench.json"), *(f / "instances.swebench.json" for f in FOLDERS)]
-    ids = [i["instance_id"] for p in paths for i in json.loads(p.read_text())]
+    bundled = suites_root().glob("swe-*/instances.swebench.json")
+    ids = [i["instance_id"] for p in bundled for i in json.loads(p.read_text())]
+    ids += [i["instance_id"] for f in FOLDERS for i in load_instances(SCALED_LIBRARIES[f.name])]
     assert len(ids) == len(set(ids))
 
 
@@ -59,3 +62,14 @@ def test_build_refuses_unknown_libraries_and_bad_counts(capsys: pytest.CaptureFi
     assert "unknown library no-such-lib" in capsys.readouterr().err
     assert main(["build", "--lib", "six", "--workers", "0"]) == 2
     assert "--workers and --batch must be at least 1" in capsys.readouterr().err
+
+
+def test_export_writes_the_stored_instances_as_plain_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = FOLDERS[0]
+    out = tmp_path / "plain.json"
+    assert main(["export", "--lib", folder.name, "--out", str(out)]) == 0
+    plain = json.loads(out.read_text())
+    assert plain == json.loads(lzma.decompress((folder / PACKED).read_bytes())) and plain
+    assert main(["export", "--lib", "toolz", "--out", str(tmp_path / "toolz.json")]) == 0  # bundled: plain JSON
+    assert json.loads((tmp_path / "toolz.json").read_text()) == json.loads(
+        (suites_root("swe-toolz") / "instances.swebench.json").read_text())

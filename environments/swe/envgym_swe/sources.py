@@ -71,6 +71,10 @@ class Library:
     """The sdist's file name when it is not ``<dist with _>-<version>.tar.gz`` (older uploads kept the dash)."""
     pythonpath: tuple[str, ...] = ()
     """Folders (relative to the root) that must be importable besides the root itself (``src`` layouts)."""
+    deselect: tuple[str, ...] = field(default=(), repr=False)
+    """Test node ids never run (``--deselect``): the few slow ones (a prime sieve, a random stress test) that
+    alone would overrun a run's time limit. Out of ``repr`` so that adding the field left every other
+    library's journal digest as it was; the digest names it when set."""
 
     @property
     def install(self) -> str:
@@ -81,6 +85,11 @@ class Library:
         lines = "\\n".join(f"/testbed/{p}" for p in self.pythonpath)
         return (f"python3 -c \"import pathlib, site; pathlib.Path(site.getsitepackages()[0], 'envgym-src.pth')"
                 f".write_text('{lines}\\n')\"")
+
+    @property
+    def deselect_args(self) -> tuple[str, ...]:
+        """The pytest options that leave :attr:`deselect` out."""
+        return tuple(f"--deselect={node}" for node in self.deselect)
 
     @property
     def sdist_name(self) -> str:
@@ -174,7 +183,14 @@ SCALED: tuple[Library, ...] = (
     Library("more-itertools", "more-itertools", "11.2.1",
             "cbf08fd0af284dc69718b9b76a8e6203df624d70209ea511e4219d350c856f63", "more-itertools/more-itertools",
             "more_itertools", source_globs=("more_itertools/more.py", "more_itertools/recipes.py"),
-            test_globs=("tests/test_*.py",), tests_for=_own_tests("tests", ("more", "recipes"))),
+            test_globs=("tests/test_*.py",), tests_for=_own_tests("tests", ("more", "recipes")),
+            deselect=(*(f"tests/test_more.py::{t}" for t in (
+                "DiscreteFourierTransformTests::test_roundtrip", "TestConcurrentTee::test_concurrent_consumers",
+                "TestSerialize::test_concurrent_calls", "TestRandomOrderedRange::test_lcg_mitigation")),
+                      *(f"tests/test_recipes.py::{t}" for t in (
+                "PrimeFunctionTests::test_primes", "PrimeFunctionTests::test_nth_prime_approximate",
+                "PrimeFunctionTests::test_nth_prime_tightened_bound", "PolynomialFromRootsTests::test_large",
+                "RunningMedianTests::test_vs_statistics_median")))),
     Library("pathspec", "pathspec", "1.1.1", "17db5ecd524104a120e173814c90367a96a98d07c45b2e10c2f3919fff91bf5a",
             "cpburnz/python-pathspec", "pathspec",
             source_globs=("pathspec/pathspec.py", "pathspec/pattern.py", "pathspec/util.py", "pathspec/gitignore.py",
@@ -184,7 +200,11 @@ SCALED: tuple[Library, ...] = (
             "pyparsing/pyparsing", "pyparsing",
             source_globs=tuple(f"pyparsing/{m}.py" for m in (
                 "core", "helpers", "results", "exceptions", "actions", "common", "util")),
-            test_globs=("tests/test_simple_unit.py", "tests/test_unit.py", "tests/test_util.py")),
+            # tests/test_unit.py (11,700 lines, every test again with and without packrat) is left out: its
+            # clean run alone overran a 40 s baseline limit by far on a loaded 2-core host.
+            test_globs=("tests/test_simple_unit.py", "tests/test_util.py", "tests/test_testing.py",
+                        "tests/test_pre_pep8_deprecation_warnings.py"),
+            deselect=("tests/test_util.py::test_make_compressed_re_random",)),
     Library("semver", "semver", "3.2.0", "adf2c822d2d8908a1dce0121da7da6511851fbd33080e61da8d2ba1e0677e8f3",
             "python-semver/python-semver", "semver",
             source_globs=("src/semver/version.py", "src/semver/_deprecated.py"),
@@ -201,6 +221,20 @@ SCALED: tuple[Library, ...] = (
     Library("toml", "toml", "0.10.2", "b3bda1d108d5dd99f4a20d24d9c348e91c4db7ab1b749200bded2f839ccbe68f",
             "uiri/toml", "toml", source_globs=("toml/decoder.py", "toml/encoder.py", "toml/tz.py"),
             test_globs=("tests/test_api.py", "tests/decoding_test.py")),
+    # Added to reach issue 38's 2,000 instances (the first eighteen had run out of candidates at --per-function 3).
+    Library("decorator", "decorator", "5.3.2", "d9883f1b8259e3bfc42565d0bc6fdc760012008552aa449f75efd2d48319b82b",
+            "micheles/decorator", "decorator", source_globs=("src/decorator/__init__.py",),
+            test_globs=("tests/test.py",), pythonpath=("src",)),
+    # tests/test_general.py and test_examples.py run a C preprocessor; they are left out.
+    Library("pycparser", "pycparser", "3.12", "f03387877eab82ce01bbdfd0ba7252ee55a90b1c708d5129e2ce915475cf1db6",
+            "eliben/pycparser", "pycparser", source_globs=tuple(f"pycparser/{m}.py" for m in (
+                "c_parser", "c_lexer", "c_generator", "c_ast", "ast_transforms")),
+            test_globs=tuple(f"tests/test_{m}.py" for m in (
+                "c_parser", "c_lexer", "c_generator", "c_ast", "c23_attributes"))),
+    Library("sqlparse", "sqlparse", "0.6.1", "ca722573f848ff2d30e40ea30f53a104b7dea7635ea9285891263eb2c58fb6e7",
+            "andialbrecht/sqlparse", "sqlparse",
+            source_globs=("sqlparse/[!_]*.py", "sqlparse/engine/[!_]*.py", "sqlparse/filters/[!_]*.py"),
+            test_globs=("tests/test_*.py",)),
     Library("xmltodict", "xmltodict", "1.0.4", "6d94c9f834dd9e44514162799d344d815a3a4faec913717a9ecbfa5be1bb8e61",
             "martinblech/xmltodict", "xmltodict", source_globs=("xmltodict.py",), test_globs=("tests/test_*.py",)),
 )

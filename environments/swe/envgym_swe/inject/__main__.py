@@ -9,6 +9,7 @@
     python -m envgym_swe.inject restate --lib toolz                   # rewrite problem statements only
     python -m envgym_swe.inject history --lib toolz DEST             # a repo whose history fixes each bug
     python -m envgym_swe.inject libraries                             # the pinned libraries
+    python -m envgym_swe.inject export --lib six [--out FILE]         # the stored instances as plain JSON
 
 ``history`` is the bundled suites as ``envgym swe mine`` input (:func:`envgym_swe.sources.build_fix_history`).
 
@@ -80,7 +81,7 @@ def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
         async with slots:
             lib = library(name)
             report = await build_library(name, cfg, image, workers=per_lib, batch=args.batch,
-                                         run=not args.from_journal)
+                                         run=not args.from_journal, cpu_shares=args.cpu_shares)
             out = await asyncio.to_thread(write_build, lib, report, args.seed, per_function=args.per_function,
                                           max_fail=args.max_fail)
             await asyncio.to_thread(write_readme, lib, out)
@@ -130,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--workers", type=int, default=1, help="containers validating at once")
     b.add_argument("--batch", type=int, default=8, help="candidates per container exec")
     b.add_argument("--image", help="test image (default: envgym/swe-python)")
+    b.add_argument("--cpu-shares", type=int, default=None,
+                   help="Docker CPU weight of the build's containers (default 1024): e.g. 256 yields the CPU to "
+                        "other containers when the host is busy, and uses it when idle")
     b.add_argument("--no-import", action="store_true", help="write the instances only")
     b.add_argument("--from-journal", action="store_true",
                    help="validate nothing: write what the journal holds so far (the walk's longest known prefix)")
@@ -147,7 +151,28 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--lib", required=True, choices=KNOWN)
     h.add_argument("dest", help="folder for the repository (replaced)")
     sub.add_parser("libraries", help="list the pinned libraries")
+    e = sub.add_parser("export", help="write a library's stored instances as plain JSON (the scaled set ships "
+                                      "them xz-compressed)")
+    e.add_argument("--lib", required=True, choices=KNOWN)
+    e.add_argument("--out", default="-", help="file to write (default: standard output)")
     args = parser.parse_args(argv)
+
+    if args.cmd == "export":
+        import json
+        from pathlib import Path
+
+        from envgym_swe.inject.build import instances_file, load_instances, suite_dir
+
+        lib = library(args.lib)
+        if not instances_file(suite_dir(lib)).is_file():
+            print(f"export: {lib.name} has no stored instances in {suite_dir(lib)}", file=sys.stderr)
+            return 2
+        text = json.dumps(load_instances(lib), indent=1) + "\n"
+        if args.out == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.out).write_text(text)
+        return 0
 
     if args.cmd == "history":
         from pathlib import Path
@@ -175,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if args.workers < 1 or args.batch < 1:
             print("build: --workers and --batch must be at least 1", file=sys.stderr)
+            return 2
+        if args.cpu_shares is not None and not 2 <= args.cpu_shares <= 262144:
+            print("build: --cpu-shares must be between 2 and 262144 (Docker's range; 1024 is the default weight)",
+                  file=sys.stderr)
             return 2
         return _build(names, args, args.image or default_image())
     image = args.image or default_image()

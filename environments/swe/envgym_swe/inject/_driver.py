@@ -123,12 +123,13 @@ def main(jobs_path, out_path):
                 f.write(str(counter))
             try:
                 runs = []
+                args = [*(f"--deselect={node}" for node in batch.get("deselect", [])), *job["tests"]]
                 baseline = set(job["baseline"]) if job.get("baseline") is not None else None
                 limit = {"baseline": job["baseline"], "max_fail": job["max_fail"]} if baseline is not None else None
                 for i in range(job.get("repeat", 1)):
                     if i and baseline is not None and not keepable(runs[0], baseline, job["max_fail"]):
                         break
-                    runs.append(run_once(job["tests"], report_path, job["timeout"], batch.get("pythonpath", []), limit))
+                    runs.append(run_once(args, report_path, job["timeout"], batch.get("pythonpath", []), limit))
             finally:
                 for rel, (text, mtime_ns) in saved.items():
                     with open(rel, "w", encoding="utf-8") as f:

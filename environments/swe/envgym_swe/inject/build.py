@@ -27,6 +27,7 @@ import ast
 import asyncio
 import hashlib
 import json
+import lzma
 import random
 import time
 from collections import Counter
@@ -57,6 +58,11 @@ TEST_FRACTION = 0.3
 
 INJECTED = "swe-injected"
 """The folder under ``tasks/`` holding the scaled set, one sub-folder per library (data only, no suite)."""
+INSTANCES = "instances.swebench.json"
+PACKED = INSTANCES + ".xz"
+"""The scaled set stores its instances xz-compressed: each ``test_patch`` re-adds whole test files, the same
+ones again and again, so the plain JSON is ~43 KB an instance and compresses a few hundredfold
+(``python -m envgym_swe.inject export --lib NAME`` writes the plain JSON; so does ``xz -dk``)."""
 
 
 def suite_dir(lib: Library) -> Path:
@@ -189,7 +195,8 @@ def _record(plan: _Plan, mutation: Mutation, result: RunResult, f2p: list[str], 
         "test_patch": diff(repo, commit, plan.clean, hidden),
         "problem_statement": write_statement(details, lib.package, plan.names, modules, len(f2p)),
         "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p, "version": lib.version,
-        "requirements": list(lib.requirements), "install": lib.install, "test_cmd": TEST_CMD,
+        "requirements": list(lib.requirements), "install": lib.install,
+        "test_cmd": " ".join([TEST_CMD, *lib.deselect_args]),
         "environment_setup_commit": plan.clean, "created_at": "2024-01-01T00:00:00Z", "split": split_of(iid),
         "injection": {"kind": mutation.kind, "file": mutation.path, "function": mutation.function, "seed": seed},
     }
@@ -205,7 +212,7 @@ async def build_suite(name: str, n: int, seed: int, image: str, *, max_fail: int
     report = BuildReport(lib.name)
     per_func: Counter[tuple[str, str]] = Counter()
     baselines: dict[tuple[str, ...], set[str]] = {}
-    async with TestRunner(image, plan.repo, pythonpath=lib.pythonpath) as runner:
+    async with TestRunner(image, plan.repo, pythonpath=lib.pythonpath, deselect=lib.deselect) as runner:
         for mutation in plan.pool:
             if len(report.instances) >= n or report.tried >= max_tries:
                 break
@@ -257,12 +264,32 @@ def _judge(result: RunResult, baseline: set[str], max_fail: int) -> tuple[list[s
     return f2p, p2p
 
 
+def instances_file(folder: Path) -> Path:
+    """The instances file of a suite folder: :data:`PACKED` where present, else :data:`INSTANCES`."""
+    return folder / PACKED if (folder / PACKED).is_file() else folder / INSTANCES
+
+
+def save_instances(lib: Library, instances: list[dict[str, Any]], out: Path) -> Path:
+    """Write ``instances`` to ``out``: xz-compressed for the scaled set (:data:`PACKED`), plain JSON for the
+    bundled suites (whose folders also hold ``tasks.jsonl``). The other form, if any, is removed."""
+    text = json.dumps(instances, indent=1) + "\n"
+    packed = lib.name in SCALED_LIBRARIES
+    path, other = (out / PACKED, out / INSTANCES) if packed else (out / INSTANCES, out / PACKED)
+    if packed:
+        # check=CHECK_CRC64 and a fixed preset: the same instances give the same bytes (xz(1)'s defaults)
+        path.write_bytes(lzma.compress(text.encode(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=9))
+    else:
+        path.write_text(text)
+    other.unlink(missing_ok=True)
+    return path
+
+
 def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None, *,
                 per_function: int = 1, max_fail: int = 20) -> Path:
-    """``instances.swebench.json`` and ``build.json`` in the suite folder."""
+    """The instances (:func:`save_instances`) and ``build.json`` in the suite folder."""
     out = out_dir or suite_dir(lib)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "instances.swebench.json").write_text(json.dumps(report.instances, indent=1) + "\n")
+    save_instances(lib, report.instances, out)
     meta = {"library": lib.dist, "version": lib.version, "sdist_sha256": lib.sha256, "repo": lib.repo,
             "seed": seed, "per_function": per_function, "max_fail": max_fail, "tried": report.tried,
             "kept": len(report.instances),
@@ -276,7 +303,10 @@ def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | No
 
 
 def load_instances(lib: Library, out_dir: Path | None = None) -> list[dict[str, Any]]:
-    return json.loads(((out_dir or suite_dir(lib)) / "instances.swebench.json").read_text())
+    """The stored instances of ``lib`` (either form, see :func:`save_instances`)."""
+    path = instances_file(out_dir or suite_dir(lib))
+    data = lzma.decompress(path.read_bytes()) if path.suffix == ".xz" else path.read_bytes()
+    return json.loads(data)
 
 
 def write_readme(lib: Library, out: Path) -> None:
@@ -300,8 +330,11 @@ def write_readme(lib: Library, out: Path) -> None:
         f"(dropped: {', '.join(f'{k} {v}' for k, v in meta['rejected'].items()) or 'none'})",
         f"- bug kinds: {kinds}",
         f"- splits: {', '.join(f'{k} {v}' for k, v in meta['splits'].items())}", "",
-        "Files: `instances.swebench.json` (SWE-bench fields, plus `split` and `injection`), `build.json` "
-        "(how the suite was built), `tasks.jsonl` (the TaskSpecs `envgym swe import` wrote).", "",
+        f"Files: `{instances_file(out).name}` (SWE-bench fields, plus `split` and `injection`"
+        + ("; xz-compressed: `python -m envgym_swe.inject export --lib " + lib.name + "` writes the plain JSON"
+           if instances_file(out).suffix == ".xz" else "")
+        + "), `build.json` (how the suite was built), `tasks.jsonl` (the TaskSpecs `envgym swe import` wrote, "
+        "once imported).", "",
         "    python -m envgym_swe.inject import --lib " + lib.name + "      # repo from the sdist (same commit ids), "
         "image, tasks.jsonl",
         f"    python -m envgym_swe.inject validate --suite {suite} --sample 5",
@@ -357,7 +390,7 @@ async def restate_suite(name: str, image: str, *, test_timeout: float = 60,
     repo = repo_path(lib)
     await asyncio.to_thread(rebuild_repo, lib, instances, repo)
     names = public_names(lib, repo)
-    async with TestRunner(image, repo, pythonpath=lib.pythonpath) as runner:
+    async with TestRunner(image, repo, pythonpath=lib.pythonpath, deselect=lib.deselect) as runner:
         for inst in instances:
             path = inst["injection"]["file"]
             buggy = await asyncio.to_thread(file_at, repo, inst["base_commit"], path)
@@ -371,5 +404,5 @@ async def restate_suite(name: str, image: str, *, test_timeout: float = 60,
             modules = {f: (repo / f).read_text() for f in {d["file"] for d in details}}
             inst["problem_statement"] = write_statement(details, lib.package, names, modules, len(f2p))
             log(f"{lib.name}: restated {inst['instance_id']}")
-    (suite_dir(lib) / "instances.swebench.json").write_text(json.dumps(instances, indent=1) + "\n")
+    save_instances(lib, instances, suite_dir(lib))
     return instances

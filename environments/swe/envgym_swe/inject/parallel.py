@@ -55,7 +55,8 @@ class BuildConfig:
         """What a candidate's outcome depends on: the library's definition (its test files), ``max_fail`` and
         ``test_timeout``. Not ``n``, ``max_tries``, ``per_function`` or the seed, which only choose which
         candidates run: a later build asking for more reuses every outcome journaled so far."""
-        key = json.dumps([repr(lib), self.max_fail, float(self.test_timeout)])
+        deselect = [list(lib.deselect)] if lib.deselect else []  # absent when empty: older digests unchanged
+        key = json.dumps([repr(lib), self.max_fail, float(self.test_timeout), *deselect])
         return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
@@ -241,8 +242,12 @@ class _Build:
 
 
 async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int = 1, batch: int = 8,
-                        cache: Path = CACHE, run: bool = True, log: Callable[[str], None] = print) -> BuildReport:
+                        cache: Path = CACHE, run: bool = True, cpu_shares: int | None = None,
+                        log: Callable[[str], None] = print) -> BuildReport:
     """Build library ``name``'s instances with ``workers`` containers; see the module docstring.
+
+    ``cpu_shares``: the containers' Docker CPU weight (:attr:`.runner.TestRunner.cpu_shares`); outcomes do not
+    depend on it beyond what ``test_timeout`` already bounds.
 
     ``run=False`` validates nothing: the instances are those of the journal's longest prefix of the walk (what
     a build stopped there would have made; ``report.complete`` says whether the walk had finished).
@@ -256,7 +261,8 @@ async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int
     async def one_worker() -> None:
         if replay(plan.pool, state.outcomes, cfg).complete:
             return
-        async with TestRunner(image, plan.repo, pythonpath=plan.lib.pythonpath) as runner:
+        async with TestRunner(image, plan.repo, pythonpath=plan.lib.pythonpath, deselect=plan.lib.deselect,
+                              cpu_shares=cpu_shares) as runner:
             await state.work(runner)
 
     if run:

@@ -170,14 +170,23 @@ class TestRunner:
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, image: str, tree: Path, *, pythonpath: Sequence[str] = ()) -> None:
+    def __init__(self, image: str, tree: Path, *, pythonpath: Sequence[str] = (), deselect: Sequence[str] = (),
+                 cpu_shares: int | None = None) -> None:
         self.image, self.tree = image, tree
         self.pythonpath = tuple(pythonpath)
         """Folders of the tree to import from besides its root (a ``src`` layout's ``src``)."""
+        self.deselect = tuple(deselect)
+        """Test node ids no run includes (:attr:`envgym_swe.sources.Library.deselect`)."""
+        self.cpu_shares = cpu_shares
+        """Docker's relative CPU weight (1024 by default): a build that should yield to other containers on a
+        busy host asks for less. Only a weight, not a limit: an idle CPU is still used."""
         self.sandbox: DockerSandbox | None = None
 
     async def __aenter__(self) -> TestRunner:
-        self.sandbox = DockerSandbox(self.image, PROFILE, labels={"envgym.purpose": "swe-inject"})
+        profile = PROFILE
+        if self.cpu_shares is not None:
+            profile = PROFILE.model_copy(update={"extra_host_config": {"CpuShares": self.cpu_shares}})
+        self.sandbox = DockerSandbox(self.image, profile, labels={"envgym.purpose": "swe-inject"})
         await self.sandbox.start()
         try:
             await self.sandbox.exec(["mkdir", "-p", WORKDIR, PLUGIN_DIR])
@@ -223,7 +232,7 @@ class TestRunner:
             path = ":".join([PLUGIN_DIR, *(f"{WORKDIR}/{p}" for p in self.pythonpath)])
             cmd = (f"find . -name __pycache__ -prune -exec rm -rf {{}} + ; PYTHONPATH={path} "
                    f"ENVGYM_REPORT={REPORT} {shlex.join(PYTEST)} -p envgym_inject_report --tb=short -vv "
-                   f"{shlex.join(test_files)}")
+                   f"{shlex.join([*(f'--deselect={d}' for d in self.deselect), *test_files])}")
             proc = await sb.exec(["sh", "-c", cmd], cwd=WORKDIR, timeout=timeout, max_output=1 << 16)
             report = await sb.exec(["cat", REPORT])
             result = parse_report(report.stdout if report.ok else "")
@@ -250,6 +259,8 @@ class TestRunner:
         """
         sb = self._sb()
         batch = {"package": package, "pythonpath": list(self.pythonpath), "jobs": list(jobs)}
+        if self.deselect:
+            batch["deselect"] = list(self.deselect)
         await sb.write(BATCH_IN, json.dumps(batch))
         proc = await sb.exec(["sh", "-c", f"rm -f {BATCH_OUT}; PYTHONPATH={PLUGIN_DIR} "
                                           f"python3 {PLUGIN_DIR}/driver.py {BATCH_IN} {BATCH_OUT}"],

@@ -123,7 +123,7 @@ async def validate_suite(suite: str, image: str, *, sample: int | None = 5, seed
         chosen = instances if sample is None or sample >= len(instances) else \
             random.Random(seed).sample(instances, sample)
         await asyncio.to_thread(git, repo, "checkout", "-q", "--detach", "clean")
-        async with TestRunner(image, repo, pythonpath=lib.pythonpath) as runner:
+        async with TestRunner(image, repo, pythonpath=lib.pythonpath, deselect=lib.deselect) as runner:
             for inst in chosen:
                 check = await check_instance(runner, repo, inst, Path(tmp) / "trees")
                 result.tasks.append(check)
