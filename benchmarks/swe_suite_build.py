@@ -10,8 +10,9 @@ build: batches through the in-container driver, forked pytest with a kept byteco
 each in a fresh cache (no journal) with the candidate lists computed beforehand. Rows run interleaved
 ``--rounds`` times; the load average is printed beside each, since the machine may be shared.
 
-Data: per library, instances kept, candidates tried and why the rest were dropped (``build.json``), and the
-size on disk of the bundled suites (``tasks/swe-*``) and of the scaled set (``tasks/swe-injected``).
+Data: per library, instances kept, candidates tried, the per-function cap and why the rest were dropped
+(``build.json``), and the size on disk of the bundled suites (``tasks/swe-*``) and of the scaled set
+(``tasks/swe-injected``, whose instances are stored xz-compressed; their plain-JSON size is printed beside).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -72,13 +74,14 @@ def data() -> None:
     root = suites_root()
     folders = sorted(p for p in root.glob("swe-*") if (p / "build.json").is_file() and p.name != INJECTED)
     folders += sorted(p for p in (root / INJECTED).glob("*") if (p / "build.json").is_file())
-    print(f"{'library':<16} {'kept':>5} {'tried':>6} {'run':>6} {'worker s':>9} {'s/run':>6}  dropped")
+    print(f"{'library':<16} {'kept':>5} {'tried':>6} {'cap':>3} {'run':>6} {'worker s':>9} {'s/run':>6}  dropped")
     kept = tried = 0
     for folder in folders:
         meta = json.loads((folder / "build.json").read_text())
         run, secs = meta.get("candidates_run"), meta.get("worker_seconds")
         per = f"{secs / run:.2f}" if run and secs else "-"
-        print(f"{meta['library']:<16} {meta['kept']:>5} {meta['tried']:>6} {run or '-':>6} {secs or '-':>9} {per:>6}  "
+        print(f"{meta['library']:<16} {meta['kept']:>5} {meta['tried']:>6} {meta['per_function']:>3} {run or '-':>6} "
+              f"{secs or '-':>9} {per:>6}  "
               + ", ".join(f"{k} {v}" for k, v in meta["rejected"].items()))
         kept, tried = kept + meta["kept"], tried + meta["tried"]
     print(f"{'total':<16} {kept:>5} {tried:>6}   ({len(folders)} libraries)")
@@ -89,6 +92,11 @@ def data() -> None:
         if paths:
             out = subprocess.run(["du", "-cb", *paths], capture_output=True, text=True, check=True).stdout
             print(f"on disk, {label}: {int(out.splitlines()[-1].split()[0]) / 1e6:.1f} MB")
+    packed = sorted((root / INJECTED).glob("*/instances.swebench.json.xz"))
+    if packed:
+        plain = sum(len(lzma.decompress(p.read_bytes())) for p in packed)
+        print(f"scaled set instances: {sum(p.stat().st_size for p in packed) / 1e6:.2f} MB xz-compressed, "
+              f"{plain / 1e6:.1f} MB as plain JSON")
 
 
 def main() -> None:

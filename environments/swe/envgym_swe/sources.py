@@ -234,7 +234,10 @@ SCALED: tuple[Library, ...] = (
     Library("sqlparse", "sqlparse", "0.6.1", "ca722573f848ff2d30e40ea30f53a104b7dea7635ea9285891263eb2c58fb6e7",
             "andialbrecht/sqlparse", "sqlparse",
             source_globs=("sqlparse/[!_]*.py", "sqlparse/engine/[!_]*.py", "sqlparse/filters/[!_]*.py"),
-            test_globs=("tests/test_*.py",)),
+            # tests/test_dos_prevention.py times itself (its clean run overran the limit on a loaded host) and
+            # test_cli.py starts subprocesses; both are left out.
+            test_globs=tuple(f"tests/test_{m}.py" for m in (
+                "format", "grouping", "keywords", "parse", "regressions", "split", "tokenize", "utils"))),
     Library("xmltodict", "xmltodict", "1.0.4", "6d94c9f834dd9e44514162799d344d815a3a4faec913717a9ecbfa5be1bb8e61",
             "martinblech/xmltodict", "xmltodict", source_globs=("xmltodict.py",), test_globs=("tests/test_*.py",)),
 )
