@@ -6,6 +6,7 @@ Needs the desktop image (``envgym sandbox build desktop``; ``make test`` builds 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 
 import pytest
@@ -40,6 +41,8 @@ async def test_observation_is_a_screenshot_windows_and_the_accessibility_tree() 
         assert obs.focused and any(w.focused for w in obs.windows)
         assert obs.a11y and "[" in obs.a11y
         assert f"GOAL: {task.instruction}" in obs.text
+        # reset's screenshot is the still screen its settle returned: what a screenshot now shows
+        assert base64.b64decode(obs.screenshot.png_base64) == await env.unwrapped.desktop.screenshot()
         again, _ = await env.reset(task=task)
         assert again.screenshot == obs.screenshot  # same state, same pixels (fixed size, fonts, no blinking)
 
