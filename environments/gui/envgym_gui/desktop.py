@@ -396,7 +396,7 @@ class Desktop:
     # -- accessibility -----------------------------------------------------------------------------------------
     async def a11y_tree(self, max_nodes: int = 400) -> list[Element]:
         """The showing accessibility nodes of every app, depth first, at most ``max_nodes``."""
-        reply = await self._user_call({"op": "a11y", "max_nodes": max_nodes}, timeout=60)
+        reply = await self._user_call({"op": "a11y", "max_nodes": max_nodes}, timeout=120)
         return [Element(id=e["id"], role=e["role"], name=e["name"], states=tuple(e["states"]),
                         bbox=tuple(e["bbox"]) if e.get("bbox") else None, depth=e["depth"], text=e.get("text"))
                 for e in reply.get("elements", [])]

@@ -871,9 +871,10 @@ class User:
                 None, None)
         return self._bus
 
-    def _calls(self, calls: list[tuple], timeout_ms: int = 5000) -> list:
+    def _calls(self, calls: list[tuple], timeout_ms: int = 20000) -> list:
         """Send every (bus name, path, interface, method, args) at once and wait for all replies (pipelined:
-        an app answers them in one go instead of one round trip each); a failed call gives None."""
+        an app answers them in one go instead of one round trip each); a failed call gives None. The timeout is
+        long: at load 36 a batch took over 5 s, the old limit, and a reset's tree came back empty."""
         from gi.repository import Gio, GLib
 
         bus, context = self.bus(), GLib.MainContext.default()
