@@ -19,7 +19,15 @@ import pytest
 
 from envgym_swe import sources
 from envgym_swe.inject.build import _plan
-from envgym_swe.inject.parallel import BuildConfig, Journal, _Build, build_library, journal_path, replay
+from envgym_swe.inject.parallel import (
+    BaselineTimeout,
+    BuildConfig,
+    Journal,
+    _Build,
+    build_library,
+    journal_path,
+    replay,
+)
 from envgym_swe.inject.runner import RunResult
 
 from .test_sources import make_sdist
@@ -173,3 +181,33 @@ def test_replay_waits_for_the_first_missing_outcome_and_applies_the_caps(plan) -
     done = replay(pool, every, cfg)
     assert done.complete and len(done.selected) == 3
     assert len({(m.path, m.function) for m in done.selected}) == 3  # one per function
+
+
+class SlowCleanRunner(ScriptedRunner):
+    """The clean run overruns its limit (a loaded host); candidates would run as scripted."""
+
+    async def run_batch(self, package: str, jobs: Sequence[Mapping[str, Any]], *,
+                        timeout: float) -> dict[str, list[RunResult]]:  # noqa: ASYNC109 - the runner's signature
+        if jobs[0]["key"] != "clean":
+            return await super().run_batch(package, jobs, timeout=timeout)
+        self.seen.append("clean")
+        return {"clean": [RunResult(timed_out=True, exit_code=-1, output="...") for _ in range(jobs[0]["repeat"])]}
+
+
+async def test_a_clean_run_that_times_out_stops_the_library_and_journals_nothing(plan, tmp_path: Path) -> None:
+    # Before, the broken baseline was journaled and every candidate of those files with it ("clean run broken"):
+    # a build on a busy host rejected a whole library for good.
+    cfg = BuildConfig(n=12, per_function=2, max_tries=60, max_fail=3)
+    journal = Journal(tmp_path / "j.jsonl")
+    state = _Build(plan, cfg, journal, 4, log=lambda _: None)
+    seen: list[str] = []
+    caught: list[BaseException] = []
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(2):
+                group.create_task(state.work(SlowCleanRunner(seen)))  # type: ignore[arg-type]
+    except* BaselineTimeout as timeouts:
+        caught.extend(timeouts.exceptions)
+    assert caught and all("overran" in str(exc) for exc in caught)
+    assert not journal.path.exists() or not journal.path.read_text()
+    assert set(seen) == {"clean"}  # no candidate ran

@@ -68,7 +68,7 @@ def import_suite(name: str, *, log=print) -> int:
 def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
     """Build ``names`` (resumable, see :mod:`.parallel`); each library's files are written as it completes."""
     from envgym_swe.inject.build import write_build, write_injected_readme, write_readme
-    from envgym_swe.inject.parallel import BuildConfig, build_library
+    from envgym_swe.inject.parallel import BaselineTimeout, BuildConfig, build_library
 
     cfg = BuildConfig(n=args.n, seed=args.seed, max_fail=args.max_fail, per_function=args.per_function,
                       test_timeout=args.test_timeout, max_tries=args.max_tries)
@@ -80,10 +80,15 @@ def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
         nonlocal status
         async with slots:
             lib = library(name)
-            report = await build_library(name, cfg, image, workers=per_lib, batch=args.batch,
-                                         run=not args.from_journal, cpu_shares=args.cpu_shares)
+            try:
+                report = await build_library(name, cfg, image, workers=per_lib, batch=args.batch,
+                                             run=not args.from_journal, cpu_shares=args.cpu_shares)
+            except BaselineTimeout as exc:  # this library stops; the others go on
+                print(f"build: {exc}", file=sys.stderr, flush=True)
+                status = 1
+                return
             out = await asyncio.to_thread(write_build, lib, report, args.seed, per_function=args.per_function,
-                                          max_fail=args.max_fail)
+                                          max_fail=args.max_fail, test_timeout=args.test_timeout)
             await asyncio.to_thread(write_readme, lib, out)
             if lib.name in SCALED_LIBRARIES:
                 await asyncio.to_thread(write_injected_readme)

@@ -285,13 +285,14 @@ def save_instances(lib: Library, instances: list[dict[str, Any]], out: Path) -> 
 
 
 def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None, *,
-                per_function: int = 1, max_fail: int = 20) -> Path:
+                per_function: int = 1, max_fail: int = 20, test_timeout: float | None = None) -> Path:
     """The instances (:func:`save_instances`) and ``build.json`` in the suite folder."""
     out = out_dir or suite_dir(lib)
     out.mkdir(parents=True, exist_ok=True)
     save_instances(lib, report.instances, out)
     meta = {"library": lib.dist, "version": lib.version, "sdist_sha256": lib.sha256, "repo": lib.repo,
-            "seed": seed, "per_function": per_function, "max_fail": max_fail, "tried": report.tried,
+            "seed": seed, "per_function": per_function, "max_fail": max_fail,
+            **({"test_timeout": test_timeout} if test_timeout is not None else {}), "tried": report.tried,
             "kept": len(report.instances),
             "rejected": dict(sorted(report.rejected.items())), "build_seconds": round(report.seconds, 1),
             **({"candidates_run": report.run, "worker_seconds": round(report.worker_seconds, 1),
@@ -357,7 +358,7 @@ def write_injected_readme(root: Path | None = None) -> Path:
         dropped = ", ".join(f"{k} {v}" for k, v in meta["rejected"].items()) or "none"
         partial = " (walk unfinished)" if meta.get("complete") is False else ""
         rows.append(f"| `{sub.name}` | `{lib.dist}=={lib.version}` | `{lib.repo}` | {meta['kept']}{partial} | "
-                    f"{meta['tried']} | {dropped} |")
+                    f"{meta['tried']} | {meta['per_function']} | {dropped} |")
         kept, tried = kept + meta["kept"], tried + meta["tried"]
     lines = [
         "# swe-injected: bugs injected into pure-Python libraries, at scale", "",
@@ -365,12 +366,15 @@ def write_injected_readme(root: Path | None = None) -> Path:
         "`swe-<lib>` suites (see `environments/swe/envgym_swe/inject/README.md`): a small AST edit of the "
         "library's source from its pinned PyPI sdist, kept only when 1 to `max_fail` of its own tests fail with "
         "it, the same ones in two runs, while the other tests of those files that passed before still pass, checked "
-        "in a container with no network. Data only: no suite is registered per library.", "",
-        "| library | sdist | upstream | kept | tried | dropped |", "|---|---|---|---|---|---|", *rows, "",
+        "in a container with no network. Data only: no suite is registered per library. Each folder holds "
+        f"`{PACKED}` (the SWE-bench instances, xz-compressed: `python -m envgym_swe.inject export --lib NAME` "
+        "writes the plain JSON), `build.json` and a README. *cap*: at most this many bugs per function.", "",
+        "| library | sdist | upstream | kept | tried | cap | dropped |", "|---|---|---|---|---|---|---|", *rows, "",
         "    python -m envgym_swe.inject import --lib NAME                  # image + tasks.jsonl: suite swe-NAME",
         "    python -m envgym_swe.inject validate --suite swe-NAME --sample 5",
-        "    python -m envgym_swe.inject build --all --n 300 --per-function 3 --test-timeout 20 --workers 2"
-        "   # continue (journal)", "",
+        "    python -m envgym_swe.inject export --lib NAME --out NAME.swebench.json  # plain JSON",
+        "    python -m envgym_swe.inject build --libs NAME --n 300 --per-function CAP --max-tries 3000 "
+        "--test-timeout 20 --workers 2   # continue (journal)", "",
     ]
     (folder / "README.md").write_text("\n".join(lines))
     return folder / "README.md"

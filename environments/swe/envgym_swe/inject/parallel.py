@@ -37,7 +37,13 @@ from typing import Any
 from envgym_swe.inject.build import BuildReport, _judge, _Plan, _plan, _record, test_files_for
 from envgym_swe.inject.mutations import Mutation
 from envgym_swe.inject.runner import RunResult, TestRunner
-from envgym_swe.sources import CACHE, Library
+from envgym_swe.sources import CACHE, Library, SourceError
+
+
+class BaselineTimeout(SourceError):
+    """A clean run of a library's tests overran its limit: a fact about the host's load or the limit, not an
+    outcome, so nothing is journaled (a journaled broken baseline would reject every candidate of those test
+    files for good). Raise ``--test-timeout`` or deselect the slow tests (:attr:`Library.deselect`)."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +186,10 @@ class _Build:
                 runs = (await runner.run_batch(self.plan.lib.package, [job],
                                                timeout=self.cfg.test_timeout * 4 + 60))["clean"]
                 rec: dict[str, Any] = {"type": "baseline", "tests": list(files)}
+                if any(r.timed_out for r in runs):
+                    raise BaselineTimeout(f"{self.plan.lib.name}: the clean run of {' '.join(files)} overran "
+                                          f"{self.cfg.test_timeout * 2:.0f}s; nothing journaled: raise --test-timeout "
+                                          f"or deselect its slow tests. Last output: {runs[0].output[-300:]}")
                 if any(r.broken for r in runs):
                     rec["broken"] = runs[0].output[-1500:]
                     self.log(f"{self.plan.lib.name}: the clean run of {' '.join(files)} is broken: "
@@ -266,9 +276,12 @@ async def build_library(name: str, cfg: BuildConfig, image: str, *, workers: int
             await state.work(runner)
 
     if run:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, workers)):
-                group.create_task(one_worker())
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(max(1, workers)):
+                    group.create_task(one_worker())
+        except* BaselineTimeout as timeouts:  # the callers catch the error itself, not a group of one
+            raise timeouts.exceptions[0] from None
     result = replay(plan.pool, state.outcomes, cfg)
     report = BuildReport(plan.lib.name, tried=result.tried, rejected=result.rejected, run=len(state.outcomes),
                          complete=result.complete,
