@@ -12,7 +12,8 @@
   accessibility tree in a row of its own); screenshot alone (the root daemon's grab + PNG encode + transfer).
 - density: N envs at once (``--density``, 1 and 8 by default), each stepping as fast as it can for
   ``--seconds``: steps/s in total, step p50/p95, and memory per desktop (the container's cgroup
-  ``memory.current``: everything its processes hold, its tmpfs included) with Calc open.
+  ``memory.current``: everything its processes hold, its tmpfs included) with Calc open; with ``--baseline``
+  each tree's row in turn, in a process of its own.
 - oracle: the reference solutions of every task of the suites, through ``envgym eval``'s engine at
   ``--concurrency``: episodes per minute and the success rate.
 
@@ -116,31 +117,49 @@ async def reset_times(app: str, suites: list[str], resets: int, gap: str) -> lis
 
 
 def worker(args: argparse.Namespace) -> None:
-    """``--worker APP``: one app's resets in this process (this tree's code), as JSON on stdout."""
+    """``--worker APP``: one app's resets in this process (this tree's code), as JSON on stdout;
+    ``--worker density:N``: the density row of N desktops."""
+    if args.worker.startswith("density:"):
+        per_app = one_per_app([t for suite in args.suites for t in load_suite(suite)])
+        task = per_app.get("calc") or next(iter(per_app.values()))
+        print(json.dumps(asyncio.run(density(task, int(args.worker.split(":")[1]), args.seconds))))
+        return
     print(json.dumps(asyncio.run(reset_times(args.worker, args.suites, args.resets, args.gap))))
 
 
-def resets_by_tree(apps: list[str], trees: dict[str, Path], args: argparse.Namespace) -> dict:
+class Trees:
+    """Runs a worker of this script in each tree of code (its own envgym, GUI family and task data)."""
+
+    def __init__(self, trees: dict[str, Path]) -> None:
+        self.trees = trees
+        self.links = Path(tempfile.mkdtemp(prefix="gui-latency-"))
+        for label, tree in trees.items():  # each tree's own task data (envgym_tasks is the checkout's tasks/)
+            (self.links / str(abs(hash(label))) / "envgym_tasks").parent.mkdir()
+            (self.links / str(abs(hash(label))) / "envgym_tasks").symlink_to(tree / "tasks")
+
+    def run(self, label: str, what: str, args: argparse.Namespace):  # the worker's JSON, or None
+        tree = self.trees[label]
+        paths = [str(self.links / str(abs(hash(label)))), str(tree), str(tree / "environments" / "gui")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")])}
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", what, "--resets", str(args.resets),
+               "--gap", args.gap, "--seconds", str(args.seconds), "--suites", *args.suites]
+        done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=1800)
+        if done.returncode:
+            print(f"<!-- {label} {what}: failed: {done.stderr[-600:]} -->", file=sys.stderr)
+            return None
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def resets_by_tree(apps: list[str], trees: Trees, args: argparse.Namespace) -> dict:
     """(tree label, app) -> [(seconds, load)], the trees' runs interleaved round by round."""
-    here = Path(__file__).resolve()
     found: dict = {}
-    links = Path(tempfile.mkdtemp(prefix="gui-latency-"))
-    for label, tree in trees.items():  # each tree's own task data (envgym_tasks is the checkout's tasks/)
-        (links / str(abs(hash(label))) / "envgym_tasks").parent.mkdir()
-        (links / str(abs(hash(label))) / "envgym_tasks").symlink_to(tree / "tasks")
     for round_ in range(args.rounds):
         for app in apps:
-            for label, tree in trees.items():
-                paths = [str(links / str(abs(hash(label)))), str(tree), str(tree / "environments" / "gui")]
-                env = {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")])}
-                cmd = [sys.executable, str(here), "--worker", app, "--resets", str(args.resets), "--gap", args.gap,
-                       "--suites", *args.suites]
-                done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=1800)
-                if done.returncode:
-                    print(f"<!-- {label} {app} round {round_}: failed: {done.stderr[-600:]} -->", file=sys.stderr)
-                    continue
-                found.setdefault((label, app), []).extend(json.loads(done.stdout.strip().splitlines()[-1]))
-                print(f"  {label} {app} round {round_ + 1}/{args.rounds} (load {load()})", file=sys.stderr)
+            for label in trees.trees:
+                rows = trees.run(label, app, args)
+                if rows is not None:
+                    found.setdefault((label, app), []).extend(rows)
+                    print(f"  {label} {app} round {round_ + 1}/{args.rounds} (load {load()})", file=sys.stderr)
     return found
 
 
@@ -250,6 +269,10 @@ def main() -> None:
     tasks = [t for suite in args.suites for t in load_suite(suite)]
     per_app = one_per_app(tasks)
     print(f"# GUI latency ({os.cpu_count()} cores; load {load()})\n")
+    labels = {"this tree": Path(__file__).resolve().parents[1]}
+    if args.baseline:
+        labels = {"baseline": args.baseline.resolve(), **labels}
+    trees = Trees(labels)
     if not args.skip_latency:
         apps = []
         for app in args.apps:
@@ -258,15 +281,12 @@ def main() -> None:
                 print(f"- reset: {app} skipped: {why}")
             else:
                 apps.append(app)
-        trees = {"this tree": Path(__file__).resolve().parents[1]}
-        if args.baseline:
-            trees = {"baseline": args.baseline.resolve(), **trees}
         found = resets_by_tree(apps, trees, args)
         print(f"\n## Reset per app ({args.rounds} round(s) of {args.resets}; gap between resets: {args.gap})\n")
         print("| app | code | resets | p50 (ms) | p95 (ms) | load during (min-max) | target |")
         print("|---|---|---:|---:|---:|---|---|")
         for app in apps:
-            for label in trees:
+            for label in trees.trees:
                 rows = found.get((label, app))
                 if not rows:
                     print(f"| {app} | {label} | 0 | - | - | - | <= 1500 |")
@@ -281,16 +301,22 @@ def main() -> None:
             target = "<= 30" if "alone" in label else "<= 150"
             print(f"| {label} | {p50 * 1000:.0f} | {p95 * 1000:.0f} | {taken} | {target} |")
     task = per_app.get("calc") or next(iter(per_app.values()))
-    print(f"\n## Density: concurrent desktops, {task.initial_state['open']['app']} open\n")
-    print("| desktops | steps/s (all) | vs 1 | step p50 (ms) | step p95 (ms) | memory per desktop, median (MiB) | "
-          "max (MiB) | load after |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|")
-    base = None
+    print(f"\n## Density: concurrent desktops, {task.initial_state['open']['app']} open (each tree in turn)\n")
+    print("| desktops | code | steps/s (all) | vs 1 | step p50 (ms) | step p95 (ms) | memory per desktop, median "
+          "(MiB) | max (MiB) | load after |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    base: dict[str, float] = {}
     for n in args.density:
-        count, rate, p50, p95, median, peak, taken = asyncio.run(density(task, n, args.seconds))
-        base = base or rate
-        print(f"| {count} | {rate:.1f} | {rate / base:.2f}x | {p50 * 1000:.0f} | {p95 * 1000:.0f} | {median:.0f} | "
-              f"{'n/a' if peak is None else f'{peak:.0f}'} | {taken} |")
+        for label in trees.trees:
+            row = trees.run(label, f"density:{n}", args)
+            if row is None:
+                print(f"| {n} | {label} | failed | | | | | | |")
+                continue
+            count, rate, p50, p95, median, peak, taken = row
+            base.setdefault(label, rate)
+            print(f"| {count} | {label} | {rate:.1f} | {rate / base[label]:.2f}x | {p50 * 1000:.0f} | "
+                  f"{p95 * 1000:.0f} | {median:.0f} | {'n/a' if peak is None else f'{peak:.0f}'} | {taken} |",
+                  flush=True)
     if not args.skip_oracle:
         n, passed, elapsed = oracle_run(tuple(args.suites), args.concurrency)
         print(f"\n## Oracle over {', '.join(args.suites)} at concurrency {args.concurrency} (load {load()})\n")
