@@ -303,7 +303,7 @@ class DesktopEnv(Env):
                 # LibreOffice's still screen (strict: no thread of the user's runnable) is that observation's
                 # screenshot. The others' settle is not strict, and a window manager starved of CPU on a loaded
                 # host can focus the window after a still half second: their screenshot is taken beside the
-                # tree (1 of 10 file-manager resets at load 37 showed an unfocused title bar when it was not)
+                # tree (1 of 10 file-manager resets at load 37 showed an unfocused title bar, its tree the same)
                 if opening["app"] in PREWARM_APPS:
                     still = await self._until_drawn(window)
                 else:
