@@ -37,7 +37,7 @@ MAX_SLEEP_S = 30.0
 """Seconds all the ``time.sleep`` calls of one snippet may add up to (each is also a ``wait``, at most 10 s)."""
 SPECIAL = frozenset({"WAIT", "DONE", "FAIL"})
 WAIT_S = 0.5
-"""What ``WAIT`` waits: OSWorld's ``DesktopEnv.step`` default pause."""
+"""What ``WAIT`` waits: OSWorld's ``DesktopEnv.step`` default pause in its 2024 code (desktop-env 1.0.2: 2 s)."""
 STATEFUL = frozenset({"osw_move", "osw_click", "osw_scroll", "osw_mouse_down", "osw_mouse_up", "osw_drag_to",
                       "osw_key_down", "osw_key_up"})
 """Ops whose meaning depends on the pointer position or on buttons and keys held (see :mod:`.osworld_env`)."""
