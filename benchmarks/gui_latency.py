@@ -159,7 +159,9 @@ def resets_by_tree(apps: list[str], trees: Trees, args: argparse.Namespace) -> d
                 rows = trees.run(label, app, args)
                 if rows is not None:
                     found.setdefault((label, app), []).extend(rows)
-                    print(f"  {label} {app} round {round_ + 1}/{args.rounds} (load {load()})", file=sys.stderr)
+                    p50 = pct([r[0] for r in rows], 0.5) * 1000
+                    print(f"  {label} {app} round {round_ + 1}/{args.rounds}: p50 {p50:.0f} ms of {len(rows)} "
+                          f"(load {load()})", file=sys.stderr, flush=True)
     return found
 
 
