@@ -73,7 +73,7 @@ async def check_generator(ref: str, *, sample: int | None = GENERATOR_SAMPLE, se
     mine = [t.hash for t in probe]
     seeds = ("0", "4242")
     # the second process makes them in reverse order: a task must not depend on what its process made before
-    # (ScienceWorld's gold paths once did, through the JVM's identity hashes)
+    # (ScienceWorld's gold paths once did, through a route cache its JVM kept across loads)
     theirs = await asyncio.gather(_hashes_elsewhere([t.id for t in probe], seeds[0]),
                                   _hashes_elsewhere([t.id for t in reversed(probe)], seeds[1]))
     theirs[1].reverse()
