@@ -107,9 +107,10 @@ def test_a_tasks_server_block_is_checked_naming_the_field(tmp_path) -> None:
 @pytest.mark.docker
 @pytest.mark.slow
 async def test_envgym_check_passes_on_the_three_pypi_servers() -> None:
-    """Oracle 1 and null 0 on every task of mcp-sqlite, mcp-time and mcp-git, the contract and the hack probes:
-    one install, no extra venv, no entry point of theirs (the suites are task files naming the servers)."""
-    report = await check("mcp/server-v1", gymnasium_check=False, concurrency=4)
+    """Oracle 1 and null 0 on every task of mcp-sqlite, mcp-time and mcp-git (all_tasks: ``envgym check`` gates a
+    sample), the contract and the hack probes: one install, no extra venv, no entry point of theirs (the suites are
+    task files naming the servers)."""
+    report = await check("mcp/server-v1", gymnasium_check=False, concurrency=4, all_tasks=True)
     assert report.ok, (report.failed, report.gate_failures, report.tamper_failures)
     assert report.gated == report.tasks == sum(len(load_suite(s)) for s in ("mcp-sqlite", "mcp-time", "mcp-git"))
 
