@@ -142,10 +142,9 @@ class _simulator:
     """The process's generation simulator, one generation at a time: a JVM started with :data:`JVM_OPTIONS` for
     the first generation and kept for the next ones (stopped at exit, or after a generation that raised).
     Reusing it is safe because :func:`play_gold` empties the cache that carried one gold path's route into the
-    next (:func:`forget_paths`; without that, made in reverse order in another process, 5 of 20 level-1 tasks
-    had other gold paths); ``envgym check``'s determinism check and tests/textgames/test_scienceworld_gen_jvm.py
-    make tasks in both orders to catch another such leak. A JVM per generation cost its start and a cold
-    simulator, about 10 s a task."""
+    next (:func:`forget_paths`; without that, tasks made in reverse order in another process had other gold
+    paths); ``envgym check``'s determinism check and tests/textgames/test_scienceworld_gen_jvm.py make tasks in
+    both orders to catch another such leak. A JVM per generation paid its start and a cold simulator each time."""
 
     sim: Any = None
 
