@@ -1,16 +1,17 @@
 """``envgym list`` and ``envgym check``: what is registered, and the contract checks and admission gates on it.
 
-``check`` runs :func:`envgym.check.check` on each env id given (or :func:`envgym.check_generator.check_generator`
-on a task generator's name), or with ``--all`` on every env envgym and the installed plug-ins ship
-(:func:`_shipped`) and every generator, and prints one table per name; with several names its last line names
-every one that failed, and it exits 1 if any did.
+``check`` runs :func:`envgym.check.check` on each env id given (or :func:`envgym.check_generator.check_generator` on
+a task generator's name), or with ``--all`` on every env envgym and the installed plug-ins ship (:func:`_shipped`)
+and every generator, and prints one table per name; with several names its last line names every one that failed,
+and it exits 1 if any did.
 
-``--jobs N`` checks N names at once, each in a process of its own: two checks then share no event loop, warm
-pool, warnings filter or module state, and most of a check's time is spent waiting on containers, which the
-others fill. Each table prints whole when its check ends (so in the order they ended), the stderr of that check
-before it; the exit status and the last line are those of the same names checked one by one. An unknown env id
-stops the run before any check starts; a name whose check stops on other bad input (exit 2 at the end, its line
-printed) or crashes counts as failed, and the rest still run.
+``--jobs N`` checks N names at once, each in a process of its own: two checks then share no event loop, warm pool,
+warnings filter or module state, and most of a check's time is spent waiting on containers, which the others fill.
+Two names of one family never run at once (a GUI check already runs a pool of desktops). Each table prints whole
+when its check ends (so in the order they ended), the stderr of that check before it; the exit status and the last
+line are those of the same names checked one by one. An unknown env id stops the run before any check starts; a name
+whose check stops on other bad input (exit 2 at the end, its line printed) or crashes counts as failed, and the rest
+still run.
 
 Output goes through :data:`envgym.cli.out` and :data:`envgym.cli.console`, looked up at each print.
 """
@@ -20,11 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -166,40 +168,63 @@ async def _check_one(name: str, args: argparse.Namespace) -> Any:
     return await check(name, all_tasks=args.all_tasks, sample=args.sample, **common)
 
 
+def _family(name: str) -> str:
+    """An env id's family, or a task generator's (a name that is neither: itself)."""
+    from envgym.registry import generator_spec
+
+    if "/" in name:
+        return name.partition("/")[0]
+    registered = generator_spec(name.partition("@")[0])
+    return registered.family if registered is not None else name
+
+
 def _in_processes(ids: list[str], args: argparse.Namespace) -> Iterator[tuple[str | None, int]]:
-    """:func:`_one` on each name in a process of its own, ``args.jobs`` at once; yields what failed and the
+    """:func:`_one` on each name in a process of its own, ``args.jobs`` at once, never two of one family at once (two
+    GUI checks side by side would each run a pool of desktops on the same cores); yields what failed and the
     process's exit status as each ends, after printing its output whole."""
     fields = {key: value for key, value in vars(args).items() if key != "fn"}
     env = {**os.environ, "COLUMNS": str(cli.out.width)}  # tables as wide as here, in colour where this prints it
     if cli.out.is_terminal:
         env["FORCE_COLOR"] = "1"
+    family = {name: _family(name) for name in ids}
+    pending, busy = list(ids), set()
+    ended: queue.Queue[tuple[str, int, str, str]] = queue.Queue()
     running: list[subprocess.Popen[str]] = []
 
-    def run(name: str, result: Path) -> tuple[str, int, str, str, Path]:
+    def run(name: str, result: Path) -> None:
         payload = json.dumps({"name": name, "args": fields, "result": str(result)})
-        with subprocess.Popen([sys.executable, "-c", _CHILD, payload], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
-            running.append(proc)
-            stdout, stderr = proc.communicate()
-        return name, proc.returncode, stdout, stderr, result
-
-    with tempfile.TemporaryDirectory(prefix="envgym-check-") as folder, ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(run, name, Path(folder) / f"{i}.json") for i, name in enumerate(ids)]
         try:
-            for future in as_completed(futures):
-                name, code, stdout, stderr, result = future.result()
+            with subprocess.Popen([sys.executable, "-c", _CHILD, payload], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+                running.append(proc)
+                stdout, stderr = proc.communicate()
+            ended.put((name, proc.returncode, stdout, stderr))
+        except BaseException as exc:  # that name's failure, never lost in a thread
+            ended.put((name, -1, "", f"{type(exc).__name__}: {exc}"))
+
+    with tempfile.TemporaryDirectory(prefix="envgym-check-") as folder:
+        results = {name: Path(folder) / f"{i}.json" for i, name in enumerate(ids)}
+        try:
+            while pending or busy:
+                for name in list(pending):
+                    if len(busy) < args.jobs and family[name] not in {family[b] for b in busy}:
+                        pending.remove(name)
+                        busy.add(name)
+                        threading.Thread(target=run, args=(name, results[name]), daemon=True).start()
+                name, code, stdout, stderr = ended.get()
+                busy.discard(name)
                 _echo(cli.console, stderr)
                 _echo(cli.out, stdout)
-                if code == 0 and result.exists():
-                    yield json.loads(result.read_text(encoding="utf-8"))["failure"], 0
+                if code == 0 and results[name].exists():
+                    yield json.loads(results[name].read_text(encoding="utf-8"))["failure"], 0
                 else:
                     yield f"{name} (its check exited {code}" + (": bad input)" if code == 2 else ")"), code
-        finally:  # stopped (Ctrl-C, SIGTERM's KeyboardInterrupt): the checks still running stop too
-            for future in futures:
-                future.cancel()
+        finally:  # stopped (Ctrl-C, an error printing): the checks still running stop too
             for proc in running:
                 if proc.poll() is None:
                     proc.terminate()
+            for proc in running:
+                proc.wait()
 
 
 def _echo(console: Any, text: str) -> None:

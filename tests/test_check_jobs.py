@@ -52,3 +52,12 @@ def test_bad_input_in_one_name_exits_2_after_the_others_ran(screen) -> None:
     assert main(["check", "tool/codes-v1", "tool/nope-v1", "--jobs", "2"]) == 2
     assert "unknown env id 'tool/nope-v1'" in screen()[1]
     assert len(blocks(screen()[0])) == 1
+
+
+def test_names_of_one_family_are_never_checked_at_once() -> None:
+    from envgym.cli_check import _family
+
+    # the scheduler keeps one check per family running: a GUI env and the GUI generator count as one family
+    assert {_family(n) for n in ("gui/desktop-v1", "gui/osworld-v1", "gui-desktop-gen", "gui-desktop-gen@0:50")} \
+        == {"gui"}
+    assert _family("text-scienceworld-gen") == "text" and _family("nosuchgen") == "nosuchgen"
