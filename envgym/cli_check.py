@@ -274,5 +274,6 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--generator-sample", type=cli.positive_int, default=200, metavar="N",
                    help="tasks sampled (with --seed) from each task generator checked, unless --sample or --limit")
     p.add_argument("--jobs", type=cli.positive_int, default=1, metavar="N",
-                   help="names checked at once, each in a process of its own; each table prints when its check ends")
+                   help="names checked at once (never two of one family), each in a process of its own; each table "
+                        "prints when its check ends")
     p.set_defaults(fn=_cmd_check)
