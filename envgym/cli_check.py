@@ -7,7 +7,8 @@ and it exits 1 if any did.
 
 ``--jobs N`` checks N names at once, each in a process of its own: two checks then share no event loop, warm pool,
 warnings filter or module state, and most of a check's time is spent waiting on containers, which the others fill.
-Two names of one family never run at once (a GUI check already runs a pool of desktops). Each table prints whole
+Two names of one family never run at once (a GUI check already runs a pool of desktops), and when a check ends the
+next of its family starts first, so the longest family runs as one chain beside the others. Each table prints whole
 when its check ends (so in the order they ended), the stderr of that check before it; the exit status and the last
 line are those of the same names checked one by one. An unknown env id stops the run before any check starts; a name
 whose check stops on other bad input (exit 2 at the end, its line printed) or crashes counts as failed, and the rest
@@ -204,15 +205,17 @@ def _in_processes(ids: list[str], args: argparse.Namespace) -> Iterator[tuple[st
 
     with tempfile.TemporaryDirectory(prefix="envgym-check-") as folder:
         results = {name: Path(folder) / f"{i}.json" for i, name in enumerate(ids)}
+        last = ""  # the family whose check just ended goes on first: a long family (GUI) runs as one chain
         try:
             while pending or busy:
-                for name in list(pending):
+                for name in sorted(pending, key=lambda n: family[n] != last):  # stable: list order otherwise
                     if len(busy) < args.jobs and family[name] not in {family[b] for b in busy}:
                         pending.remove(name)
                         busy.add(name)
                         threading.Thread(target=run, args=(name, results[name]), daemon=True).start()
                 name, code, stdout, stderr = ended.get()
                 busy.discard(name)
+                last = family[name]
                 _echo(cli.console, stderr)
                 _echo(cli.out, stdout)
                 if code == 0 and results[name].exists():
