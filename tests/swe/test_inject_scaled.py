@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from envgym.plugin import suites_root
+from envgym_swe import sources
 from envgym_swe.inject.__main__ import main
 from envgym_swe.inject.build import INJECTED, PACKED, instances_file, load_instances, split_of, suite_dir
 from envgym_swe.sources import LIBRARIES, SCALED_LIBRARIES, library, patch_paths
@@ -73,3 +74,15 @@ def test_export_writes_the_stored_instances_as_plain_json(tmp_path, capsys: pyte
     assert main(["export", "--lib", "toolz", "--out", str(tmp_path / "toolz.json")]) == 0  # bundled: plain JSON
     assert json.loads((tmp_path / "toolz.json").read_text()) == json.loads(
         (suites_root("swe-toolz") / "instances.swebench.json").read_text())
+
+
+def test_the_clean_commit_holds_every_sdist_file_its_own_gitignore_names(tmp_path) -> None:
+    # humanize ships src/humanize/_version.py and ignores it upstream: the clean commit lacked it, so a checkout of
+    # any humanize task's base commit failed to import (the build's containers had it, from the unpacked folder).
+    from .test_sources import make_sdist
+
+    files = {"mini/__init__.py": "from ._version import v\n", "mini/_version.py": "v = '1.0'\n",
+             ".gitignore": "mini/_version.py\n", "tests/test_mini.py": "def test_v():\n    assert True\n"}
+    lib = make_sdist(tmp_path / "cache", files)
+    repo, clean = sources.build_repo(lib, tmp_path / "repo", cache=tmp_path / "cache")
+    assert "mini/_version.py" in sources.git(repo, "ls-tree", "-r", "--name-only", clean).split()

@@ -322,7 +322,10 @@ def build_repo(lib: Library, dest: Path | None = None, *, cache: Path = CACHE) -
     dest.mkdir(parents=True)
     unpack(fetch_sdist(lib, cache), dest)
     git(dest, "init", "-q")
-    git(dest, "add", "-A")
+    # --force: the sdist is the source, whatever its own .gitignore says (humanize ships its generated
+    # _version.py and isodate its version.py, both ignored upstream: without them the package does not import
+    # from a checkout of the commit, while the build's containers, filled from the unpacked folder, had them)
+    git(dest, "add", "-A", "--force")
     git(dest, "commit", "-q", "--no-verify", "-m", f"{lib.dist} {lib.version} from its sdist")
     git(dest, "tag", "clean")
     return dest, head(dest)
