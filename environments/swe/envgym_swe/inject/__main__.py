@@ -88,7 +88,8 @@ def _build(names: list[str], args: argparse.Namespace, image: str) -> int:
                 status = 1
                 return
             out = await asyncio.to_thread(write_build, lib, report, args.seed, per_function=args.per_function,
-                                          max_fail=args.max_fail, test_timeout=args.test_timeout)
+                                          max_fail=args.max_fail, test_timeout=args.test_timeout,
+                                          from_journal=args.from_journal)
             await asyncio.to_thread(write_readme, lib, out)
             if lib.name in SCALED_LIBRARIES:
                 await asyncio.to_thread(write_injected_readme)

@@ -285,8 +285,12 @@ def save_instances(lib: Library, instances: list[dict[str, Any]], out: Path) -> 
 
 
 def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | None = None, *,
-                per_function: int = 1, max_fail: int = 20, test_timeout: float | None = None) -> Path:
-    """The instances (:func:`save_instances`) and ``build.json`` in the suite folder."""
+                per_function: int = 1, max_fail: int = 20, test_timeout: float | None = None,
+                from_journal: bool = False) -> Path:
+    """The instances (:func:`save_instances`) and ``build.json`` in the suite folder.
+
+    ``from_journal``: nothing was validated now (``build --from-journal``), so the run's own seconds say nothing
+    about the build; ``worker_seconds`` (the journal's validation time) does."""
     out = out_dir or suite_dir(lib)
     out.mkdir(parents=True, exist_ok=True)
     save_instances(lib, report.instances, out)
@@ -294,7 +298,8 @@ def write_build(lib: Library, report: BuildReport, seed: int, out_dir: Path | No
             "seed": seed, "per_function": per_function, "max_fail": max_fail,
             **({"test_timeout": test_timeout} if test_timeout is not None else {}), "tried": report.tried,
             "kept": len(report.instances),
-            "rejected": dict(sorted(report.rejected.items())), "build_seconds": round(report.seconds, 1),
+            "rejected": dict(sorted(report.rejected.items())),
+            **({"written_from_journal": True} if from_journal else {"build_seconds": round(report.seconds, 1)}),
             **({"candidates_run": report.run, "worker_seconds": round(report.worker_seconds, 1),
                 "complete": report.complete} if report.run else {}),
             "kinds": dict(sorted(Counter(i["injection"]["kind"] for i in report.instances).items())),
