@@ -106,7 +106,6 @@ class McpToolEnv(Env):
     """The class's: some servers keep a SQLite state. An instance's follows its server (see the module docstring)."""
     has_write_actions: ClassVar[bool] = True
     needs_sandbox: ClassVar[bool] = True
-    gate_sample: ClassVar[int | None] = 6  # envgym check gates 6 tasks spread over the suites; --all-tasks: every one
     _states: ClassVar[OrderedDict[tuple[str, str, str], Tables]] = OrderedDict()
 
     def __init__(self, server: McpServerSpec | dict[str, Any] | str | None = None, *, sandbox: str | None = None,
