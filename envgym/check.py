@@ -73,7 +73,7 @@ from envgym.record import ResultRecord, latest, read_records
 from envgym.registry import load_entry_point, spec
 from envgym.rollout import run_episode
 from envgym.tamper import tamper_agents_for
-from envgym.task import TaskSpec, load_suite, write_tasks
+from envgym.task import SuiteTasks, TaskSpec, write_tasks
 from envgym.tools.args import ArgumentsError, decode_arguments
 from envgym.trajectory import Trajectory
 from envgym.types import Action, Blame, Observation, Outcome, ToolCall
@@ -118,7 +118,8 @@ class CheckReport:
 
 
 def env_tasks(env_id: str) -> list[TaskSpec]:
-    return [t for suite in spec(env_id).suites for t in load_suite(suite) if t.env_id == env_id]
+    """The tasks of ``env_id``'s suites, each admitted (a task it cannot run is a SpecError naming its line)."""
+    return SuiteTasks.of(spec(env_id)).tasks
 
 
 def choose_tasks(tasks: Sequence[TaskSpec], *, limit: int | None = None, sample: int | None = None,

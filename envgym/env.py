@@ -126,6 +126,13 @@ class Env(abc.ABC):
         Overriding it (0.1's way to grade in the env) still works but is deprecated since 0.2."""
         return await grade_episode(self, judge=judge)
 
+    @classmethod
+    def answers_sql(cls, task: TaskSpec) -> bool:
+        """Whether ``task``'s final state will answer SQL (a rubric ``sql`` check): :attr:`sql_state`. An env
+        whose state depends on the task (the MCP server a task names) overrides it; a task with a ``sql`` check
+        it answers False for is refused when its suite loads (:class:`envgym.task.SuiteTasks`)."""
+        return cls.sql_state
+
     @classmethod  # noqa: B027 - optional hook
     def warm(cls, **kwargs: Any) -> None:
         """Load what every instance built with these registration ``kwargs`` will need (modules, data its

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from envgym import __version__ as _version
+from envgym import generate
 from envgym._eval_config import EvalConfig, JudgeSettings, budget_kwargs, env_maker, episode_seed, run_heap
 from envgym._eval_records import EpisodeKey, EvalSummary, Recorder, record_of
 from envgym._eval_workers import run_in_workers
@@ -65,7 +66,7 @@ from envgym.errors import SpecError
 from envgym.export import ExportContext, Exporter, close_exporters, open_exporters
 from envgym.record import ResultRecord, latest, read_records, repair_tail
 from envgym.registry import spec, suite_name_for, suite_spec
-from envgym.task import TaskSpec, load_suite
+from envgym.task import SuiteTasks, TaskSpec, load_suite, numbered_suite
 from envgym.types import Outcome, content_hash
 from envgym.vector.pool import EpisodePool, Job
 
@@ -122,11 +123,15 @@ def _load_or_create_run(run_dir: Path, config: EvalConfig, factory: AgentFactory
 
 
 def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
-    """(suite, task) pairs of the run, in order; raises SpecError for unknown suites or bad task files."""
+    """(suite, task) pairs of the run, in order; raises SpecError for unknown suites, bad task files, or a task its
+    env cannot run (a rubric ``sql`` check on a state without SQL), naming the file and line."""
     pairs: list[tuple[str, TaskSpec]] = []
     owner: dict[str, str] = {}  # task hash -> the suite that planned it
+    where: dict[str, tuple[Path, int]] = {}  # task hash -> its file and line (a generator's tasks have none)
     for suite in config.suites:
         tasks = load_suite(suite, split=config.split)
+        if generate.parse_ref(suite) is None:
+            where.update((t.hash, (path, line)) for path, line, t in numbered_suite(suite))
         if config.limit is not None:
             tasks = tasks[: config.limit]
         if not tasks:
@@ -140,10 +145,13 @@ def plan(config: EvalConfig) -> list[tuple[str, TaskSpec]]:
         pairs.extend((suite_label(suite), t) for t in tasks)
     for env_id in sorted({t.env_id for _, t in pairs}):
         try:
-            spec(env_id)
+            source = SuiteTasks.of(spec(env_id))
         except KeyError as exc:
             raise SpecError(f"a task names env {env_id!r}: {exc}") from exc
         budget_kwargs(env_id, config)  # an env that cannot take the budget fails here, before anything runs
+        for _, task in pairs:
+            if task.env_id == env_id:
+                source.admit(task, *where.get(task.hash, (None, None)))
     return pairs
 
 

@@ -221,7 +221,15 @@ def load_suite(name: str | Path, *, split: str | None = None) -> Sequence[TaskSp
     ref = generate.parse_ref(name) if isinstance(name, str) else None
     if ref is not None:
         return generate.GeneratedTasks(ref, split=split)
-    tasks: list[TaskSpec] = []
+    tasks = [task for _, _, task in numbered_suite(name)]
+    if split is not None:
+        tasks = [t for t in tasks if t.split == split]
+    return tasks
+
+
+def numbered_suite(name: str | Path) -> list[tuple[Path, int, TaskSpec]]:
+    """Every task of a suite's files (not a generator's) with the file and line it is on."""
+    tasks: list[tuple[Path, int, TaskSpec]] = []
     first: dict[str, tuple[Path, int]] = {}  # task id -> where it was first seen
     for file in suite_files(name):
         for number, task in _read_numbered(file):
@@ -229,9 +237,7 @@ def load_suite(name: str | Path, *, split: str | None = None) -> Sequence[TaskSp
                 where, line = first[task.id]
                 raise SpecError(f"task {task.id!r} is also in {where}:{line}", path=str(file), line=number, field="id")
             first[task.id] = (file, number)
-            tasks.append(task)
-    if split is not None:
-        tasks = [t for t in tasks if t.split == split]
+            tasks.append((file, number, task))
     return tasks
 
 
@@ -261,11 +267,13 @@ class SuiteTasks:
     An env never picks its own tasks; :meth:`envgym.env.Env.choose_task` asks its source."""
 
     def __init__(self, suites: Sequence[str] = (), env_id: str | None = None, *,
-                 tasks: Sequence[TaskSpec] | None = None, sql_state: bool = True) -> None:
-        self.suites, self.env_id, self.sql_state = tuple(suites), env_id, sql_state
+                 tasks: Sequence[TaskSpec] | None = None, sql_state: bool | Callable[[TaskSpec], bool] = True) -> None:
+        self.suites, self.env_id = tuple(suites), env_id
+        self.sql_state = sql_state
+        """Whether a task's state answers SQL: a flag, or (an env's :meth:`~envgym.env.Env.answers_sql`) per task."""
         self._tasks: list[TaskSpec] | None = None
         if tasks is not None:
-            self._tasks = [self._admitted(t) for t in tasks]
+            self._tasks = [self.admit(t) for t in tasks]
 
     @classmethod
     def of(cls, spec: registry.EnvSpec | None) -> SuiteTasks:
@@ -273,21 +281,27 @@ class SuiteTasks:
         refuses tasks whose checks the env's state cannot answer (its ``sql_state`` capability)."""
         if spec is None:
             return cls()
-        return cls(spec.suites, spec.id, sql_state=spec.capabilities["sql_state"])
+        factory = registry.load_entry_point(spec.entry_point)
+        return cls(spec.suites, spec.id, sql_state=getattr(factory, "answers_sql", spec.capabilities["sql_state"]))
 
     @property
     def tasks(self) -> list[TaskSpec]:
         """Every task this source serves, all splits."""
         if self._tasks is None:
-            self._tasks = [self._admitted(t) for s in self.suites for t in load_suite(s) if t.env_id == self.env_id]
+            self._tasks = [self.admit(t, path, line) for s in self.suites for path, line, t in _located(s)
+                           if t.env_id == self.env_id]
         return self._tasks
 
-    def _admitted(self, task: TaskSpec) -> TaskSpec:
-        if not self.sql_state:
-            where = _sql_check(task.verifiers, "verifiers")
-            if where is not None:
-                raise SpecError(f"task {task.id!r} has a sql check, but {self.env_id or 'its env'}'s state answers no "
-                                "SQL (sql_state is false): check its files or the store", field=where)
+    def admit(self, task: TaskSpec, path: Path | None = None, line: int | None = None) -> TaskSpec:
+        """``task`` if its env can run it; else a :class:`SpecError` naming the field (and the file and line, when
+        given): a rubric ``sql`` check on a state that answers no SQL."""
+        if self.sql_state is True:
+            return task
+        where = _sql_check(task.verifiers, "verifiers")
+        if where is not None and not (self.sql_state(task) if callable(self.sql_state) else self.sql_state):
+            raise SpecError(f"task {task.id!r} has a sql check, but {self.env_id or 'its env'}'s state answers no "
+                            "SQL for it (sql_state): check its files or the store",
+                            path=str(path) if path is not None else None, line=line, field=where)
         return task
 
     def choose(self, task: TaskSpec | str | None, rng: random.Random, options: dict[str, Any] | None = None,
@@ -298,11 +312,11 @@ class SuiteTasks:
             if self.env_id is not None and task.env_id != self.env_id:
                 raise TaskMismatch(f"task {task.id!r} is for {task.env_id!r}, not {self.env_id!r}; "
                                    f"make({task.env_id!r}) runs it")
-            return self._admitted(task)
+            return self.admit(task)
         if task is not None and not isinstance(task, str):
             raise TypeError(f"{label}: reset(task=...) takes a TaskSpec or a task id, not {type(task).__name__}")
         if isinstance(task, str) and (made := self._generated(task)) is not None:
-            return self._admitted(made)
+            return self.admit(made)
         pool = self.tasks
         if not pool:
             raise EnvError(f"{label}: reset() needs a task (no suite is registered for it)")
@@ -337,6 +351,12 @@ class SuiteTasks:
             return generate.generate(name, seed, level=level, split=split)
         except SpecError as exc:
             raise EnvError(f"task {task_id!r}: {exc}") from exc
+
+
+def _located(name: str) -> list[tuple[Path | None, int | None, TaskSpec]]:
+    if generate.parse_ref(name) is not None:  # a generator's tasks are made, not on a line
+        return [(None, None, t) for t in load_suite(name)]
+    return list(numbered_suite(name))
 
 
 def _sql_check(specs: Iterable[Any], where: str) -> str | None:

@@ -126,6 +126,20 @@ def test_a_sql_check_is_refused_when_the_suite_loads_for_an_env_whose_state_answ
     assert [t.id for t in queryable.tasks] == ["sql-1"]
 
 
+def test_a_sql_check_the_env_answers_no_sql_for_is_refused_naming_its_file_and_line(tmp_path):
+    from envgym.task import SuiteTasks
+
+    path = tmp_path / "t.jsonl"
+    write_tasks(path, [TaskSpec.model_validate({**_sql_task().model_dump(mode="json"), "id": "sql-0"}), _sql_task()])
+    field = "verifiers.1.verifiers.0.criteria.0.check"
+    per_task = SuiteTasks((str(path),), "test/snap-v1", sql_state=lambda task: task.id != "sql-1")  # answers_sql
+    with pytest.raises(SpecError) as exc:
+        per_task.tasks  # noqa: B018 - loading is the check
+    assert (exc.value.path, exc.value.line, exc.value.field) == (str(path), 2, field)
+    every = SuiteTasks((str(path),), "test/snap-v1", sql_state=lambda task: True)
+    assert [t.id for t in every.tasks] == ["sql-0", "sql-1"]
+
+
 async def test_a_sql_check_on_a_state_without_a_sql_view_is_the_verifier_s_error():
     from envgym.errors import VerifierError
     from envgym.verify import VerifyContext, grade

@@ -71,3 +71,17 @@ async def test_a_sql_check_on_the_sqlite_server_queries_the_state_the_episode_le
     assert trajectory.error is None and trajectory.outcome is Outcome.SUCCESS, trajectory.verdict
     assert [c.detail for c in trajectory.verdict.criteria if c.name == "moved"] == \
         ["query gave 'review', expected 'review'"]
+
+
+@pytest.mark.parametrize("state", ["stateless", "git"])
+def test_envgym_eval_refuses_the_suite_at_load_naming_the_file_line_and_field(tmp_path, screen, state) -> None:
+    from envgym.cli import main
+    from envgym.task import write_tasks
+
+    write_tasks(tmp_path / "suite.jsonl", [sql_task(STATES[state])])
+    code = main(["eval", "--suite", str(tmp_path / "suite.jsonl"), "--agent", "oracle", "--out", str(tmp_path / "run")])
+    said = " ".join(screen()[1].split())
+    assert code == 2 and "Traceback" not in said, said
+    assert f"{tmp_path / 'suite.jsonl'}:1: task 'toy-sql' has a sql check" in said, said
+    assert "(field 'verifiers.1.verifiers.0.criteria.0.check')" in said, said
+    assert not (tmp_path / "run").exists()  # nothing ran

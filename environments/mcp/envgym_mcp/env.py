@@ -140,6 +140,12 @@ class McpToolEnv(Env):
         """The server ``task`` runs on: this env's own, else the one the task names (``metadata.server``)."""
         return self._fixed if self._fixed is not None else self._with_overrides(server_of(task))
 
+    @classmethod
+    def answers_sql(cls, task: TaskSpec) -> bool:
+        """Whether ``task``'s state answers SQL: the server it names keeps SQLite (:attr:`McpServerSpec.sql_state`);
+        a task naming none runs on the env's fixed server (``mcp/kanban-v1``: SQLite, the class's flag)."""
+        return server_of(task).sql_state if "server" in task.metadata else cls.sql_state
+
     def _follow_server(self) -> None:
         if self.server is not None:
             self.sql_state = self.server.sql_state  # type: ignore[misc] - the instance's, read through wrappers
