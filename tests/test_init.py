@@ -40,7 +40,7 @@ def test_an_unknown_name_is_an_attribute_error():
 
 def test_gymnasium_knows_the_ids_whichever_is_imported_first():
     check = ("print('envgym/tool-retail-v1' in gymnasium.registry, "
-             "gymnasium.registry['envgym/gui-desktop-v1'].nondeterministic)")  # the spec's flag is kept
+             "gymnasium.registry['envgym/gui-osworld-v1'].nondeterministic)")  # the spec's flag is kept
     for first in ("import envgym, gymnasium", "import gymnasium, envgym", "import envgym.gym, gymnasium",
                   "import envgym; from gymnasium.utils.env_checker import check_env; import gymnasium",
                   "import envgym; envgym.list_envs(); import gymnasium"):
