@@ -52,3 +52,17 @@ def test_imported_suites_register_as_the_users_and_bundled_ones_do_not(state):
         mine = suite_spec("swe-mine-here")
         assert mine is not None and mine.user and mine.path == str((state / "suite").resolve())
         assert suite_spec("swe-toolz") is not None and not suite_spec("swe-toolz").user
+
+
+def test_an_indexed_folder_without_task_files_is_not_a_suite(state):
+    # The CI failure of stop 43: the index named a folder of the checkout whose tasks.jsonl was gone, so the suite
+    # registered with no files and ``envgym swe build --all`` stopped with "no task files".
+    repo, instances = make_demo(state)
+    importer.import_instances(instances[:1], {REPO: repo}, "swe-emptied", state / "suite", build=False)
+    for task_file in (state / "suite").glob("*.jsonl"):
+        task_file.unlink()
+    assert "swe-emptied" not in importer.imported_suites()
+    with isolated(plugins=True):
+        register_all()
+        assert suite_spec("swe-emptied") is None
+        assert suite_spec("swe-toolz") is not None

@@ -163,8 +163,11 @@ def forget_suite(suite: str, *, delete: bool = False) -> Path:
 
 
 def imported_suites() -> dict[str, str]:
-    """Suite name -> folder of suites imported outside ``tasks/`` (their env ids register too)."""
-    return {name: folder for name, folder in _load_index(SUITES_INDEX).items() if Path(folder).is_dir()}
+    """Suite name -> folder of suites imported outside ``tasks/`` (their env ids register too). A folder that no
+    longer holds task files (deleted, or emptied: a checkout whose untracked files went) is left out, so a stale
+    index entry cannot break ``envgym swe build --all`` or the suite listing."""
+    return {name: folder for name, folder in _load_index(SUITES_INDEX).items()
+            if Path(folder).is_dir() and any(Path(folder).glob("*.jsonl"))}
 
 
 def suite_source(folder: str | Path) -> dict[str, Any] | None:
