@@ -25,6 +25,7 @@ from typing import Any
 
 from envgym import generate
 from envgym.check import CheckReport, choose_tasks, run_checks
+from envgym.check_gates import PROGRESS_EVERY_S
 from envgym.errors import SpecError
 from envgym.registry import generator_spec
 from envgym.task import TaskSpec
@@ -33,8 +34,6 @@ GENERATOR_SAMPLE = 200
 """Tasks ``envgym check NAME`` samples from a generator unless told otherwise (``--generator-sample``)."""
 DETERMINISM_SAMPLE = 20
 """Of those, how many are made again in two other processes (different ``PYTHONHASHSEED``) and compared."""
-PROGRESS_EVERY_S = 10.0
-"""A sample whose generation takes longer reports its progress this often."""
 
 
 def _stderr(line: str) -> None:
@@ -46,7 +45,8 @@ async def check_generator(ref: str, *, sample: int | None = GENERATOR_SAMPLE, se
     """Admit a task generator: :func:`envgym.check.check`'s checks on a seeded sample of its suite (``ref``:
     ``NAME`` or ``NAME@START:STOP[:level=L][:split=S]``; every split, levels mixed, by default), its tasks made
     alike in two fresh processes, and its splits' template families apart (see the module docstring).
-    ``progress`` (None: silent) gets a line every :data:`PROGRESS_EVERY_S` seconds of a slow generation;
+    ``progress`` (None: silent) gets a line every :data:`PROGRESS_EVERY_S` seconds of a slow generation and of
+    the gates (an oracle and a null episode per task);
     ``kwargs`` go to the checks (``gates``, ``concurrency``, ``tamper``, ``gymnasium_check``)."""
     parsed = generate.parse_ref(ref)
     if parsed is None:
@@ -61,7 +61,7 @@ async def check_generator(ref: str, *, sample: int | None = GENERATOR_SAMPLE, se
     report = CheckReport(env_id=f"{parsed} (generator of {found.env_id})", tasks=len(every), selection=selection)
     report.expect("the chosen tasks carry reference solutions", bool(chosen) and
                   all(t.solution is not None for t in chosen), f"{len(chosen)} tasks")
-    await run_checks(found.env_id, chosen, report, **kwargs)
+    await run_checks(found.env_id, chosen, report, progress=progress, **kwargs)
     seen: dict[str, set[str]] = {}
     for task in chosen:
         seen.setdefault(task.split, set()).update(task.metadata.get("templates", ()))

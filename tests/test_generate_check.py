@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+import envgym.check_gates
 import envgym.generate
 from envgym import check_generator as module
 from envgym import cli
@@ -48,6 +49,17 @@ async def test_the_sample_is_made_once_off_the_event_loop_with_progress(made, mo
     progress = [line.split(": ", 1)[1].split(" (")[0] for line in lines[:-1]]
     assert progress == [f"made {k} of 4 tasks to check" for k in range(1, 5)]
     assert lines[-1].split(": ", 1)[1].startswith("made 4 tasks to check in ")
+
+
+async def test_the_gates_say_how_far_they_got(monkeypatch):
+    # a 200-task gate run on the desktop generator takes an hour; it printed nothing until the end
+    monkeypatch.setattr(envgym.check_gates, "PROGRESS_EVERY_S", 0.0)
+    lines: list[str] = []
+    report = await check_generator(NAME, sample=3, seed=2, gymnasium_check=False, tamper=0, progress=lines.append)
+    assert report.ok, report.failed
+    gates = [line.split(": gates: ", 1)[1] for line in lines if ": gates: " in line]
+    assert [g.split(" (")[0] for g in gates[:-1]] == [f"{k} of 3 tasks played, 0 failed" for k in (1, 2, 3)]
+    assert gates[-1].startswith("3 tasks played in ")
 
 
 async def test_a_quick_generation_prints_nothing(made):
