@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import math
 import re
 import signal
@@ -48,6 +47,7 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from envgym._deprecation import moved_attribute
 from envgym._entry_points import installed
 from envgym._lazy import LazyConsole
 from envgym._outputs import output_dir as output_dir  # also for plug-in subcommands' output flags
@@ -66,15 +66,14 @@ T = TypeVar("T")
 console: Console | LazyConsole = LazyConsole(stderr=True)
 out: Console | LazyConsole = LazyConsole(soft_wrap=True)
 
-# ``list`` and ``check`` live in envgym.cli_check, which prints through this module's ``out``: the entry points
-# (pyproject.toml) and callers still name them here. They resolve by name on first use, so that this module
-# never imports cli_check (which imports this one).
-_CHECK_COMMANDS = frozenset({"add_list", "add_check", "_shipped"})
+# ``list`` and ``check`` live in envgym.cli_check (which prints through this module's ``out``); the entry points
+# name them there. The old names warn until 0.3.
+_MOVED_TO_CLI_CHECK = frozenset({"add_list", "add_check"})
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CHECK_COMMANDS:
-        return getattr(importlib.import_module("envgym.cli_check"), name)
+    if name in _MOVED_TO_CLI_CHECK:
+        return moved_attribute(__name__, "envgym.cli_check", name, since="0.2", removal="0.3")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

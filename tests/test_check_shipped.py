@@ -5,7 +5,7 @@ requests suites for many extra minutes, and fail."""
 from __future__ import annotations
 
 import envgym
-from envgym import cli
+from envgym import cli_check
 from envgym.registry import isolated
 
 
@@ -21,7 +21,17 @@ def test_all_leaves_out_envs_whose_every_suite_is_the_users(tmp_path, screen):
         envgym.register("acme/imported-v1", "x:Y", suites=("acme-imported",))
         envgym.register("acme/mixed-v1", "x:Y", suites=("acme-shipped", "acme-imported"))
         envgym.register("acme/bare-v1", "x:Y")
-        kept = cli._shipped(envgym.list_envs())
+        kept = cli_check._shipped(envgym.list_envs())
     assert kept == ["acme/bare-v1", "acme/mixed-v1", "acme/shipped-v1"]
     stdout, _ = screen()
     assert "left out 1 env(s)" in stdout and "acme/imported-v1" in stdout
+
+
+def test_list_and_check_moved_to_cli_check_and_the_old_names_warn():
+    import pytest
+
+    from envgym import cli
+
+    for name in ("add_list", "add_check"):
+        with pytest.warns(DeprecationWarning, match=f"envgym.cli.{name} moved to envgym.cli_check.{name}"):
+            assert getattr(cli, name) is getattr(cli_check, name)

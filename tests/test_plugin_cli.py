@@ -131,7 +131,7 @@ CLASHING = """
 
 def test_a_subcommand_clash_names_both_entry_points(install, screen):
     install("envgym_clash_plugin", CLASHING, {"envgym.cli": {"mylist": "envgym_clash_plugin:add_list"}})
-    with pytest.raises(PluginError, match=r"'list' is added by list = envgym\.cli:add_list and by mylist = "
+    with pytest.raises(PluginError, match=r"'list' is added by list = envgym\.cli_check:add_list and by mylist = "
                                           r"envgym_clash_plugin:add_list"):
         build_parser()
     assert main(["check", "--all"]) == 2  # one line, exit 2, whatever the subcommand
