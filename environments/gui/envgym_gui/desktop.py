@@ -76,6 +76,9 @@ PREWARM_APPS = ("calc", "writer")
 """Apps :meth:`Desktop.start` can start ahead, windowless (one LibreOffice process serves both)."""
 MAX_READ = 16 << 20
 CALL_TIMEOUT_S = 30.0
+CATCH_UP_S = 3.0
+"""Longest a key press waits for LibreOffice to have handled it (:meth:`Desktop.key`); then the next goes anyway
+(a LibreOffice the agent stopped never catches up)."""
 
 PROFILE = SandboxProfile(
     name="desktop",
@@ -374,8 +377,22 @@ class Desktop:
         await self._root_call({"op": "type", "text": text}, timeout=CALL_TIMEOUT_S + len(text) * 0.05)
 
     async def key(self, keys: str) -> None:
-        """xdotool key syntax: ``"ctrl+s"``, ``"ctrl+a Delete"``; an unknown key name is an :class:`ActionError`."""
-        await self._root_call({"op": "key", "keys": keys})
+        """xdotool key syntax: ``"ctrl+s"``, ``"ctrl+a Delete"``; an unknown key name is an :class:`ActionError`
+        (and then no key is pressed). Each combination is handled before the next is sent
+        (:meth:`_caught_up`); the call returns once the last one is."""
+        combos = keys.split() if isinstance(keys, str) else []
+        if len(combos) > 1:  # every name checked before any key goes out
+            combos = (await self._root_call({"op": "key", "keys": keys, "send": False}))["keys"]
+        for combo in combos or [keys]:
+            await self._root_call({"op": "key", "keys": combo})
+            await self._caught_up()
+
+    async def _caught_up(self) -> None:
+        """Until LibreOffice (when it runs) has handled the input sent so far, :data:`CATCH_UP_S` at most. It
+        runs a shortcut (``ctrl+End``) from an event it posts to itself after the key press: a key sent
+        meanwhile, which a CPU-starved LibreOffice reads in the same go, overtook it (``ctrl+End Return``
+        split the first paragraph, then went to the end). Other apps handle keys as they come."""
+        await self._user_call({"op": "office_caught_up", "timeout": CATCH_UP_S}, timeout=CATCH_UP_S + 10)
 
     async def pointer(self) -> tuple[int, int]:
         """Where the pointer is on the screen."""
@@ -389,6 +406,7 @@ class Desktop:
     async def key_state(self, keys: str, *, down: bool) -> None:
         """Press (``down``) or release key combinations and leave them so (a shift-click in several steps)."""
         await self._root_call({"op": "key_state", "keys": keys, "down": down})
+        await self._caught_up()
 
     async def hold_key(self, keys: str, seconds: float) -> None:
         await self._root_call({"op": "hold_key", "keys": keys, "seconds": seconds}, timeout=CALL_TIMEOUT_S + 10)

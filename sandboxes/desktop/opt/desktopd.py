@@ -391,8 +391,11 @@ class Root:
         return {}
 
     def op_key(self, req: dict) -> dict:
+        """Press key combinations; with ``"send": false`` only check them (the host then sends them one at a
+        time: :meth:`User.op_office_caught_up`)."""
         combos = self.x.combos(req.get("keys"))
-        self.xdotool("key", "--delay", "30", "--", *combos)
+        if req.get("send", True):
+            self.xdotool("key", "--delay", "30", "--", *combos)
         return {"keys": combos}
 
     def op_pointer(self, req: dict) -> dict:
@@ -668,10 +671,22 @@ def main_loop_wait(pid: int) -> tuple[str, int] | None:
     except OSError:
         return None
     fields = line.split()
-    if len(fields) < 4 or fields[0] != POLL_SYSCALL:
+    # the main loop polls its wakeup fd, the X connection and more; a poll of one fd is Xlib/xcb waiting for
+    # the X server's reply in the middle of handling something (timeout -1 too)
+    if len(fields) < 4 or fields[0] != POLL_SYSCALL or int(fields[2], 16) < 2:
         return None
     timeout = int(fields[3], 16) & 0xFFFFFFFF
     return line, -1 if timeout >= 0x80000000 else timeout
+
+
+def thread_state(pid: int, tid: int) -> str | None:
+    """A thread's state letter (``R`` runnable, ``S`` asleep, ...), None once it ended."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            stat = f.read()
+        return stat[stat.rindex(")") + 2]
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def user_runnable() -> bool:
@@ -828,6 +843,28 @@ class User:
                 return {"quiet": True, "seconds": round(now - started, 3), "next_timer_ms": wait[1]}
             time.sleep(0.01)
         return {"quiet": False, "seconds": round(time.monotonic() - started, 3)}
+
+    def op_office_caught_up(self, req: dict) -> dict:
+        """Wait until LibreOffice has handled the input sent so far: its main thread asleep (not runnable) in
+        its main loop's poll with a timeout other than 0, twice in a row. LibreOffice runs a shortcut
+        (``ctrl+End``: ``.uno:GoToEndOfDoc``) from a user event it posts to itself, after the key press
+        returns; a key that arrives before that event ran (a CPU-starved LibreOffice reads the X events
+        queued meanwhile in one go) is handled first: ``ctrl+End Return`` then split the document's first
+        paragraph and moved to the end only after. Pending work (user events, idle handlers, X events)
+        makes its poll return at once (timeout 0) or keeps the thread runnable. ``{"caught_up": true}``
+        also when no LibreOffice runs; false when ``timeout`` passed first."""
+        timeout = float(req.get("timeout", 2.0))
+        started = time.monotonic()
+        pid = office_pid()
+        last = None
+        while pid is not None and time.monotonic() - started < timeout:
+            wait = main_loop_wait(pid)
+            asleep = wait is not None and wait[1] != 0 and thread_state(pid, pid) == "S"
+            if asleep and wait[0] == last:
+                return {"caught_up": True, "seconds": round(time.monotonic() - started, 3)}
+            last = wait[0] if asleep else None
+            time.sleep(0.005)
+        return {"caught_up": pid is None, "seconds": round(time.monotonic() - started, 3)}
 
     def op_share_config(self, req: dict) -> dict:
         """Make everything under ``~/.config`` readable by others (folders searchable): the apps write their
