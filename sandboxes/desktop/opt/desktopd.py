@@ -83,6 +83,10 @@ load_extra_apps()
 PREWARM = {"calc": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"],
            "writer": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"]}
 """Apps that can be started ahead of the episode, windowless, so that opening a document is quick."""
+SYNC = ("getmouselocation",)
+"""Chained after an xdotool input command: a round trip on its own X connection, so that xdotool exits only once
+the X server has handled the fake input (and queued the events to the focused app); the host asks next whether
+LibreOffice has handled them (``office_caught_up``)."""
 MAX_TYPE = 4000
 """Longest ``type`` text (characters); longer is the caller's error."""
 MAX_HOLD_S = 10.0
@@ -394,8 +398,8 @@ class Root:
         """Press key combinations; with ``"send": false`` only check them (the host then sends them one at a
         time: :meth:`User.op_office_caught_up`)."""
         combos = self.x.combos(req.get("keys"))
-        if req.get("send", True):
-            self.xdotool("key", "--delay", "30", "--", *combos)
+        if req.get("send", True):  # the reply comes once the X server has handled the presses (SYNC)
+            self.xdotool("key", "--delay", "30", "--", *combos, *SYNC)
         return {"keys": combos}
 
     def op_pointer(self, req: dict) -> dict:
@@ -415,9 +419,9 @@ class Root:
         """Press (``down``: true) or release key combinations and leave them so; pyautogui's keyDown / keyUp."""
         combos = self.x.combos(req.get("keys"))
         if req.get("down"):
-            self.xdotool("keydown", "--", *combos)
+            self.xdotool("keydown", "--", *combos, *SYNC)
         else:
-            self.xdotool("keyup", "--", *reversed(combos))
+            self.xdotool("keyup", "--", *reversed(combos), *SYNC)
         return {}
 
     def op_hold_key(self, req: dict) -> dict:
