@@ -345,11 +345,12 @@ class Desktop:
                                        "shot": True}, timeout=timeout + 10)
         return base64.b64decode(reply["data"]) if reply.get("settled") else None
 
-    async def office_quiet(self, timeout: float = 30.0, *, horizon_ms: int = 1000) -> bool:  # noqa: ASYNC109 - how long to wait
+    async def office_quiet(self, timeout: float = 30.0, *, horizon_ms: int = 1000, hold: float = 0.15) -> bool:  # noqa: ASYNC109 - how long to wait
         """Wait until LibreOffice has no timer due within ``horizon_ms`` and runs nothing (its own state: the
-        main loop's sleep, read by the user's daemon); False when ``timeout`` passed first or none runs."""
-        reply = await self._user_call({"op": "office_quiet", "timeout": timeout, "horizon_ms": horizon_ms},
-                                      timeout=timeout + 10)
+        main loop's sleep, read by the user's daemon), in the same sleep for ``hold`` seconds; False when
+        ``timeout`` passed first or none runs."""
+        reply = await self._user_call({"op": "office_quiet", "timeout": timeout, "horizon_ms": horizon_ms,
+                                       "hold": hold}, timeout=timeout + 10)
         return bool(reply.get("quiet"))
 
     async def clipboard(self) -> str:

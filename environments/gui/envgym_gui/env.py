@@ -69,6 +69,11 @@ OFFICE_HORIZON_MS = 100
 timer, 150 ms rising to 3 s over many seconds, does not: a horizon of 1 s held Calc's resets 14 s). Its
 300 ms toolbar-update timer falls to the settle after it: :data:`SETTLE_OFFICE_S` is longer, and a thread
 whose timer fired is runnable (strict settle) even while it waits for a CPU."""
+OFFICE_HOLD_S = 0.15
+"""How long LibreOffice's main thread must stay in the same sleep for :meth:`Desktop.office_quiet`. Not shorter:
+after a load LibreOffice updates its slots (toolbar states) from a timer armed 300 ms out, then in 20 ms steps,
+with sleeps of over 100 ms between; a shorter hold returned in such a gap and Writer resets differed, as they
+did with a shorter :data:`SETTLE_OFFICE_S` (the measurement is in the commit that named this constant)."""
 DRAWN_SHADES = 4
 """A window band with at most this many grey levels is still blank (a background, a frame line)."""
 PREWARM_TIMEOUT_S = 240.0
@@ -346,7 +351,8 @@ class DesktopEnv(Env):
         assert self.desktop is not None
         deadline = time.monotonic() + LAUNCH_TIMEOUT_S
         while True:
-            await self.desktop.office_quiet(timeout=max(deadline - time.monotonic(), 1.0), horizon_ms=OFFICE_HORIZON_MS)
+            await self.desktop.office_quiet(timeout=max(deadline - time.monotonic(), 1.0), horizon_ms=OFFICE_HORIZON_MS,
+                                            hold=OFFICE_HOLD_S)
             png = await self.desktop.still_screenshot(quiet=SETTLE_OFFICE_S,
                                                       timeout=max(deadline - time.monotonic(), 1.0), strict=True)
             png = png or await self.desktop.screenshot()
