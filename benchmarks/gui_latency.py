@@ -8,6 +8,8 @@
   their own, ``--rounds`` times, interleaved with ``--baseline`` when given: ``--baseline DIR`` is a tree of
   older code (``git archive COMMIT | tar -x -C DIR``; its desktop image built, ``envgym sandbox build
   desktop --dir DIR/sandboxes``), run by the same commands, so before and after see the same host load.
+- phases: where this tree's reset time goes, p50 per desktop call (launch, window, LibreOffice's timers after
+  the load, the still-screen settle, the observation's parts).
 - step: one action (a key press the app answers) plus the next observation (screenshot, window list; the
   accessibility tree in a row of its own); screenshot alone (the root daemon's grab + PNG encode + transfer).
 - density: N envs at once (``--density``, 1 and 8 by default), each stepping as fast as it can for
@@ -99,10 +101,39 @@ async def refilled(within: float = 90.0) -> None:
         await asyncio.sleep(0.1)
 
 
-async def reset_times(app: str, suites: list[str], resets: int, gap: str) -> list[tuple[float, float]]:
-    """(seconds, 1-minute load) of ``resets`` resets of one task of ``app``, after one that fills the pool."""
+PHASES = ("launch", "wait_window", "office_quiet", "still_screenshot", "wait_idle", "windows", "screenshot")
+"""The desktop calls a reset is made of, timed one by one (``Desktop`` methods): the app's launch (for Calc and
+Writer the document's load in the prewarmed LibreOffice), its window, LibreOffice's own timers after the load,
+the still-screen settle, the first observation's parts."""
+
+
+def timing_phases() -> dict[str, float]:
+    """Wrap :data:`PHASES` so that each call adds its seconds to the returned dict (this process only)."""
+    from envgym_gui.desktop import Desktop
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, method):
+        async def call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return await method(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+        return call
+
+    for name in PHASES:
+        if hasattr(Desktop, name):
+            setattr(Desktop, name, timed(name, getattr(Desktop, name)))
+    return spent
+
+
+async def reset_times(app: str, suites: list[str], resets: int, gap: str) -> list[tuple[float, float, dict]]:
+    """(seconds, 1-minute load, seconds per phase) of ``resets`` resets of one task of ``app``, after one that
+    fills the pool."""
     task = task_of(app, suites)
     out = []
+    spent = timing_phases()
     async with envgym.make("gui/desktop-v1", a11y=False) as env:
         await env.reset(task=task)
         for _ in range(resets):
@@ -110,9 +141,10 @@ async def reset_times(app: str, suites: list[str], resets: int, gap: str) -> lis
                 await refilled()
             elif float(gap) > 0:
                 await asyncio.sleep(float(gap))
+            spent.clear()
             start = time.perf_counter()
             await env.reset(task=task)
-            out.append((time.perf_counter() - start, load1()))
+            out.append((time.perf_counter() - start, load1(), dict(spent)))
     return out
 
 
@@ -296,6 +328,16 @@ def main() -> None:
                 times, loads = [r[0] for r in rows], [r[1] for r in rows]
                 print(f"| {app} | {label} | {len(times)} | {pct(times, 0.5) * 1000:.0f} | "
                       f"{pct(times, 0.95) * 1000:.0f} | {min(loads):.1f}-{max(loads):.1f} | <= 1500 |")
+        print("\n## Where a reset's time goes (p50 per phase, ms; 'other': the rest of the reset)\n")
+        print("| app | code | " + " | ".join(PHASES) + " | other |")
+        print("|---|---|" + "---:|" * (len(PHASES) + 1))
+        for app in apps:
+            for label in trees.trees:
+                rows = [r for r in found.get((label, app), []) if len(r) > 2]
+                if rows:  # a baseline older than the phases has none
+                    cells = [pct([r[2].get(name, 0.0) for r in rows], 0.5) * 1000 for name in PHASES]
+                    other = pct([r[0] - sum(r[2].values()) for r in rows], 0.5) * 1000
+                    print(f"| {app} | {label} | " + " | ".join(f"{c:.0f}" for c in cells) + f" | {other:.0f} |")
         print("\n## Step and screenshot (one desktop)\n")
         print("| measure | p50 (ms) | p95 (ms) | load after | target |")
         print("|---|---:|---:|---|---|")
