@@ -18,44 +18,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import os
 import statistics
 import subprocess
 import time
-import zipfile
 
 from envgym.sandbox.docker import DockerEngine, DockerSandbox
 from envgym.sandbox.images import tag_for
+from envgym_gui._samples import odf
 from envgym_gui.desktop import PROFILE, Desktop
 
 RUN_ID = "benchmark"
 
 
-def _odf(mime: str, body: str) -> bytes:
-    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
-          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"')
-    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:'
-                'opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" '
-                f'manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" '
-                'manifest:media-type="text/xml"/></manifest:manifest>')
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr(zipfile.ZipInfo("mimetype"), mime)
-        z.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
-        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
-                                  f"<office:body>{body}</office:body></office:document-content>", zipfile.ZIP_DEFLATED)
-    return buf.getvalue()
-
-
 FILES = {
     "/home/user/notes.txt": b"hello\n",
-    "/home/user/budget.ods": _odf("application/vnd.oasis.opendocument.spreadsheet",
+    "/home/user/budget.ods": odf("application/vnd.oasis.opendocument.spreadsheet",
                                   '<office:spreadsheet><table:table table:name="Sheet1"><table:table-row>'
                                   '<table:table-cell office:value-type="float" office:value="1"><text:p>1</text:p>'
                                   "</table:table-cell></table:table-row></table:table></office:spreadsheet>"),
-    "/home/user/report.odt": _odf("application/vnd.oasis.opendocument.text",
+    "/home/user/report.odt": odf("application/vnd.oasis.opendocument.text",
                                   "<office:text><text:p>Report</text:p></office:text>"),
 }
 APPS = [("editor", "/home/user/notes.txt", r"notes\.txt"), ("files", "/home/user", r"^user$"),

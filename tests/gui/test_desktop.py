@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import io
 import secrets
-import zipfile
 
 import pytest
 
 from envgym.sandbox import SandboxCrashed, tag_for
 from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym_gui._samples import odf
 from envgym_gui.desktop import BASE_APPS, PROFILE, ActionError, Desktop, DesktopGone
 from envgym_gui.env import SETTLE_OFFICE_S
 
@@ -24,29 +24,12 @@ RUN_ID = f"pytest-gui-{secrets.token_hex(4)}"
 OFFICE_TIMEOUT_S = 180.0
 
 
-def _odf(mime: str, body: str) -> bytes:
-    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
-          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"')
-    manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:'
-                'opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" '
-                f'manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" '
-                'manifest:media-type="text/xml"/></manifest:manifest>')
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr(zipfile.ZipInfo("mimetype"), mime)
-        z.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
-        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
-                                  f"<office:body>{body}</office:body></office:document-content>", zipfile.ZIP_DEFLATED)
-    return buf.getvalue()
-
-
-BUDGET_ODS = _odf("application/vnd.oasis.opendocument.spreadsheet",
+BUDGET_ODS = odf("application/vnd.oasis.opendocument.spreadsheet",
                   '<office:spreadsheet><table:table table:name="Budget"><table:table-row>'
                   '<table:table-cell office:value-type="string"><text:p>Rent</text:p></table:table-cell>'
                   '<table:table-cell office:value-type="float" office:value="1200"><text:p>1200</text:p>'
                   "</table:table-cell></table:table-row></table:table></office:spreadsheet>")
-REPORT_ODT = _odf("application/vnd.oasis.opendocument.text",
+REPORT_ODT = odf("application/vnd.oasis.opendocument.text",
                   "<office:text><text:p>Quarterly report</text:p></office:text>")
 
 

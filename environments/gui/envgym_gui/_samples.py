@@ -1,6 +1,7 @@
-"""What the tests and the benchmark of the extra apps share: small documents of each kind the apps open (a slide,
-an image, a sound), built here so that neither needs files (``odp()`` for Impress, ``png()`` for GIMP,
-``wav(seconds)`` for VLC), and the reading of a desktop container's memory (:func:`container_memory`)."""
+"""What the tests and the benchmarks of the desktop share: small documents of each kind the apps open (any
+OpenDocument file with ``odf(mime, body)``, a slide with ``odp()`` for Impress, an image with ``png()`` for GIMP, a
+sound with ``wav(seconds)`` for VLC), built here so that none needs files, and the reading of a desktop container's
+memory (:func:`container_memory`)."""
 
 from __future__ import annotations
 
@@ -9,27 +10,34 @@ import wave
 import zipfile
 from typing import Any, NamedTuple
 
+_ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+           'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+           'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+           'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+           'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2"')
 
-def odp() -> bytes:
-    mime = "application/vnd.oasis.opendocument.presentation"
-    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-          'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
-          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-          'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2"')
+
+def odf(mime: str, body: str) -> bytes:
+    """A minimal OpenDocument file of type ``mime`` whose ``office:body`` holds ``body`` (the mimetype entry first
+    and stored, as the format asks; a manifest; ``content.xml``)."""
     manifest = ('<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:'
                 'opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" '
                 f'manifest:media-type="{mime}"/><manifest:file-entry manifest:full-path="content.xml" '
                 'manifest:media-type="text/xml"/></manifest:manifest>')
-    body = ('<office:presentation><draw:page draw:name="Slide1"><draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" '
-            'svg:height="3cm"><draw:text-box><text:p>Quarterly review</text:p></draw:text-box></draw:frame>'
-            "</draw:page></office:presentation>")
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr(zipfile.ZipInfo("mimetype"), mime)
         z.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
-        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
+        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODF_NS}>'
                                   f"<office:body>{body}</office:body></office:document-content>", zipfile.ZIP_DEFLATED)
     return buf.getvalue()
+
+
+def odp() -> bytes:
+    return odf("application/vnd.oasis.opendocument.presentation",
+               '<office:presentation><draw:page draw:name="Slide1"><draw:frame svg:x="2cm" svg:y="2cm" '
+               'svg:width="20cm" svg:height="3cm"><draw:text-box><text:p>Quarterly review</text:p></draw:text-box>'
+               "</draw:frame></draw:page></office:presentation>")
 
 
 def png() -> bytes:
