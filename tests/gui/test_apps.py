@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym.sandbox.docker import DockerSandbox
 from envgym_gui._samples import container_memory, odp, png, wav
 from envgym_gui.apps import EXTRA_APPS, ensure_image, image_for
 from envgym_gui.desktop import APPS, PROFILE, Desktop
@@ -50,20 +50,6 @@ CASES = {  # case -> (app, path, file, window title, a node the accessibility tr
 @pytest.fixture(scope="module")
 def image() -> str:
     return ensure_image("impress", log=lambda _: None)
-
-
-@pytest.fixture
-async def engine():
-    async with DockerEngine(max_concurrency=4) as eng:
-        yield eng
-    api = __import__("docker").APIClient(version="auto")  # nothing of this run may be left behind
-    try:
-        left = api.containers(all=True, filters={"label": f"envgym.run={RUN_ID}"})
-        for c in left:
-            api.remove_container(c["Id"], force=True)
-        assert not left, f"containers left behind: {[c['Id'][:12] for c in left]}"
-    finally:
-        api.close()
 
 
 def test_every_app_key_runs_in_the_apps_image_and_the_desktop_takes_it():

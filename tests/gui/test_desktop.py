@@ -14,7 +14,7 @@ import secrets
 import pytest
 
 from envgym.sandbox import SandboxCrashed, tag_for
-from envgym.sandbox.docker import DockerEngine, DockerSandbox
+from envgym.sandbox.docker import DockerSandbox
 from envgym_gui._samples import odf
 from envgym_gui.desktop import BASE_APPS, PROFILE, ActionError, Desktop, DesktopGone
 from envgym_gui.env import SETTLE_OFFICE_S
@@ -39,20 +39,6 @@ def _png() -> bytes:
     buf = io.BytesIO()
     Image.new("RGB", (64, 48), (200, 30, 30)).save(buf, "PNG")
     return buf.getvalue()
-
-
-@pytest.fixture
-async def engine():
-    async with DockerEngine(max_concurrency=4) as eng:
-        yield eng
-    api = __import__("docker").APIClient(version="auto")  # nothing of this run may be left behind
-    try:
-        left = api.containers(all=True, filters={"label": f"envgym.run={RUN_ID}"})
-        for c in left:
-            api.remove_container(c["Id"], force=True)
-        assert not left, f"containers left behind: {[c['Id'][:12] for c in left]}"
-    finally:
-        api.close()
 
 
 @pytest.fixture
