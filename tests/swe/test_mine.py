@@ -269,6 +269,7 @@ def test_a_bundled_suite_as_a_fix_history_mines_one_candidate_per_task(tmp_path)
 def test_concurrent_imports_keep_every_remembered_suite(state, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
+    (tmp_path / "tasks.jsonl").write_text("")  # a suite folder holds task files (an empty one is not indexed)
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda n: importer._remember(importer.SUITES_INDEX, f"swe-s{n}", str(tmp_path)), range(40)))
     assert set(importer.imported_suites()) == {f"swe-s{n}" for n in range(40)}
