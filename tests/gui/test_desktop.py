@@ -13,10 +13,9 @@ import secrets
 
 import pytest
 
-from envgym.sandbox import SandboxCrashed, tag_for
-from envgym.sandbox.docker import DockerSandbox
+from envgym.sandbox import SandboxCrashed
 from envgym_gui._samples import odf
-from envgym_gui.desktop import BASE_APPS, PROFILE, ActionError, Desktop, DesktopGone
+from envgym_gui.desktop import BASE_APPS, ActionError, DesktopGone
 from envgym_gui.env import SETTLE_OFFICE_S
 
 pytestmark = pytest.mark.docker
@@ -39,24 +38,6 @@ def _png() -> bytes:
     buf = io.BytesIO()
     Image.new("RGB", (64, 48), (200, 30, 30)).save(buf, "PNG")
     return buf.getvalue()
-
-
-@pytest.fixture
-async def desktop(engine):
-    try:
-        image = tag_for("desktop")
-        await engine.call("inspect_image", image)
-    except Exception as exc:
-        pytest.fail(f"{image} is not built: envgym sandbox build desktop ({exc})")
-    sb = DockerSandbox(image, PROFILE, engine=engine, run_id=RUN_ID)
-    await sb.start()
-    d = Desktop(sb)
-    try:
-        await d.start()
-        yield d
-    finally:
-        await d.close()
-        await sb.stop()
 
 
 def _decode(png: bytes) -> tuple[tuple[int, int], str]:

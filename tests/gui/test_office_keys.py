@@ -17,9 +17,7 @@ import zipfile
 
 import pytest
 
-from envgym.sandbox import tag_for
-from envgym.sandbox.docker import DockerEngine, DockerSandbox
-from envgym_gui.desktop import PROFILE, Desktop
+from envgym_gui._samples import odf
 
 pytestmark = pytest.mark.docker
 RUN_ID = f"pytest-gui-keys-{secrets.token_hex(4)}"
@@ -27,21 +25,8 @@ PATH = "/home/user/Documents/report.odt"
 
 
 def _odt(paragraphs: list[str]) -> bytes:
-    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"')
     body = "".join(f"<text:p>{p}</text:p>" for p in paragraphs)
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        z.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text")
-        z.writestr("META-INF/manifest.xml", '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
-                   'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">'
-                   '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.'
-                   'opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" '
-                   'manifest:media-type="text/xml"/></manifest:manifest>', zipfile.ZIP_DEFLATED)
-        z.writestr("content.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}>'
-                                  f"<office:body><office:text>{body}</office:text></office:body>"
-                                  "</office:document-content>", zipfile.ZIP_DEFLATED)
-    return buf.getvalue()
+    return odf("application/vnd.oasis.opendocument.text", f"<office:text>{body}</office:text>")
 
 
 def _paragraphs(odt: bytes) -> list[str]:
@@ -50,26 +35,12 @@ def _paragraphs(odt: bytes) -> list[str]:
 
 
 @pytest.fixture
-async def writer():
-    image = tag_for("desktop")
-    async with DockerEngine(max_concurrency=4) as engine:
-        try:
-            await engine.call("inspect_image", image)
-        except Exception as exc:  # the engine's not-found, whatever its type
-            pytest.fail(f"{image} is not built: envgym sandbox build desktop ({exc})")
-        sb = DockerSandbox(image, PROFILE, engine=engine, run_id=RUN_ID)
-        await sb.start()
-        d = Desktop(sb)
-        try:
-            await d.start()
-            await d.write_files({PATH: _odt(["Title", "Body one."])})
-            await d.launch("writer", PATH, timeout=180)
-            await d.wait_window(r"report\.odt - LibreOffice Writer", timeout=180, settle=0)
-            assert await d.office_quiet(timeout=60, horizon_ms=100)
-            yield d
-        finally:
-            await d.close()
-            await sb.stop()
+async def writer(desktop):
+    await desktop.write_files({PATH: _odt(["Title", "Body one."])})
+    await desktop.launch("writer", PATH, timeout=180)
+    await desktop.wait_window(r"report\.odt - LibreOffice Writer", timeout=180, settle=0)
+    assert await desktop.office_quiet(timeout=60, horizon_ms=100)
+    return desktop
 
 
 async def test_a_shortcut_is_handled_before_the_keys_after_it_by_a_starved_libreoffice(writer):
