@@ -5,6 +5,7 @@ of each kind. Needs ``pip install 'envgym[osworld]' && envgym osworld setup`` (`
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import subprocess
@@ -138,10 +139,17 @@ async def test_file_metrics_on_a_vm_file(end, func, rules, tmp_path) -> None:
 
 
 def xlsx(rows: list[list[Any]]) -> bytes:
+    """The same rows give the same bytes: openpyxl stamps the save time into the package (its properties and zip
+    entries), so two saves a second apart differed and the start-file comparison failed now and then."""
+    return _xlsx(json.dumps(rows))
+
+
+@functools.cache
+def _xlsx(rows_json: str) -> bytes:
     import openpyxl
 
     book = openpyxl.Workbook()
-    for row in rows:
+    for row in json.loads(rows_json):
         book.active.append(row)
     buffer = io.BytesIO()
     book.save(buffer)
