@@ -57,23 +57,30 @@ LAUNCHES = 3
 """Launches of the task's app at reset when it ends without a window (see ``GuiEnv._open``)."""
 SETTLE_S = 0.5
 """How long the screen must stay unchanged (and the apps idle) before reset's first observation."""
-SETTLE_OFFICE_S = 0.4
-"""The same for LibreOffice, which says itself when the document is loaded (:meth:`Desktop.launch` returns
-then) and when it has nothing more due (:meth:`Desktop.office_quiet`: its toolbar states, ruler and status
-bar come from timers and idle handlers after the load; a fixed settle of 0.5 s still and idle missed them at
-load 20-26, 4 distinct first observations in 6 Writer resets). Then the screen must be still, the apps idle
-and none of the user's threads runnable this long (strict), and the window drawn (:func:`drawn`).
+OFFICE_CLOCK_MS = 2000
+"""How far reset moves LibreOffice's clock after the document loaded (:meth:`Desktop.office_fast_forward`): its
+toolbar states, ruler and status bar come from timers after the load (one armed 300 ms out, then 20 ms steps;
+Calc's idle timer): they run now, in order, each once LibreOffice and the X server have nothing else to do,
+instead of after their waits (Calc 1.2 s, Writer 0.5 s on an idle host; later on a loaded one, where a fixed
+settle missed them). Writer's last timer after a load is due 1.3 s out; Calc's idle timer then repeats every
+150 ms. The first observation is the screen as it stands this long after the load, taken at once."""
+SETTLE_OFFICE_S = 0.15
+"""After that, how long the screen must stay still, the apps idle and none of the user's threads runnable
+(strict) before reset's first observation of LibreOffice, and the window drawn (:func:`drawn`).
 ``benchmarks/gui_determinism.py`` counts identical resets."""
+SETTLE_OFFICE_UNCLOCKED_S = 0.4
+"""The same for a LibreOffice without the movable clock (an image built without it), which :meth:`Desktop.office_quiet`
+waits for in real time: a fixed settle of 0.5 s missed its timers at load 20-26 (4 distinct first observations
+in 6 Writer resets)."""
 OFFICE_HORIZON_MS = 100
-"""LibreOffice is quiet when no timer of its falls due within this (its 20 ms update steps do; Calc's own idle
-timer, 150 ms rising to 3 s over many seconds, does not: a horizon of 1 s held Calc's resets 14 s). Its
-300 ms toolbar-update timer falls to the settle after it: :data:`SETTLE_OFFICE_S` is longer, and a thread
-whose timer fired is runnable (strict settle) even while it waits for a CPU."""
+"""Without the movable clock: LibreOffice is quiet when no timer of its falls due within this (its 20 ms update
+steps do; Calc's own idle timer, 150 ms rising to 3 s over many seconds, does not: a horizon of 1 s held Calc's
+resets 14 s). Its 300 ms toolbar-update timer falls to the settle after it."""
 OFFICE_HOLD_S = 0.15
-"""How long LibreOffice's main thread must stay in the same sleep for :meth:`Desktop.office_quiet`. Not shorter:
-after a load LibreOffice updates its slots (toolbar states) from a timer armed 300 ms out, then in 20 ms steps,
-with sleeps of over 100 ms between; a shorter hold returned in such a gap and Writer resets differed, as they
-did with a shorter :data:`SETTLE_OFFICE_S` (the measurement is in the commit that named this constant)."""
+"""Without the movable clock: how long LibreOffice's main thread must stay in the same sleep for
+:meth:`Desktop.office_quiet`. Not shorter: after a load LibreOffice updates its slots (toolbar states) from a timer
+armed 300 ms out, then in 20 ms steps, with sleeps of over 100 ms between; a shorter hold returned in such a gap
+and Writer resets differed."""
 DRAWN_SHADES = 4
 """A window band with at most this many grey levels is still blank (a background, a frame line)."""
 PREWARM_TIMEOUT_S = 240.0
@@ -345,15 +352,18 @@ class DesktopEnv(Env):
         raise AssertionError("unreachable")
 
     async def _until_drawn(self, window: desktop.Window) -> bytes:
-        """Until LibreOffice has no timer due (:meth:`Desktop.office_quiet`), then settle
-        (:data:`SETTLE_OFFICE_S`) until the window's menu and toolbar rows are drawn: loading a document,
-        LibreOffice can hold a blank window still for seconds on a loaded host. Returns the last screen (PNG)."""
+        """Until LibreOffice's timers after the load ran (:data:`OFFICE_CLOCK_MS`; without the movable clock,
+        until it has no timer due: :meth:`Desktop.office_quiet`), then settle (:data:`SETTLE_OFFICE_S`) until the
+        window's menu and toolbar rows are drawn: loading a document, LibreOffice can hold a blank window still
+        for seconds on a loaded host. Returns the last screen (PNG)."""
         assert self.desktop is not None
         deadline = time.monotonic() + LAUNCH_TIMEOUT_S
+        clocked = (await self.desktop.office_fast_forward(OFFICE_CLOCK_MS, timeout=LAUNCH_TIMEOUT_S)).get("clock")
         while True:
-            await self.desktop.office_quiet(timeout=max(deadline - time.monotonic(), 1.0), horizon_ms=OFFICE_HORIZON_MS,
-                                            hold=OFFICE_HOLD_S)
-            png = await self.desktop.still_screenshot(quiet=SETTLE_OFFICE_S,
+            if not clocked:
+                await self.desktop.office_quiet(timeout=max(deadline - time.monotonic(), 1.0),
+                                                horizon_ms=OFFICE_HORIZON_MS, hold=OFFICE_HOLD_S)
+            png = await self.desktop.still_screenshot(quiet=SETTLE_OFFICE_S if clocked else SETTLE_OFFICE_UNCLOCKED_S,
                                                       timeout=max(deadline - time.monotonic(), 1.0), strict=True)
             png = png or await self.desktop.screenshot()
             if time.monotonic() >= deadline or drawn(png, window):

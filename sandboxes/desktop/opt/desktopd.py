@@ -83,6 +83,12 @@ load_extra_apps()
 PREWARM = {"calc": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"],
            "writer": ["soffice", "--nodefault", "--norestore", "--nologo", "--nolockcheck"]}
 """Apps that can be started ahead of the episode, windowless, so that opening a document is quick."""
+OFFICE_CLOCK_LIB = "/usr/local/lib/envgym/officeclock.so"
+"""LibreOffice's movable clock (``sandboxes/desktop/officeclock/officeclock.c``), preloaded into each ``soffice``
+this daemon starts; :meth:`User.op_office_fast_forward` moves it."""
+OFFICE_CLOCK = f"{RUNTIME}/office-clock"
+"""The file the clock's offset is shared through (``struct shared`` of officeclock.c: offset, the main loop's poll
+deadline, polls entered; int64 each); ``OFFICE_CLOCK + ".wake"`` is the FIFO that wakes the main loop."""
 SYNC = ("getmouselocation",)
 """Chained after an xdotool input command: a round trip on its own X connection, so that xdotool exits only once
 the X server has handled the fake input (and queued the events to the focused app); the host asks next whether
@@ -730,9 +736,12 @@ class User:
     def spawn(self, name: str, argv: list[str], *, cwd: str = HOME) -> int:
         os.makedirs(RUNTIME, mode=0o700, exist_ok=True)
         log = open(f"{RUNTIME}/{name}.log", "ab")  # noqa: SIM115 - handed to the child
+        env = SESSION_ENV
+        if argv[0] == "soffice" and os.path.exists(OFFICE_CLOCK_LIB):
+            env = {**SESSION_ENV, "LD_PRELOAD": OFFICE_CLOCK_LIB, "ENVGYM_OFFICE_CLOCK": OFFICE_CLOCK}
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=cwd,
-                                    env=SESSION_ENV, start_new_session=True)
+                                    env=env, start_new_session=True)
         except FileNotFoundError as exc:
             raise Fault("error", f"cannot start {argv[0]}: {exc}") from None
         finally:
@@ -847,6 +856,56 @@ class User:
                 return {"quiet": True, "seconds": round(now - started, 3), "next_timer_ms": wait[1]}
             time.sleep(0.01)
         return {"quiet": False, "seconds": round(time.monotonic() - started, 3)}
+
+    def op_office_fast_forward(self, req: dict) -> dict:
+        """Run LibreOffice's timers due within ``budget_ms`` of its clock now, without waiting for them: each time
+        its main thread sleeps in its main loop's poll with a timer due and nothing else in flight (none of the
+        user's threads runnable, the X server included, the same sleep seen twice), move its clock
+        (officeclock.c) to that timer's deadline and wake it. Timers run in their order and at their clock
+        readings, whatever the host's load; real events (X, D-Bus) are all handled before the clock moves.
+        Stops at the first timer beyond the budget, when no timer is due at all, or after ``timeout`` seconds.
+        ``{"moved_ms": how far the clock moved, "timers": how many were run, "seconds": the wall time}``;
+        ``"clock": false`` when LibreOffice runs without the movable clock (nothing was waited for)."""
+        import mmap
+        budget_ns = int(float(req.get("budget_ms", 2000)) * 1e6)
+        timeout = float(req.get("timeout", 30.0))
+        started = time.monotonic()
+        pid = office_pid()
+        if pid is None or not os.path.exists(OFFICE_CLOCK):
+            return {"clock": False, "moved_ms": 0, "timers": 0, "seconds": 0.0}
+        with open(OFFICE_CLOCK, "r+b") as f, mmap.mmap(f.fileno(), 24) as shared:
+            wake = os.open(OFFICE_CLOCK + ".wake", os.O_WRONLY | os.O_NONBLOCK)
+            try:
+                return self._fast_forward(pid, shared, wake, budget_ns, started, timeout)
+            finally:
+                os.close(wake)
+
+    @staticmethod
+    def _fast_forward(pid: int, shared, wake: int, budget_ns: int, started: float, timeout: float) -> dict:
+        import struct
+        moved, timers, last = 0, 0, None
+        while time.monotonic() - started < timeout:
+            wait = main_loop_wait(pid)
+            if wait is None or thread_state(pid, pid) != "S" or user_runnable():
+                last = None
+                time.sleep(0.001)
+                continue
+            offset, deadline, polls = struct.unpack_from("<qqq", shared, 0)
+            if (wait[0], polls) != last:  # not yet seen twice: a poll just entered, an event may be on its way
+                last = (wait[0], polls)
+                time.sleep(0.002)
+                continue
+            if wait[1] < 0 or deadline == 0:  # nothing due at all
+                break
+            step = max(0, deadline - (time.monotonic_ns() + offset)) + 1_000_000  # just past the deadline
+            if moved + step > budget_ns:
+                break
+            struct.pack_into("<q", shared, 0, offset + step)
+            moved, timers, last = moved + step, timers + 1, None
+            with contextlib.suppress(BlockingIOError):
+                os.write(wake, b"w")
+        return {"clock": True, "moved_ms": round(moved / 1e6, 1), "timers": timers,
+                "seconds": round(time.monotonic() - started, 3)}
 
     def op_office_caught_up(self, req: dict) -> dict:
         """Wait until LibreOffice has handled the input sent so far: its main thread asleep (not runnable) in
