@@ -101,7 +101,8 @@ async def refilled(within: float = 90.0) -> None:
         await asyncio.sleep(0.1)
 
 
-PHASES = ("launch", "wait_window", "office_fast_forward", "office_quiet", "still_screenshot", "wait_idle", "windows", "screenshot")
+PHASES = ("launch", "wait_window", "office_fast_forward", "office_quiet", "still_screenshot", "wait_idle", "windows",
+          "screenshot")
 """The desktop calls a reset is made of, timed one by one (``Desktop`` methods): the app's launch (for Calc and
 Writer the document's load in the prewarmed LibreOffice), its window, LibreOffice's own timers after the load,
 the still-screen settle, the first observation's parts."""
