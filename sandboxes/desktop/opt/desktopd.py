@@ -10,7 +10,10 @@ or ``{"ok": false, "kind": K, "error": "..."}`` with K one of ``action`` (the ca
 name, coordinates off the screen, unknown element), ``gone`` (the X server or the session is dead),
 ``timeout`` (a wait ran out) or ``error`` (anything else). Standard library + python3-xlib + PIL (+ pyatspi
 for the user role); Debian bookworm's Python 3.11. The session's environment is fixed (:data:`SESSION_ENV`),
-so host and daemons agree on it without asking.
+so host and daemons agree on it without asking. Beside it: ``office.py`` (LibreOffice's own signals: its pipe,
+its main loop's sleep, its movable clock) and ``a11y.py`` (the accessibility tree), which the user's role uses.
+This file stays one module of about 800 lines: the wire protocol and the two roles' ops, each a few lines over
+the X server or the session, read together.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ import socket
 import subprocess
 import sys
 import time
+
+import a11y  # beside this file (the script's folder is the first on sys.path)
+import office
 
 WIDTH, HEIGHT = 1280, 720
 DISPLAY = ":0"
@@ -605,100 +611,6 @@ def app_ticks() -> int:
     return total
 
 
-OFFICE_PIPES = f"/tmp/OSL_PIPE_{USER_UID}_SingleOfficeIPC_*"
-"""The running LibreOffice's single-instance pipe (a Unix socket), the one ``soffice FILE`` itself hands its
-arguments to when an instance already runs."""
-
-
-def office_hand_over(args: list[str], timeout: float) -> bool:
-    """Give the running LibreOffice ``args`` (as a second ``soffice`` would) and wait for its answer that it
-    processed them: for a document, that it is loaded and its window shown. This saves starting a second
-    ``soffice`` (oosplash, soffice.bin, its libraries) only to pass the arguments on, and it is LibreOffice's
-    own signal that the document is open. Its protocol (desktop/app/officeipcthread): the server greets with
-    ``InternalIPC::SendArguments``, the client sends ``InternalIPC::Arguments`` + ``1`` + the working
-    folder's URL + ``,arg`` for each argument (``\\``, ``,`` and NUL escaped), NUL-terminated; the server
-    answers ``InternalIPC::ProcessingDone`` once done. False when no instance answers (the caller starts
-    ``soffice`` itself)."""
-    import glob
-
-    def escape(text: str) -> str:
-        return text.replace("\\", "\\\\").replace("\0", "\\0").replace(",", "\\,")
-
-    def read_until_nul(conn: socket.socket) -> bytes:
-        data = b""
-        while not data.endswith(b"\0"):
-            chunk = conn.recv(256)
-            if not chunk:
-                break
-            data += chunk
-        return data
-
-    for path in glob.glob(OFFICE_PIPES):
-        with socket.socket(socket.AF_UNIX) as conn:
-            conn.settimeout(10)
-            try:
-                conn.connect(path)
-                if read_until_nul(conn) != b"InternalIPC::SendArguments\0":
-                    continue
-                message = "InternalIPC::Arguments1" + escape(f"file://{HOME}") + "".join(f",{escape(a)}" for a in args)
-                conn.sendall(message.encode() + b"\0")
-                conn.settimeout(timeout)
-                answer = read_until_nul(conn)
-            except TimeoutError:
-                raise Fault("timeout", f"LibreOffice did not load {args[-1:]} within {timeout} s") from None
-            except OSError:  # a stale pipe of an office that ended
-                continue
-        if answer == b"InternalIPC::ProcessingDone\0":
-            return True
-        raise Fault("error", f"LibreOffice did not process {args}: it answered {answer[:80]!r}")
-    return False
-
-
-def office_pid() -> int | None:
-    """The user's running ``soffice.bin`` (LibreOffice's process; its main thread's id is its pid)."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/comm") as f:
-                if f.read().strip() == "soffice.bin" and os.stat(f"/proc/{entry}").st_uid == USER_UID:
-                    return int(entry)
-        except OSError:
-            continue
-    return None
-
-
-POLL_SYSCALL = "7"
-"""poll(2)'s number on x86-64, the call LibreOffice's main loop (GLib's) sleeps in."""
-
-
-def main_loop_wait(pid: int) -> tuple[str, int] | None:
-    """What LibreOffice's main thread sleeps in: ``(its /proc syscall line, the poll timeout in ms, -1 for
-    none)``; None while it runs or waits on anything but its main loop's poll."""
-    try:
-        with open(f"/proc/{pid}/syscall") as f:
-            line = f.read().strip()
-    except OSError:
-        return None
-    fields = line.split()
-    # the main loop polls its wakeup fd, the X connection and more; a poll of one fd is Xlib/xcb waiting for
-    # the X server's reply in the middle of handling something (timeout -1 too)
-    if len(fields) < 4 or fields[0] != POLL_SYSCALL or int(fields[2], 16) < 2:
-        return None
-    timeout = int(fields[3], 16) & 0xFFFFFFFF
-    return line, -1 if timeout >= 0x80000000 else timeout
-
-
-def thread_state(pid: int, tid: int) -> str | None:
-    """A thread's state letter (``R`` runnable, ``S`` asleep, ...), None once it ended."""
-    try:
-        with open(f"/proc/{pid}/task/{tid}/stat") as f:
-            stat = f.read()
-        return stat[stat.rindex(")") + 2]
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def user_runnable() -> bool:
     """Whether a thread of the desktop user's processes (Xvfb included) is running or waiting for a CPU. On a
     loaded host the apps and the X server can sit runnable for a while: the screen then stays still and they
@@ -730,7 +642,7 @@ def fill_home() -> None:
 class User:
     def __init__(self) -> None:
         self.pids: dict[str, int] = {}
-        self._desktop = None
+        self.a11y = a11y.Accessibility(DISPLAY, MAX_TYPE)
         os.environ.update(SESSION_ENV)
 
     def spawn(self, name: str, argv: list[str], *, cwd: str = HOME) -> int:
@@ -816,9 +728,14 @@ class User:
                 cwd = path
             else:
                 argv.append(path)
-        if app in PREWARM and pid_alive(self.pids.get("office")) and office_hand_over(
-                argv[1:], float(req.get("timeout", 60.0))):
-            return {"pid": self.pids["office"], "loaded": True}
+        if app in PREWARM and pid_alive(self.pids.get("office")):
+            try:
+                if office.hand_over(argv[1:], float(req.get("timeout", 60.0)), home=HOME):
+                    return {"pid": self.pids["office"], "loaded": True}
+            except office.Timeout as exc:
+                raise Fault("timeout", str(exc)) from None
+            except office.Refused as exc:
+                raise Fault("error", str(exc)) from None
         return {"pid": self.spawn(f"app-{app}", argv, cwd=cwd)}
 
     def op_prewarm(self, req: dict) -> dict:
@@ -834,100 +751,15 @@ class User:
         return write_files(req)
 
     def op_office_quiet(self, req: dict) -> dict:
-        """Wait until LibreOffice has nothing due: its main thread asleep in its main loop's poll with no timer
-        due within ``horizon_ms`` (or none at all), the same sleep for ``hold`` seconds. After a document
-        loads, LibreOffice updates its toolbar states, ruler and status bar from timers (a few hundred ms,
-        then 20 ms steps) and idle handlers; on a loaded host they come late, after any fixed settle. The
-        poll's timeout is its next timer, read from ``/proc/PID/syscall`` (the user's own process).
-        ``{"quiet": false}`` when ``timeout`` passed first or no LibreOffice runs."""
-        timeout, horizon = float(req.get("timeout", 30.0)), int(req.get("horizon_ms", 1000))
-        hold = float(req.get("hold", 0.15))
-        started = time.monotonic()
-        pid = office_pid()
-        last, since = None, started
-        while pid is not None and time.monotonic() - started < timeout:
-            wait = main_loop_wait(pid)
-            now = time.monotonic()
-            if wait is None or 0 <= wait[1] < horizon or user_runnable():
-                last = None
-            elif wait[0] != last:
-                last, since = wait[0], now
-            elif now - since >= hold:
-                return {"quiet": True, "seconds": round(now - started, 3), "next_timer_ms": wait[1]}
-            time.sleep(0.01)
-        return {"quiet": False, "seconds": round(time.monotonic() - started, 3)}
+        return office.quiet(float(req.get("timeout", 30.0)), int(req.get("horizon_ms", 1000)),
+                            float(req.get("hold", 0.15)), runnable=user_runnable)
 
     def op_office_fast_forward(self, req: dict) -> dict:
-        """Run LibreOffice's timers due within ``budget_ms`` of its clock now, without waiting for them: each time
-        its main thread sleeps in its main loop's poll with a timer due and nothing else in flight (none of the
-        user's threads runnable, the X server included, the same sleep seen twice), move its clock
-        (officeclock.c) to that timer's deadline and wake it. Timers run in their order and at their clock
-        readings, whatever the host's load; real events (X, D-Bus) are all handled before the clock moves.
-        Stops at the first timer beyond the budget, when no timer is due at all, or after ``timeout`` seconds.
-        ``{"moved_ms": how far the clock moved, "timers": how many were run, "seconds": the wall time}``;
-        ``"clock": false`` when LibreOffice runs without the movable clock (nothing was waited for)."""
-        import mmap
-        budget_ns = int(float(req.get("budget_ms", 2000)) * 1e6)
-        timeout = float(req.get("timeout", 30.0))
-        started = time.monotonic()
-        pid = office_pid()
-        if pid is None or not os.path.exists(OFFICE_CLOCK):
-            return {"clock": False, "moved_ms": 0, "timers": 0, "seconds": 0.0}
-        with open(OFFICE_CLOCK, "r+b") as f, mmap.mmap(f.fileno(), 24) as shared:
-            wake = os.open(OFFICE_CLOCK + ".wake", os.O_WRONLY | os.O_NONBLOCK)
-            try:
-                return self._fast_forward(pid, shared, wake, budget_ns, started, timeout)
-            finally:
-                os.close(wake)
-
-    @staticmethod
-    def _fast_forward(pid: int, shared, wake: int, budget_ns: int, started: float, timeout: float) -> dict:
-        import struct
-        moved, timers, last = 0, 0, None
-        while time.monotonic() - started < timeout:
-            wait = main_loop_wait(pid)
-            if wait is None or thread_state(pid, pid) != "S" or user_runnable():
-                last = None
-                time.sleep(0.001)
-                continue
-            offset, deadline, polls = struct.unpack_from("<qqq", shared, 0)
-            if (wait[0], polls) != last:  # not yet seen twice: a poll just entered, an event may be on its way
-                last = (wait[0], polls)
-                time.sleep(0.002)
-                continue
-            if wait[1] < 0 or deadline == 0:  # nothing due at all
-                break
-            step = max(0, deadline - (time.monotonic_ns() + offset)) + 1_000_000  # just past the deadline
-            if moved + step > budget_ns:
-                break
-            struct.pack_into("<q", shared, 0, offset + step)
-            moved, timers, last = moved + step, timers + 1, None
-            with contextlib.suppress(BlockingIOError):
-                os.write(wake, b"w")
-        return {"clock": True, "moved_ms": round(moved / 1e6, 1), "timers": timers,
-                "seconds": round(time.monotonic() - started, 3)}
+        return office.fast_forward(OFFICE_CLOCK, int(float(req.get("budget_ms", 2000)) * 1e6),
+                                   float(req.get("timeout", 30.0)), runnable=user_runnable)
 
     def op_office_caught_up(self, req: dict) -> dict:
-        """Wait until LibreOffice has handled the input sent so far: its main thread asleep (not runnable) in
-        its main loop's poll with a timeout other than 0, twice in a row. LibreOffice runs a shortcut
-        (``ctrl+End``: ``.uno:GoToEndOfDoc``) from a user event it posts to itself, after the key press
-        returns; a key that arrives before that event ran (a CPU-starved LibreOffice reads the X events
-        queued meanwhile in one go) is handled first: ``ctrl+End Return`` then split the document's first
-        paragraph and moved to the end only after. Pending work (user events, idle handlers, X events)
-        makes its poll return at once (timeout 0) or keeps the thread runnable. ``{"caught_up": true}``
-        also when no LibreOffice runs; false when ``timeout`` passed first."""
-        timeout = float(req.get("timeout", 2.0))
-        started = time.monotonic()
-        pid = office_pid()
-        last = None
-        while pid is not None and time.monotonic() - started < timeout:
-            wait = main_loop_wait(pid)
-            asleep = wait is not None and wait[1] != 0 and thread_state(pid, pid) == "S"
-            if asleep and wait[0] == last:
-                return {"caught_up": True, "seconds": round(time.monotonic() - started, 3)}
-            last = wait[0] if asleep else None
-            time.sleep(0.005)
-        return {"caught_up": pid is None, "seconds": round(time.monotonic() - started, 3)}
+        return office.caught_up(float(req.get("timeout", 2.0)))
 
     def op_share_config(self, req: dict) -> dict:
         """Make everything under ``~/.config`` readable by others (folders searchable): the apps write their
@@ -946,215 +778,15 @@ class User:
                     continue
         return {"opened": opened}
 
-    # -- accessibility ----------------------------------------------------------------------------------------
-    def desktop(self):  # noqa: ANN201
-        if self._desktop is None:
-            import gi
-
-            gi.require_version("Atspi", "2.0")
-            from gi.repository import Atspi
-
-            self.atspi = Atspi
-            self._desktop = Atspi.get_desktop(0)
-        return self._desktop
-
-    def bus(self):  # noqa: ANN201
-        """The accessibility bus (its address asked of the session bus once)."""
-        if getattr(self, "_bus", None) is None:
-            from gi.repository import Gio, GLib
-
-            session = Gio.bus_get_sync(Gio.BusType.SESSION, None)
-            address = session.call_sync("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress", None,
-                                        GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
-            self._bus = Gio.DBusConnection.new_for_address_sync(
-                address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
-                None, None)
-        return self._bus
-
-    def _calls(self, calls: list[tuple], timeout_ms: int = 20000) -> list:
-        """Send every (bus name, path, interface, method, args) at once and wait for all replies (pipelined:
-        an app answers them in one go instead of one round trip each); a failed call gives None. The timeout is
-        long: at load 36 a batch took over 5 s, the old limit, and a reset's tree came back empty."""
-        from gi.repository import Gio, GLib
-
-        bus, context = self.bus(), GLib.MainContext.default()
-        results: list = [None] * len(calls)
-        pending = [len(calls)]
-
-        def done(conn, res, i):  # noqa: ANN001
-            try:
-                results[i] = conn.call_finish(res).unpack()
-            except GLib.Error:
-                results[i] = None
-            pending[0] -= 1
-
-        for i, (name, path, iface, method, args) in enumerate(calls):
-            bus.call(name, path, iface, method, args, None, Gio.DBusCallFlags.NO_AUTO_START, timeout_ms, None,
-                     done, i)
-        deadline = time.monotonic() + timeout_ms / 1000 + 1
-        while pending[0] and time.monotonic() < deadline:
-            context.iteration(True)
-        return results
-
+    # -- accessibility (a11y.py) -------------------------------------------------------------------------------
     def op_a11y(self, req: dict) -> dict:
-        """The showing nodes of every app, read level by level with each level's D-Bus calls pipelined (a few
-        round trips per level instead of several per node). Ids are child-index paths (app index, then index in
-        parent); the app holding the active window comes first; output is depth first."""
-        from gi.repository import GLib
-
-        self.desktop()
-        at = self.atspi
-        max_nodes = int(req.get("max_nodes", 400))
-        st = at.StateType
-        interesting = [(int(state), label) for state, label in (
-            (st.FOCUSED, "focused"), (st.SELECTED, "selected"), (st.CHECKED, "checked"), (st.EXPANDED, "expanded"),
-            (st.EDITABLE, "editable"), (st.ACTIVE, "active"))]
-        showing, managing, editable = int(st.SHOWING), int(st.MANAGES_DESCENDANTS), int(st.EDITABLE)
-        acc = "org.a11y.atspi.Accessible"
-        root = "/org/a11y/atspi/accessible/root"
-
-        def has(states: list[int], bit: int) -> bool:
-            return len(states) > bit // 32 and bool(states[bit // 32] & (1 << (bit % 32)))
-
-        apps = self._calls([("org.a11y.atspi.Registry", root, acc, "GetChildren", None)])[0]
-        apps = list(apps[0]) if apps else []
-        pids = self._calls([("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                             "GetConnectionUnixProcessID", GLib.Variant("(s)", (name,))) for name, _ in apps])
-        focused = self.active_pid()
-        order = sorted(range(len(apps)), key=lambda i: 0 if focused and pids[i] and pids[i][0] == focused else 1)
-        nodes: dict[str, dict] = {}  # ident -> element (+ private keys)
-        kids: dict[str, list[str]] = {}
-        level = [(apps[i][0], apps[i][1], str(i), 0) for i in order]
-        kept = 0
-        while level and kept < max_nodes:
-            # states first, then the rest only of the nodes shown: most children of a showing node are not
-            # (a menu bar's closed menus hold hundreds of items), and each call costs the app's main loop
-            states_of = self._calls([(name, path, acc, "GetState", None) for name, path, _, _ in level])
-            level = [(node, list(states[0])) for node, states in zip(level, states_of)
-                     if states is not None and (node[3] == 0 or has(list(states[0]), showing))]
-            calls = []
-            for (name, path, _, _), _ in level:
-                calls += [(name, path, "org.freedesktop.DBus.Properties", "GetAll", GLib.Variant("(s)", (acc,))),
-                          (name, path, acc, "GetRole", None)]
-            answers = self._calls(calls)
-            parents = []
-            for k, ((name, path, ident, depth), states) in enumerate(level):
-                props, role = answers[2 * k: 2 * k + 2]
-                if props is None or role is None:
-                    continue
-                props, role = props[0], role[0]
-                if kept >= max_nodes:
-                    break
-                kept += 1
-                nodes[ident] = {"id": ident, "role": at.role_get_name(at.Role(role)) if role < int(at.Role.LAST_DEFINED)
-                                else str(role), "name": props.get("Name") or "",
-                                "states": [lbl for bit, lbl in interesting if has(states, bit)], "bbox": None,
-                                "depth": depth, "text": None, "_ref": (name, path),
-                                "_text": role in self.text_roles() or has(states, editable)}
-                count = int(props.get("ChildCount") or 0)
-                if count and not (has(states, managing) and count > 200):
-                    parents.append((name, path, ident, depth))
-            children = self._calls([(name, path, acc, "GetChildren", None) for name, path, _, _ in parents])
-            level = []
-            for (_, _, ident, depth), refs in zip(parents, children):
-                refs = list(refs[0])[:200] if refs else []
-                kids[ident] = [f"{ident}.{i}" for i in range(len(refs))]
-                level += [(bus, path, f"{ident}.{i}", depth + 1) for i, (bus, path) in enumerate(refs)]
-        ordered: list[dict] = []
-
-        def dfs(ident: str) -> None:
-            if ident in nodes:
-                ordered.append(nodes[ident])
-                for child in kids.get(ident, []):
-                    dfs(child)
-
-        for i in order:
-            dfs(str(i))
-        calls, slots = [], []
-        for k, element in enumerate(ordered):
-            name, path = element.pop("_ref")
-            calls.append((name, path, "org.a11y.atspi.Component", "GetExtents", GLib.Variant("(u)", (0,))))
-            slots.append((k, "bbox"))
-            if element.pop("_text"):
-                calls.append((name, path, "org.a11y.atspi.Text", "GetText", GLib.Variant("(ii)", (0, 200))))
-                slots.append((k, "text"))
-        for (k, key), result in zip(slots, self._calls(calls)):
-            if result is not None:
-                ordered[k][key] = list(result[0]) if key == "bbox" else result[0]
-        return {"elements": ordered}
-
-    def active_pid(self) -> int | None:
-        """The pid of the application whose window has the focus (``_NET_WM_PID``), if any."""
-        from Xlib import Xatom, display
-
-        try:
-            d = display.Display(DISPLAY)
-        except Exception:  # noqa: BLE001 - no X server: no focus
-            return None
-        try:
-            root = d.screen().root
-            active = root.get_full_property(d.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
-            if not active or not active.value[0]:
-                return None
-            win = d.create_resource_object("window", int(active.value[0]))
-            pid = win.get_full_property(d.intern_atom("_NET_WM_PID"), Xatom.CARDINAL)
-            return int(pid.value[0]) if pid else None
-        except Exception:  # noqa: BLE001 - the window closed meanwhile
-            return None
-        finally:
-            d.close()
-
-    def text_roles(self) -> set[int]:
-        at = self.atspi
-        return {int(at.Role.TEXT), int(at.Role.ENTRY), int(at.Role.PARAGRAPH), int(at.Role.PASSWORD_TEXT)}
-
-    def find(self, ident: str):  # noqa: ANN201
-        if not isinstance(ident, str) or not re.fullmatch(r"\d+(\.\d+)*", ident):
-            raise action_error(f"element ids look like 3.0.2, got {ident!r}")
-        node = self.desktop()
-        try:
-            for part in ident.split("."):
-                node = node.get_child_at_index(int(part)) if int(part) < node.get_child_count() else None
-                if node is None:
-                    break
-        except Exception:  # noqa: BLE001
-            node = None
-        if node is None:
-            raise action_error(f"no element {ident} (the window may have changed: read the tree again)")
-        return node
+        return self.a11y.tree(req)
 
     def op_element_action(self, req: dict) -> dict:
-        node = self.find(req.get("id"))
-        at = self.atspi
-        action = req.get("action", "click")
-        center = None
-        comp = node.get_component_iface()
-        if comp is not None:
-            ext = comp.get_extents(at.CoordType.SCREEN)
-            if ext.width > 0 and ext.height > 0:
-                center = [ext.x + ext.width // 2, ext.y + ext.height // 2]
-        if action == "focus":
-            if comp is not None and comp.grab_focus():
-                return {"done": True}
-            return {"done": False, "center": center}
-        if action == "set_text":
-            text = req.get("text")
-            if not isinstance(text, str) or len(text) > MAX_TYPE:
-                raise action_error(f"set_text needs a text of at most {MAX_TYPE} characters")
-            editable = node.get_editable_text_iface()
-            if editable is not None and editable.set_text_contents(text):
-                return {"done": True}
-            raise action_error(f"element {req.get('id')} ({node.get_role_name()}) does not take text")
-        if action == "click":
-            acts = node.get_action_iface()
-            if acts is not None:
-                names = [acts.get_action_name(i) for i in range(acts.get_n_actions())]
-                for wanted in ("click", "press", "activate", "jump", "toggle", "open"):
-                    if wanted in names:
-                        acts.do_action(names.index(wanted))
-                        return {"done": True}
-            return {"done": False, "center": center}
-        raise action_error(f"action must be click, focus or set_text, got {action!r}")
+        try:
+            return self.a11y.element_action(req)
+        except a11y.ElementError as exc:
+            raise action_error(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------------------------------------
