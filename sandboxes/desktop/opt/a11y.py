@@ -6,6 +6,7 @@ first. Needs GObject introspection's AT-SPI (``python3-gi``, ``gir1.2-atspi-2.0`
 
 from __future__ import annotations
 
+import re
 import time
 
 
