@@ -756,7 +756,8 @@ class User:
 
     def op_office_fast_forward(self, req: dict) -> dict:
         return office.fast_forward(OFFICE_CLOCK, int(float(req.get("budget_ms", 2000)) * 1e6),
-                                   float(req.get("timeout", 30.0)), runnable=user_runnable)
+                                   float(req.get("timeout", 30.0)), runnable=user_runnable,
+                                   quiet=float(req.get("quiet", 0.1)), trace=bool(req.get("trace")))
 
     def op_office_caught_up(self, req: dict) -> dict:
         return office.caught_up(float(req.get("timeout", 2.0)))

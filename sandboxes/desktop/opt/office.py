@@ -20,6 +20,10 @@ SHARED = struct.Struct("<qqq")
 the moved monotonic clock (0 when none), main-loop polls entered so far."""
 
 
+MOVES = 3
+"""At most this many budgets in all, however often LibreOffice wakes on its own (an animation would never end)."""
+
+
 class Timeout(Exception):
     """LibreOffice did not answer within the time given."""
 
@@ -145,16 +149,18 @@ def quiet(timeout: float, horizon: int, hold: float, *, runnable: Callable[[], b
         time.sleep(0.01)
     return {"quiet": False, "seconds": round(time.monotonic() - started, 3)}
 
-def fast_forward(clock: str, budget_ns: int, timeout: float, *, runnable: Callable[[], bool]) -> dict:
+def fast_forward(clock: str, budget_ns: int, timeout: float, *, runnable: Callable[[], bool],
+                 quiet: float = 0.1, trace: bool = False) -> dict:
     """Run LibreOffice's timers due within ``budget_ns`` of its clock now, without waiting for them: each time
     its main thread sleeps in its main loop's poll with a timer due and nothing else in flight (``runnable()``
     false: none of the user's threads runnable, the X server included; the same sleep seen twice), move its
     clock (officeclock.c, shared through the file ``clock``) to that timer's deadline and wake it. Timers run
     in their order and at their clock readings, whatever the host's load; real events (X, D-Bus) are all
-    handled before the clock moves. Stops at the first timer beyond the budget, when no timer is due at all,
-    or after ``timeout`` seconds. ``{"moved_ms": how far the clock moved, "timers": how many were run,
-    "seconds": the wall time}``; ``"clock": false`` when LibreOffice runs without the movable clock (nothing
-    was waited for)."""
+    handled before the clock moves, and one that wakes LibreOffice starts the budget again. Done once it has
+    slept ``quiet`` seconds (wall clock) with no timer due within the budget, or after ``timeout`` seconds.
+    ``{"moved_ms": how far the clock moved, "timers": how many were run, "stopped": why, "seconds": the wall
+    time}`` (with ``trace``, also each timer run and each waking of its own); ``"clock": false`` when
+    LibreOffice runs without the movable clock (nothing was waited for)."""
     started = time.monotonic()
     main = pid()
     if main is None or not os.path.exists(clock):
@@ -162,36 +168,60 @@ def fast_forward(clock: str, budget_ns: int, timeout: float, *, runnable: Callab
     with open(clock, "r+b") as f, mmap.mmap(f.fileno(), SHARED.size) as shared:
         wake = os.open(clock + ".wake", os.O_WRONLY | os.O_NONBLOCK)
         try:
-            return _fast_forward(main, shared, wake, budget_ns, started, timeout, runnable)
+            return _fast_forward(main, shared, wake, budget_ns, quiet, started, timeout, runnable,
+                                 [] if trace else None)
         finally:
             os.close(wake)
 
 
-def _fast_forward(main: int, shared: mmap.mmap, wake: int, budget_ns: int, started: float, timeout: float,
-                  runnable: Callable[[], bool]) -> dict:
+def _fast_forward(main: int, shared: mmap.mmap, wake: int, budget_ns: int, quiet: float, started: float,
+                  timeout: float, runnable: Callable[[], bool], trace: list | None) -> dict:
     moved, timers, last = 0, 0, None
+    since = 0  # the clock's move when LibreOffice last woke on its own: the budget counts from there
+    seen, woken = None, False  # the main loop's polls when last seen asleep, and whether this woke it since
+    idle_since = None  # since when it sleeps with nothing due within the budget (wall clock)
+    reason = "timeout"
     while time.monotonic() - started < timeout:
         wait = main_loop_wait(main)
         if wait is None or thread_state(main, main) != "S" or runnable():
-            last = None
+            last = idle_since = None
             time.sleep(0.001)
             continue
         offset, deadline, polls = SHARED.unpack_from(shared, 0)
+        if seen is not None and polls != seen and not woken:  # an X or D-Bus event, or a timer in real time
+            since, idle_since = moved, None
+            if trace is not None:
+                trace.append(("real", round(moved / 1e6, 1), polls - seen))
+        woken = woken and polls == seen
+        seen = polls
         if (wait[0], polls) != last:  # not yet seen twice: a poll just entered, an event may be on its way
             last = (wait[0], polls)
             time.sleep(0.002)
             continue
-        if wait[1] < 0 or deadline == 0:  # nothing due at all
-            break
         step = max(0, deadline - (time.monotonic_ns() + offset)) + 1_000_000  # just past the deadline
-        if moved + step > budget_ns:
+        if wait[1] >= 0 and deadline and moved - since + step <= budget_ns and moved + step <= MOVES * budget_ns:
+            struct.pack_into("<q", shared, 0, offset + step)  # the offset alone: the library writes the rest
+            if trace is not None:
+                trace.append(("timer", wait[1], round(step / 1e6, 1)))
+            moved, timers, last, woken, idle_since = moved + step, timers + 1, None, True, None
+            with contextlib.suppress(BlockingIOError):
+                os.write(wake, b"w")
+            continue
+        # nothing due within the budget: done once it stays so (a thread of LibreOffice's sleeping in real time,
+        # a late event from another process, wakes it meanwhile and the budget starts again)
+        now = time.monotonic()
+        if idle_since is None:
+            idle_since = now
+        elif now - idle_since >= quiet:
+            reason = "no timer" if wait[1] < 0 or not deadline else f"next timer {wait[1]} ms"
             break
-        struct.pack_into("<q", shared, 0, offset + step)  # the offset alone: the library writes the rest
-        moved, timers, last = moved + step, timers + 1, None
-        with contextlib.suppress(BlockingIOError):
-            os.write(wake, b"w")
-    return {"clock": True, "moved_ms": round(moved / 1e6, 1), "timers": timers,
-            "seconds": round(time.monotonic() - started, 3)}
+        time.sleep(0.002)
+    out = {"clock": True, "moved_ms": round(moved / 1e6, 1), "timers": timers, "stopped": reason,
+           "seconds": round(time.monotonic() - started, 3)}
+    if trace is not None:
+        out["trace"] = trace
+    return out
+
 
 def caught_up(timeout: float) -> dict:
     """Wait until LibreOffice has handled the input sent so far: its main thread asleep (not runnable) in
