@@ -16,7 +16,7 @@ import pytest
 from envgym.sandbox import SandboxCrashed
 from envgym_gui._samples import odf
 from envgym_gui.desktop import BASE_APPS, ActionError, DesktopGone
-from envgym_gui.env import SETTLE_OFFICE_S
+from envgym_gui.env import OFFICE_CLOCK_MS, SETTLE_OFFICE_S
 
 pytestmark = pytest.mark.docker
 RUN_ID = f"pytest-gui-{secrets.token_hex(4)}"
@@ -100,7 +100,8 @@ async def test_every_app_opens_on_its_file_and_screenshots_are_stable(desktop):
     assert all(w.title in titles for w in opened.values())
     assert sum(w.focused for w in await d.windows()) == 1
 
-    await d.wait_idle(quiet=SETTLE_OFFICE_S, timeout=30)  # LibreOffice draws its ruler in a late idle callback
+    await d.office_fast_forward(OFFICE_CLOCK_MS)  # LibreOffice draws its ruler and toolbars from timers, as reset
+    await d.wait_idle(quiet=SETTLE_OFFICE_S, timeout=30)
     first, second = await d.screenshot(), await d.screenshot()
     assert _decode(first) == ((1280, 720), "PNG")
     assert first == second  # the same desktop state gives the same bytes (no blinking cursor, no clock)

@@ -75,7 +75,8 @@ async def test_moving_the_clock_shows_the_screen_that_waiting_shows(desktop):
     assert nothing["clock"] is True and nothing["moved_ms"] == 0 and nothing["timers"] == 0
 
     ran = await desktop.office_fast_forward(budget_ms=2000)
-    assert ran["clock"] is True and 0 < ran["moved_ms"] <= 2000 and ran["timers"] > 0
+    assert ran["clock"] is True and ran["moved_ms"] > 0 and ran["timers"] > 0
+    assert ran["stopped"] != "timeout"  # it ended because LibreOffice stayed asleep with nothing due
     first = await desktop.still_screenshot(quiet=0.15, timeout=30, strict=True)
     assert first is not None
 
