@@ -37,6 +37,7 @@ from envgym.sandbox import (
 )
 from envgym.sandbox.dockerengine import DockerEngine, connect
 from envgym.sandbox.images import build as build_images
+from envgym.sandbox.images import image_exists
 from envgym.sandbox.images import recipes as image_recipes
 from envgym.sandbox.profile import DEFAULT, STRICT, WRITABLE, SandboxProfile
 
@@ -61,6 +62,7 @@ __all__ = [
     "SandboxState",
     "build_images",
     "connect",
+    "image_exists",
     "image_recipes",
     "leases",
     "tag_for",

@@ -120,7 +120,8 @@ def _client() -> Any:
     return connect()
 
 
-def _exists(api: Any, tag: str) -> bool:
+def image_exists(api: Any, tag: str) -> bool:
+    """Whether the Docker engine behind ``api`` (a ``docker.APIClient``) holds the image ``tag``."""
     import docker.errors
 
     try:
@@ -151,7 +152,7 @@ def build(names: list[str], *, root: Path = SANDBOXES, force: bool = False,
         done = []
         for name in order:
             recipe = known[name]
-            if _exists(api, recipe.tag) and not force:
+            if image_exists(api, recipe.tag) and not force:
                 done.append((recipe.tag, False))
                 continue
             log(f"building {recipe.tag}")

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from envgym.plugin import EnvError, SpecError
+from envgym.plugin.sandbox import image_exists
 from envgym_mcp.spec import McpServerSpec
 
 __all__ = ["CACHE", "DOCKERFILE", "ImageBuildFailed", "ensure_image", "image_tag"]
@@ -96,16 +97,6 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _exists(api: Any, tag: str) -> bool:
-    import docker.errors
-
-    try:
-        api.inspect_image(tag)
-    except docker.errors.ImageNotFound:
-        return False
-    return True
-
-
 def ensure_image(spec: McpServerSpec, *, log: Callable[[str], None] | None = None) -> str:
     """``spec``'s image tag, built first if missing (synchronous: call it off the event loop)."""
     from envgym.plugin.sandbox import connect
@@ -115,13 +106,13 @@ def ensure_image(spec: McpServerSpec, *, log: Callable[[str], None] | None = Non
     tag = image_tag(spec, base)
     api = connect()
     try:
-        if _exists(api, tag):
+        if image_exists(api, tag):
             return tag
         folder = CACHE / tag.rsplit(":", 1)[1]
         with _locked(folder.parent / f"{folder.name}.lock"):
-            if _exists(api, tag):  # another process built it while this one waited
+            if image_exists(api, tag):  # another process built it while this one waited
                 return tag
-            if not _exists(api, base):
+            if not image_exists(api, base):
                 raise ImageBuildFailed(f"the sandbox base image {base} is missing: run sandboxes/host-setup.sh "
                                        "(or `envgym sandbox build python`)")
             started = time.monotonic()

@@ -50,9 +50,9 @@ import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from envgym.plugin import FrozenModel, SandboxError, canonical_json
+from envgym.plugin.sandbox import image_exists
 
 WHEEL_CACHE = Path.home() / ".cache" / "envgym" / "wheels"
 PARENT = "swe-python"
@@ -142,14 +142,8 @@ def build_requires(repo: Path, commits: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def exists(api: Any, tag: str) -> bool:
-    import docker.errors
-
-    try:
-        api.inspect_image(tag)
-    except docker.errors.ImageNotFound:
-        return False
-    return True
+exists = image_exists
+"""Whether the engine holds an image (:func:`envgym.plugin.sandbox.image_exists`; the name this module had)."""
 
 
 def ensure_image(spec: ImageSpec, repo_path: Path | None, *, force: bool = False, nocache: bool = False,
