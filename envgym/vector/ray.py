@@ -32,7 +32,8 @@ the local pool. Guarantees, beyond the local pool's:
   the actors. If no host is left for ``host_wait_s`` while jobs remain, the run raises :class:`NoHosts`.
 
 :func:`local_cluster` starts a cluster of simulated hosts on this machine (tests, benchmarks, trying it
-out), with every Ray address on loopback.
+out), with every Ray address on loopback. The host side (the actor) is :mod:`envgym.vector.rayhost`, the local
+cluster :mod:`envgym.vector.raycluster`; both names are importable from here.
 """
 
 from __future__ import annotations
@@ -43,24 +44,24 @@ import contextlib
 import dataclasses
 import itertools
 import logging
-import os
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from envgym.agent import AgentFactory
 from envgym.compose import make
 from envgym.env import Env
 from envgym.errors import EnvgymError, SpecError
 from envgym.task import TaskSpec
 from envgym.trajectory import Trajectory
-from envgym.vector.pool import EpisodePool, Finished, Job, Jobs, _cancel_and_wait, _Source, failed_trajectory
+from envgym.vector.pool import Finished, Job, Jobs, _Source, failed_trajectory
+from envgym.vector.raycluster import LocalCluster, local_cluster
+from envgym.vector.rayhost import HOST_RESOURCE, AgentSource, _Host, _ray
 
 log = logging.getLogger(__name__)
 
-HOST_RESOURCE = "envgym_host"
-"""The custom resource that makes a Ray node an envgym host; its amount is the host's episode slots."""
+__all__ = ["DISCOVER_EVERY_S", "HOST_RESOURCE", "HostLost", "LocalCluster", "NoHosts", "RayEpisodePool",
+           "local_cluster"]
 
 PROBE_TIMEOUT_S = 5.0
 """How long an explicit address may take to accept a connection before the pool gives up (NoHosts)."""
@@ -68,11 +69,6 @@ COLLECT_WAIT_S = 1.0
 """The longest a host holds a collect call that has nothing to return (then the driver asks again)."""
 DISCOVER_EVERY_S = 10.0
 """How often a run looks for nodes that joined (a lost host triggers a look at once)."""
-
-AgentSource = Any
-"""What hosts build their agents from: an ``AgentConfig``, a picklable ``AgentFactory``, a zero-argument
-callable returning one, or None (every job brings a picklable agent)."""
-
 
 class HostLost(EnvgymError, ConnectionError):
     """A Ray host died (node removed, actor killed) while it ran the episode, on every attempt."""
@@ -82,28 +78,6 @@ class HostLost(EnvgymError, ConnectionError):
 
 class NoHosts(HostLost):
     """The cluster has no live envgym host (no node offers the ``envgym_host`` resource)."""
-
-
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise SpecError("the Ray backend needs Ray: pip install 'envgym[ray]'") from exc
-    return ray
-
-
-def _agent_factory(agents: AgentSource) -> AgentFactory | None:
-    if agents is None or hasattr(agents, "create"):
-        return agents
-    from envgym.agents import build_factory
-    from envgym.types import FrozenModel
-
-    if isinstance(agents, FrozenModel):  # an AgentConfig
-        return build_factory(agents)  # type: ignore[arg-type]
-    if callable(agents):
-        return agents()
-    raise SpecError(f"agents must be an AgentConfig, an AgentFactory or a callable returning one, not "
-                    f"{type(agents).__name__}", field="agents")
 
 
 def _probe(address: str) -> None:
@@ -116,74 +90,6 @@ def _probe(address: str) -> None:
     except OSError as exc:
         raise NoHosts(f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
                       "ray start --head, or pass --ray auto on its head node") from None
-
-
-class _Host:
-    """The actor on one host: its own EpisodePool (and agent factory); the envs never leave this process.
-
-    Jobs arrive in batches (``push``) and finished trajectories leave in batches (``collect``, a long poll):
-    one round trip carries as many episodes as finished meanwhile, so the per-episode cost stays far below a
-    Ray call's when episodes are short and many."""
-
-    def __init__(self, agents: AgentSource, make_env: Callable[[str], Env], slots: int, grace_s: float,
-                 close_timeout_s: float) -> None:
-        import ray
-
-        self.label = f"{socket.gethostname()}:{ray.get_runtime_context().get_node_id()[:8]}"
-        self.factory = _agent_factory(agents)
-        self.pool = EpisodePool(self.factory, concurrency=slots, make_env=make_env, grace_s=grace_s,
-                                close_timeout_s=close_timeout_s)
-        self.running: dict[int, asyncio.Task[None]] = {}
-        self.results: dict[int, Trajectory] = {}
-        self.finished = asyncio.Event()
-        self.episodes = 0
-
-    async def info(self) -> dict[str, Any]:
-        return {"label": self.label, "pid": os.getpid(), "slots": self.pool.concurrency}
-
-    async def stats(self) -> dict[str, Any]:
-        return {"in_flight": self.pool.in_flight, "open_envs": self.pool.open_envs, "episodes": self.episodes,
-                "active": len(self.running), "uncollected": len(self.results)}
-
-    async def push(self, jobs: list[tuple[int, Job]]) -> None:
-        for jid, job in jobs:
-            self.running[jid] = asyncio.ensure_future(self._run(jid, job))
-
-    async def _run(self, jid: int, job: Job) -> None:
-        try:
-            trajectory = await self.pool.run_one(job)
-        except Exception as exc:  # run_one makes every episode's failure a trajectory; this is a bug, still one
-            trajectory = failed_trajectory(job, exc)
-        finally:
-            self.running.pop(jid, None)
-        self.episodes += 1
-        self.results[jid] = trajectory.model_copy(update={"host": self.label})
-        self.finished.set()
-
-    async def collect(self, wait_s: float) -> list[tuple[int, Trajectory]]:
-        """Every trajectory finished since the last call; waits up to ``wait_s`` for one if there is none."""
-        if not self.results:
-            self.finished.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.finished.wait(), wait_s)
-        done, self.results = list(self.results.items()), {}
-        return done
-
-    async def cancel(self, jids: list[int]) -> None:
-        """Cancel these episodes (closing their envs) and forget their results."""
-        await _cancel_and_wait([task for jid in jids if (task := self.running.get(jid)) is not None])
-        for jid in jids:
-            self.results.pop(jid, None)
-
-    async def shutdown(self) -> dict[str, Any]:
-        """Cancel every episode, close every env (so every sandbox) and the agent factory."""
-        await _cancel_and_wait(list(self.running.values()))
-        self.results.clear()
-        await self.pool.aclose()
-        if self.factory is not None:
-            with contextlib.suppress(Exception):
-                await self.factory.aclose()
-        return await self.stats()
 
 
 class _Lost(Exception):  # internal: a job future's exception, caught in this module (HostLost leaves it)
@@ -591,70 +497,3 @@ class RayEpisodePool:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-# -- a cluster on this machine ------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class LocalCluster:
-    """Simulated hosts on this machine (:func:`local_cluster`); ``remove_host`` / ``add_host`` change them."""
-
-    cluster: Any
-    slots: int
-    cpus: float
-    object_store_bytes: int
-    nodes: list[Any] = dataclasses.field(default_factory=list)
-
-    @property
-    def address(self) -> str:
-        return self.cluster.address
-
-    def add_host(self, slots: int | None = None) -> Any:
-        node = self.cluster.add_node(num_cpus=self.cpus, node_ip_address="127.0.0.1",
-                                     object_store_memory=self.object_store_bytes,
-                                     resources={HOST_RESOURCE: slots or self.slots})
-        self.nodes.append(node)
-        return node
-
-    def remove_host(self, index: int = -1) -> None:
-        """Kill a host's node (raylet, its workers and so its actor), as a machine that dies."""
-        node = self.nodes.pop(index)
-        self.cluster.remove_node(node, allow_graceful=False)
-
-
-@contextlib.contextmanager
-def local_cluster(hosts: int = 2, *, slots: int = 8, cpus: float = 1, object_store_mb: int = 80,
-                  connect: bool = True) -> Iterator[LocalCluster]:
-    """A Ray cluster of ``hosts`` simulated hosts on this machine: a head with no CPUs and no envgym slots,
-    and ``hosts`` nodes offering ``slots`` each. Every address stays on loopback, no dashboard, no usage
-    statistics, a small object store; a killed node is declared dead within about five seconds. With ``connect``
-    this process is its driver (``ray.init``) until the block ends."""
-    # Read by Ray at import, here and in every process it starts: keep loopback addresses on loopback
-    # (Ray otherwise swaps 127.0.0.1 for the machine's address) and send no usage statistics.
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray = _ray()
-    from ray._private import ray_constants
-    from ray.cluster_utils import Cluster
-
-    ray_constants.ENABLE_RAY_CLUSTER = False  # the variable above, for a Ray imported before this call
-    store = object_store_mb * 1024 * 1024
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1", "object_store_memory": store,
-        # a killed node is declared dead after 5 missed 1 s checks (Ray's default is 3 x 5 s); fewer declare a
-        # node that is only starved of CPU (a busy 2-core machine) dead
-        "_system_config": {"health_check_period_ms": 1000, "health_check_failure_threshold": 5,
-                           "health_check_initial_delay_ms": 0}})
-    local = LocalCluster(cluster, slots, cpus, store)
-    try:
-        for _ in range(hosts):
-            local.add_host()
-        cluster.wait_for_nodes()
-        if connect:
-            ray.init(address=cluster.address, logging_level=logging.WARNING, configure_logging=False)
-        yield local
-    finally:
-        if connect:
-            ray.shutdown()
-        cluster.shutdown()
